@@ -1,0 +1,1 @@
+# faultfs: nothing built here yet.

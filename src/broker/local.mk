@@ -1,0 +1,1 @@
+# src/broker: nothing built here yet.

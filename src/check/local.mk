@@ -1,0 +1,1 @@
+# substrate qualification probes: filled in below

@@ -1,0 +1,1 @@
+# src/kafka: nothing built here yet.

@@ -1,0 +1,1 @@
+# src/log: nothing built here yet.

@@ -1,0 +1,2 @@
+libkaas_a_SOURCES += src/substrate/substrate.h src/substrate/dispatch.c \
+	src/substrate/errdetail.c src/substrate/path.c src/substrate/registry.c

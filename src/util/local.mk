@@ -1,0 +1,1 @@
+libkaas_a_SOURCES += src/util/crc32c.c src/util/crc32c.h

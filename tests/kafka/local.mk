@@ -1,0 +1,1 @@
+# tests/kafka: nothing yet

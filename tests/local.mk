@@ -1,0 +1,13 @@
+# Tests: each area keeps its own fragment.  Support code shared by C tests:
+check_LIBRARIES += libkaastest.a
+libkaastest_a_SOURCES = tests/support/crashsub.c tests/support/crashsub.h \
+	tests/support/testdir.c tests/support/testdir.h
+TEST_LIBS = libkaastest.a $(KAAS_LIBS) $(CMOCKA_LIBS)
+TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+include tests/unit/local.mk
+include tests/conformance/local.mk
+include tests/faultfs/local.mk
+include tests/nfs/local.mk
+include tests/log/local.mk
+include tests/kafka/local.mk

@@ -1,0 +1,1 @@
+# tests/log: nothing yet

@@ -1,0 +1,1 @@
+# tests/nfs: nothing yet
