@@ -1,1 +1,2 @@
-# src/log: nothing built here yet.
+# src/log: the partition log engine.
+libkaas_a_SOURCES += src/log/log.h

@@ -1,0 +1,303 @@
+/*
+ * log.h — the partition log engine: one partition's RecordBatch v2 log on the
+ * shared volume, written by the partition's leader only.
+ *
+ * On the volume (DESIGN.md "On the volume"), in "<data>/<topic>/<partition>/":
+ *   manifest.json              leader epoch, log start, the segment list with
+ *                              the recorded valid end of every sealed segment,
+ *                              and the checkpoint (position, next offset) of
+ *                              the active segment.  kaas_doc_write/read.
+ *   <base:020>-<epoch:010>.log the segments, append-only, stamped with the
+ *                              epoch of the leader that created them.
+ *   <base:020>-<epoch:010>.index / .timeindex
+ *                              sparse indexes; derived data, rebuilt from the
+ *                              segment when missing or doubtful.  No mmap.
+ *   producer-state.json        the idempotence window snapshot.
+ *
+ * Readers (including the next leader) trust a segment's bytes only up to the
+ * end recorded in the manifest (sealed segments) or up to the high watermark
+ * (the active one), so a zombie leader with an older epoch that keeps
+ * appending never makes its bytes visible to the new leader's readers.
+ *
+ * Errors: every function returns >= 0 or a negative errno; the detail is in
+ * kaas_sub_errdetail() of the calling thread where the failure happened there.
+ *   KAAS_LOG_EFENCED (-ESTALE)  a leader with a higher epoch owns the
+ *                               partition; this handle must be closed.
+ *   -EBADMSG                    manifest.json or producer-state.json is torn
+ *                               or corrupt: the partition is offline (the
+ *                               detail names the file); never reset silently.
+ *   -EUCLEAN                    the directory is inconsistent (segments but
+ *                               no manifest, a segment named in the manifest
+ *                               missing or shorter than its recorded end).
+ *   -ERANGE                     an offset outside [log start, high watermark].
+ *   -EIO / other                a write or fsync failed: the log is failed
+ *                               for good (every later append returns the
+ *                               same error); close it, and let a new leader
+ *                               (higher epoch) recover the tail.
+ *
+ * Threads: every function may be called from any thread, concurrently,
+ * except kaas_log_close (once, after every other call on the handle has
+ * returned).  Append completions run on the log's own sync thread.
+ */
+#ifndef KAAS_LOG_H
+#define KAAS_LOG_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "substrate/substrate.h"
+
+/* The "fenced" error: a manifest names an epoch above ours. */
+#define KAAS_LOG_EFENCED (-ESTALE)
+
+/* Length of the RecordBatch v2 header up to and including the record count. */
+#define KAAS_BATCH_HEADER_LEN 61
+/* Offset of the fields the log rewrites (not covered by the batch CRC). */
+#define KAAS_BATCH_BASE_OFFSET_AT 0       /* int64 */
+#define KAAS_BATCH_LEADER_EPOCH_AT 12     /* int32 partitionLeaderEpoch */
+
+/* Producer-state window: the last five batches per producer id. */
+#define KAAS_LOG_PRODUCER_WINDOW 5
+
+struct kaas_log;
+
+struct kaas_log_config {
+	uint64_t segment_bytes;       /* roll when the active segment reaches this
+	                                 (default 1 GiB) */
+	int64_t segment_ms;           /* roll when the active segment is older than
+	                                 this (wall clock); <= 0: never (default 7 days) */
+	int64_t retention_bytes;      /* keep at most this many bytes; < 0: no limit (default) */
+	int64_t retention_ms;         /* delete sealed segments whose newest timestamp is
+	                                 older than this; < 0: no limit (default 7 days) */
+	uint32_t index_interval_bytes;/* one index entry per this many bytes (default 4096) */
+	uint64_t checkpoint_bytes;    /* write a checkpoint (manifest + producer
+	                                 snapshot) after this many new bytes, bounding
+	                                 recovery to this tail (default 16 MiB) */
+	uint32_t linger_us;           /* group commit: wait this long for more
+	                                 appends before an fsync (default 0: appends
+	                                 arriving during an fsync share the next one) */
+	uint64_t max_pending_bytes;   /* appenders block while this many bytes wait
+	                                 for their fsync (default 64 MiB) */
+};
+
+/* Fill cfg with the defaults above. */
+void kaas_log_config_default(struct kaas_log_config *cfg);
+
+/* Open the partition in directory `dir` ("<topic>/<partition>", created if
+ * missing) of substrate `data` as its leader with epoch `leader_epoch`.
+ * cfg may be NULL (defaults).  The log keeps `data` (not owned; it must
+ * outlive the log) and copies cfg.
+ * What it does: reads manifest.json; refuses with KAAS_LOG_EFENCED if the
+ * manifest names a higher epoch; sweeps every replace temp in the directory
+ * (it is the fenced single writer); recovers the tail of the last segment
+ * from the last checkpoint by length and CRC32C (torn or garbage bytes after
+ * the last valid batch are ignored, never read); records that valid end in
+ * the manifest and starts a new segment "<next:020>-<epoch:010>.log";
+ * rebuilds producer state from producer-state.json plus the scanned tail;
+ * removes orphaned segment files (created but never recorded, or deleted by
+ * retention before a crash finished the unlink).
+ * Returns 0 and *out, or KAAS_LOG_EFENCED, -EBADMSG, -EUCLEAN, -EINVAL (bad
+ * dir or cfg), -ENOMEM, or the substrate's -errno. */
+int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_epoch,
+		  const struct kaas_log_config *cfg, struct kaas_log **out);
+
+/* Close cleanly: waits for every queued append to complete (their callbacks
+ * run), writes the final manifest checkpoint and the producer-state
+ * snapshot, closes every handle, frees the log (always, whatever the result).
+ * Returns 0, KAAS_LOG_EFENCED (a newer leader exists: nothing was written),
+ * or the -errno of a failed write (the log was already failed: the next
+ * leader recovers the tail).  NULL is a no-op returning 0. */
+int kaas_log_close(struct kaas_log *log);
+
+/* ------------------------------------------------------------ append */
+
+/* A batch the caller has already validated (CRC, sizes, records, compression). */
+struct kaas_log_batch {
+	const void *data;         /* the whole RecordBatch v2, batchLength+12 bytes */
+	size_t len;
+	uint32_t record_count;    /* = lastOffsetDelta + 1: offsets the batch takes */
+	int64_t max_timestamp;    /* for the time index and retention by age */
+	int64_t producer_id;      /* -1: not idempotent (no producer state kept) */
+	int16_t producer_epoch;
+	int32_t base_sequence;
+};
+
+/* Completion of an append: `result` is the batch's base offset (>= 0) once
+ * an fsync covering it succeeded, or a negative errno (the batch may or may
+ * not be on the volume; it is never reported as written).  Runs on the log's
+ * sync thread: do not block in it, and do not call kaas_log_close from it. */
+typedef void (*kaas_log_append_cb)(void *arg, int64_t result);
+
+/* Queue a batch.  The log copies the bytes, rewrites baseOffset (bytes 0..7)
+ * with the offset it assigns and partitionLeaderEpoch (bytes 12..15) with its
+ * epoch (neither is covered by the batch CRC), records the producer state,
+ * and completes through cb (may be NULL: acks=0, fire and forget) after the
+ * group-committed fsync.  Many concurrent appends share one fsync.
+ * Returns 0 with *base_offset (may be NULL) set to the assigned base offset,
+ * or -EINVAL (not a v2 batch / length mismatch / record_count 0), -EFBIG
+ * (larger than segment_bytes or max_pending_bytes), KAAS_LOG_EFENCED, or the
+ * error that failed the log; on error cb is NOT called.  Blocks while
+ * max_pending_bytes are waiting for their fsync. */
+int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log_append_cb cb,
+		    void *arg, int64_t *base_offset);
+
+/* kaas_log_append and wait for its completion: returns the base offset
+ * (>= 0) after the fsync, or -errno. */
+int64_t kaas_log_append_sync(struct kaas_log *log, const struct kaas_log_batch *b);
+
+/* --------------------------------------------------------------- read */
+
+/* A read result: whole batches, one segment's contiguous bytes.  Holds a
+ * reference on that segment (retention defers the unlink until released). */
+struct kaas_log_slice {
+	struct kaas_file *file;   /* the segment, opened read-only (shared: use
+	                             kaas_log_slice_sendfile/pread, which serialise
+	                             access to it) */
+	const char *path;         /* the segment's path on the substrate */
+	uint64_t pos;             /* file position of the first batch */
+	size_t len;               /* bytes of whole batches (0: nothing to read) */
+	int64_t first_offset;     /* base offset of the first batch */
+	int64_t next_offset;      /* offset after the last batch in the slice */
+	void *seg_;               /* private: the referenced segment */
+};
+
+/* Find batches from `offset`: the first batch returned is the one that
+ * contains `offset` (a read starting inside a batch returns that whole
+ * batch), followed by more whole batches of the same segment while their sum
+ * stays <= max_bytes (the first batch is returned whole even if larger).
+ * Never returns bytes at or past the high watermark.
+ * Returns 0 with *out filled (len 0 when offset == high watermark), -ERANGE
+ * when offset < log start or > high watermark, or -errno.  Release every
+ * successful slice with kaas_log_slice_release. */
+int kaas_log_read(struct kaas_log *log, int64_t offset, size_t max_bytes,
+		  struct kaas_log_slice *out);
+
+/* Send slice bytes [off, off+len) (relative to the slice) to a socket with
+ * kaas_sub_sendfile: bytes sent (may be short), -EAGAIN, or -errno. */
+ssize_t kaas_log_slice_sendfile(struct kaas_log_slice *s, int sockfd, size_t off, size_t len);
+/* Copy slice bytes [off, off+len) into buf: bytes copied or -errno. */
+ssize_t kaas_log_slice_pread(struct kaas_log_slice *s, void *buf, size_t len, size_t off);
+/* Drop the slice's segment reference (NULL or a zeroed slice: no-op). */
+void kaas_log_slice_release(struct kaas_log_slice *s);
+
+/* Copying read: as kaas_log_read, then the bytes in a malloc'd *buf (free()
+ * it; NULL when *len is 0).  *first_offset may be NULL. */
+int kaas_log_read_copy(struct kaas_log *log, int64_t offset, size_t max_bytes, void **buf,
+		       size_t *len, int64_t *first_offset);
+
+/* ------------------------------------------------------------ offsets */
+
+/* End of the last fsynced batch: the next offset a reader may ask for. */
+int64_t kaas_log_high_watermark(struct kaas_log *log);
+/* The first offset still kept. */
+int64_t kaas_log_start_offset(struct kaas_log *log);
+/* The next offset append will assign (>= high watermark). */
+int64_t kaas_log_end_offset(struct kaas_log *log);
+/* The epoch this handle was opened with. */
+uint32_t kaas_log_epoch(struct kaas_log *log);
+
+/* First batch whose max timestamp is >= ts (batch granularity: the offset is
+ * that batch's base offset, or log start if it lies inside the batch) among
+ * those below the high watermark.  Returns 0 with *offset and *timestamp
+ * (the batch's max timestamp; either may be NULL), -ENOENT when no batch has
+ * such a timestamp, or -errno. */
+int kaas_log_offset_for_time(struct kaas_log *log, int64_t ts, int64_t *offset,
+			     int64_t *timestamp);
+
+/* Block until the high watermark is above `offset`, the log fails, or
+ * timeout_ms passes (< 0: no timeout).  Returns 1 (data past offset), 0
+ * (timed out), or the log's -errno. */
+int kaas_log_wait(struct kaas_log *log, int64_t offset, int timeout_ms);
+
+/* Called (on the sync thread, after each advance of the high watermark, with
+ * the new high watermark) — e.g. to wake a fetch long-poll in an event loop.
+ * Set once, before appends start; NULL clears. */
+typedef void (*kaas_log_notify_cb)(void *arg, int64_t high_watermark);
+void kaas_log_set_notify(struct kaas_log *log, kaas_log_notify_cb cb, void *arg);
+
+/* ------------------------------------------------------- maintenance */
+
+/* Seal the active segment now and start a new one (no-op returning 0 when the
+ * active segment is empty).  Returns 0 or -errno. */
+int kaas_log_roll(struct kaas_log *log);
+
+/* Housekeeping, call periodically (e.g. every few seconds): roll by age,
+ * retention by bytes and age (now_ms: wall clock in ms since the epoch; 0:
+ * use the current time), and re-drive unlinks that did not finish.
+ * Retention never deletes the active segment.  Order per deletion: manifest
+ * first (log start moves), then every handle closed, then unlink.
+ * Returns the number of segments deleted, or -errno. */
+int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms);
+
+/* Move the log start to `offset` (DeleteRecords): 0 <= offset <= high
+ * watermark, else -ERANGE; an offset below the current start is a no-op.
+ * Whole segments below the new start are deleted (as retention).  Returns 0
+ * or -errno. */
+int kaas_log_delete_records(struct kaas_log *log, int64_t offset);
+
+/* ---------------------------------------------------- producer state */
+
+struct kaas_log_producer_batch {
+	int32_t first_seq, last_seq;
+	int64_t base_offset, last_offset;
+};
+
+struct kaas_log_producer {
+	int64_t producer_id;
+	int16_t epoch;
+	int64_t last_timestamp;
+	unsigned n;               /* batches in the window, oldest first */
+	struct kaas_log_producer_batch batches[KAAS_LOG_PRODUCER_WINDOW];
+};
+
+/* The state of one producer id: 0 and *out, or -ENOENT (unknown id). */
+int kaas_log_producer_get(struct kaas_log *log, int64_t producer_id,
+			  struct kaas_log_producer *out);
+
+/* Is (producer_id, epoch, first_seq..last_seq) one of the producer's last
+ * five batches (a retry of a batch already appended)?  Returns 1 with
+ * *base_offset (may be NULL) set to that batch's base offset, 0 if not (also
+ * for an unknown id or another epoch), or -errno. */
+int kaas_log_producer_find(struct kaas_log *log, int64_t producer_id, int16_t epoch,
+			   int32_t first_seq, int32_t last_seq, int64_t *base_offset);
+
+/* ------------------------------------------------------------- stats */
+
+struct kaas_log_stats {
+	uint64_t appends;         /* batches completed */
+	uint64_t bytes;           /* bytes written to segments */
+	uint64_t fsyncs;          /* segment fsyncs (group commits) */
+	uint64_t rolls;
+	uint64_t checkpoints;
+	uint64_t recovered_bytes; /* tail bytes scanned by the open */
+	uint64_t segments;        /* segments in the manifest */
+};
+void kaas_log_get_stats(struct kaas_log *log, struct kaas_log_stats *out);
+
+/* --------------------------------------------- RecordBatch v2 helpers */
+
+/* The fields of a RecordBatch v2 header. */
+struct kaas_batch_header {
+	int64_t base_offset;
+	int32_t batch_length;     /* bytes after this field */
+	int32_t leader_epoch;
+	int8_t magic;
+	uint32_t crc;
+	int16_t attributes;
+	int32_t last_offset_delta;
+	int64_t base_timestamp;
+	int64_t max_timestamp;
+	int64_t producer_id;
+	int16_t producer_epoch;
+	int32_t base_sequence;
+	int32_t record_count;
+};
+
+/* Parse the header from buf (len >= KAAS_BATCH_HEADER_LEN): 0, or -EINVAL
+ * (short, magic != 2, batch_length < 49, last_offset_delta < 0). */
+int kaas_batch_parse_header(const void *buf, size_t len, struct kaas_batch_header *h);
+/* Does the stored CRC32C match bytes 21..end of the len-byte batch? 1 yes, 0 no. */
+int kaas_batch_crc_ok(const void *buf, size_t len);
+
+#endif
