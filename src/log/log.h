@@ -79,6 +79,12 @@ struct kaas_log_config {
 	                                 arriving during an fsync share the next one) */
 	uint64_t max_pending_bytes;   /* appenders block while this many bytes wait
 	                                 for their fsync (default 64 MiB) */
+	int fence_check;              /* 1 (default): after each group fsync and
+	                                 before acknowledging, re-read the manifest's
+	                                 epoch, so that a zombie never acknowledges an
+	                                 append the new leader did not recover (the
+	                                 new leader fences the manifest before it
+	                                 scans the tail).  0: skip (benchmarks only) */
 };
 
 /* Fill cfg with the defaults above. */

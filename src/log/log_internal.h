@@ -1,0 +1,219 @@
+/*
+ * log_internal.h — shared between the files of the partition log engine.
+ * Not for use outside src/log/.
+ */
+#ifndef KAAS_LOG_INTERNAL_H
+#define KAAS_LOG_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "log/log.h"
+#include "substrate/substrate.h"
+
+#define MANIFEST_NAME "manifest.json"
+#define MANIFEST_KIND "kaas-partition-manifest"
+#define MANIFEST_VERSION 1
+#define PSTATE_NAME "producer-state.json"
+#define PSTATE_KIND "kaas-producer-state"
+#define PSTATE_VERSION 1
+
+/* ------------------------------------------------------------ big endian */
+static inline uint16_t rd16(const unsigned char *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t rd32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint64_t rd64(const unsigned char *p) { return (uint64_t)rd32(p) << 32 | rd32(p + 4); }
+static inline void wr32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v;
+}
+static inline void wr64(unsigned char *p, uint64_t v)
+{
+	wr32(p, (uint32_t)(v >> 32));
+	wr32(p + 4, (uint32_t)v);
+}
+
+/* ------------------------------------------------------------- index */
+
+/* One sparse index entry: a batch start, and the running maximum timestamp
+ * of the segment up to and including that batch. */
+struct idx_entry {
+	uint32_t rel;      /* batch base offset - segment base */
+	uint32_t pos;      /* file position of the batch */
+	int64_t ts;        /* running max timestamp through this batch */
+};
+
+struct seg_index {
+	struct idx_entry *e;
+	size_t n, cap;
+	uint64_t covered;  /* bytes of the segment the entries cover */
+	uint64_t last_pos; /* position of the last entry (for the interval) */
+};
+
+int idx_push(struct seg_index *ix, uint32_t rel, uint32_t pos, int64_t ts);
+void idx_free(struct seg_index *ix);
+/* Last entry with rel <= rel (or NULL). */
+const struct idx_entry *idx_floor_rel(const struct seg_index *ix, uint32_t rel);
+/* Last entry with ts < ts (or NULL). */
+const struct idx_entry *idx_floor_ts(const struct seg_index *ix, int64_t ts);
+
+/* ----------------------------------------------------------- segment */
+
+struct segment {
+	int64_t base;         /* first offset */
+	uint32_t epoch;       /* epoch stamped in the name */
+	char *path;           /* "<dir>/<base:020>-<epoch:010>.log" */
+	bool sealed;
+	uint64_t end;         /* valid bytes (sealed: recorded end; active: synced end) */
+	int64_t next;         /* offset after the last valid batch */
+	int64_t max_ts;       /* newest batch timestamp (-1: none) */
+	int64_t created_ms;   /* when this process started it (roll by age) */
+
+	/* Readers. */
+	pthread_mutex_t rlock;     /* serialises use of rfile */
+	struct kaas_file *rfile;   /* read handle, opened lazily */
+	atomic_int refs;           /* slices + the log's list */
+	bool doomed;               /* deleted from the manifest: unlink at refs 0 */
+
+	pthread_mutex_t ilock;     /* guards index loading */
+	bool index_ready;
+	struct seg_index ix;
+};
+
+/* "<base:020>-<epoch:010>.log" parsing: 0 and the fields, -EINVAL. */
+int seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, const char **ext);
+char *seg_path(const char *dir, int64_t base, uint32_t epoch, const char *ext);
+struct segment *seg_new(const char *dir, int64_t base, uint32_t epoch);
+void seg_free(struct segment *s);
+
+/* Scan batches in f from pos up to limit (UINT64_MAX: to EOF), starting at
+ * offset `expect` (the next batch must have that base offset; < 0: any).
+ * For every valid batch calls cb (may be NULL).  Stops at the first short,
+ * malformed, misnumbered or CRC-failing batch.  check_crc 0 trusts lengths
+ * only (for data below a recorded end).  Returns 0 with *end_pos and
+ * *next_offset of the last valid batch's end, or -errno (read failure). */
+typedef int (*scan_cb)(void *arg, const struct kaas_batch_header *h, uint64_t pos,
+		       const unsigned char *batch, size_t len);
+int seg_scan(struct kaas_file *f, uint64_t pos, int64_t expect, uint64_t limit, int check_crc,
+	     int want_body, scan_cb cb, void *arg, uint64_t *end_pos, int64_t *next_offset);
+
+/* Make sure s->ix covers the segment up to s->end (sealed: load the index
+ * files or rebuild and write them). */
+int seg_index_ensure(struct kaas_substrate *sub, struct segment *s, uint32_t interval,
+		     int may_write);
+/* Write the .index/.timeindex files of a sealed segment (replace). */
+int seg_index_write(struct kaas_substrate *sub, struct segment *s);
+/* Open the read handle if needed (rlock held). */
+int seg_open_read(struct kaas_substrate *sub, struct segment *s);
+
+/* ------------------------------------------------------ producer state */
+
+struct producer {
+	struct kaas_log_producer st;
+	struct producer *next;
+};
+
+struct pstate {
+	struct producer **tab;
+	size_t nb, count;
+	int64_t next_offset;  /* the state covers batches below this */
+};
+
+int pstate_init(struct pstate *ps);
+void pstate_free(struct pstate *ps);
+/* Record a batch (ignored for producer_id < 0). */
+int pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t base_seq,
+		 int32_t last_delta, int64_t base_offset, int64_t ts);
+struct producer *pstate_find(const struct pstate *ps, int64_t pid);
+/* Snapshot as a JSON body (cJSON *) / load from one. */
+struct cJSON;
+struct cJSON *pstate_to_json(const struct pstate *ps);
+int pstate_from_json(struct pstate *ps, const struct cJSON *body);
+
+/* --------------------------------------------------------------- log */
+
+struct pending {
+	struct pending *next;
+	kaas_log_append_cb cb;
+	void *arg;
+	int64_t base;
+	uint32_t count;
+	int64_t max_ts;
+	size_t len;
+	unsigned char *data;   /* baseOffset already rewritten */
+	int done;              /* for append_sync */
+	int64_t result;
+};
+
+struct kaas_log {
+	struct kaas_substrate *sub;
+	char *dir;
+	char *manifest_path;
+	char *pstate_path;
+	uint32_t epoch;
+	struct kaas_log_config cfg;
+
+	pthread_mutex_t mu;         /* in-memory state below */
+	pthread_cond_t work_cv;     /* sync thread: queue non-empty / stop */
+	pthread_cond_t room_cv;     /* appenders: pending bytes dropped */
+	pthread_cond_t data_cv;     /* readers: high watermark moved / failure */
+	pthread_cond_t done_cv;     /* append_sync waiters */
+
+	pthread_mutex_t wlock;      /* every write to the volume (sync thread, roll,
+	                               retention, close) */
+
+	struct segment **segs;      /* sorted by base; last is active */
+	size_t nsegs, capsegs;
+	struct segment **doomed;    /* deleted from the manifest, not yet unlinked */
+	size_t ndoomed, capdoomed;
+	struct kaas_file *wfile;    /* active segment, write handle (sync thread) */
+
+	int64_t log_start;
+	int64_t hwm;                /* end of last fsynced batch */
+	int64_t leo;                /* next offset to assign */
+	struct pending *qhead, *qtail;
+	struct pending *inflight;   /* the round the sync thread is writing */
+	uint64_t qbytes;
+	int failed;                 /* 0 or -errno: the log is dead */
+	bool stop;
+	bool roll_req;
+	pthread_t thread;
+	bool thread_started;
+
+	uint64_t since_ckpt;        /* bytes since the last checkpoint */
+	uint64_t ckpt_pos;          /* checkpoint of the active segment */
+	int64_t ckpt_next;
+
+	struct pstate ps;           /* producer state (under mu) */
+	kaas_log_notify_cb notify;
+	void *notify_arg;
+	struct kaas_log_stats stats;
+};
+
+/* Manifest I/O (manifest.c).  write: epoch-checked (fails with
+ * KAAS_LOG_EFENCED when the manifest on the volume names a higher epoch). */
+int manifest_write(struct kaas_log *log);
+int manifest_check_epoch(struct kaas_log *log);
+/* Producer snapshot, epoch-checked as the manifest (call with wlock). */
+int pstate_write(struct kaas_log *log);
+
+/* Roll (wlock held, queue drained to disk). */
+int log_roll_locked(struct kaas_log *log);
+/* Checkpoint (wlock held): producer snapshot then manifest. */
+int log_checkpoint_locked(struct kaas_log *log);
+/* Drop a segment reference; unlinks when doomed and unreferenced (mu held). */
+void seg_unref_locked(struct kaas_log *log, struct segment *s);
+/* Unlink the files of doomed segments without references (wlock held,
+ * takes mu).  Returns the number removed. */
+int log_reap_doomed(struct kaas_log *log);
+/* Record a failure: every waiter is woken with it (mu held). */
+void log_fail_locked(struct kaas_log *log, int err);
+
+int64_t now_ms_wall(void);
+
+#endif

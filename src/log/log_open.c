@@ -1,0 +1,534 @@
+/* log_open.c — opening a partition as leader (fencing, tail recovery), closing it. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "contract/contract.h"
+#include "contract/doc.h"
+#include "log/log_internal.h"
+
+int log_start_segment(struct kaas_log *log, int64_t base);
+void *log_sync_main(void *arg);
+
+void kaas_log_config_default(struct kaas_log_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->segment_bytes = 1ull << 30;
+	cfg->segment_ms = 7ll * 24 * 3600 * 1000;
+	cfg->retention_bytes = -1;
+	cfg->retention_ms = 7ll * 24 * 3600 * 1000;
+	cfg->index_interval_bytes = 4096;
+	cfg->checkpoint_bytes = 16u << 20;
+	cfg->linger_us = 0;
+	cfg->max_pending_bytes = 64u << 20;
+	cfg->fence_check = 1;
+}
+
+static void log_free(struct kaas_log *log)
+{
+	if (!log)
+		return;
+	for (size_t i = 0; i < log->nsegs; i++)
+		seg_free(log->segs[i]);
+	for (size_t i = 0; i < log->ndoomed; i++)
+		seg_free(log->doomed[i]);
+	free(log->segs);
+	free(log->doomed);
+	if (log->wfile)
+		kaas_sub_close(log->wfile);
+	pstate_free(&log->ps);
+	pthread_mutex_destroy(&log->mu);
+	pthread_mutex_destroy(&log->wlock);
+	pthread_cond_destroy(&log->work_cv);
+	pthread_cond_destroy(&log->room_cv);
+	pthread_cond_destroy(&log->data_cv);
+	pthread_cond_destroy(&log->done_cv);
+	free(log->dir);
+	free(log->manifest_path);
+	free(log->pstate_path);
+	free(log);
+}
+
+static int push_seg(struct kaas_log *log, struct segment *s)
+{
+	if (log->nsegs == log->capsegs) {
+		size_t nc = log->capsegs ? log->capsegs * 2 : 16;
+		struct segment **ns = realloc(log->segs, nc * sizeof *ns);
+		if (!ns)
+			return -ENOMEM;
+		log->segs = ns;
+		log->capsegs = nc;
+	}
+	log->segs[log->nsegs++] = s;
+	return 0;
+}
+
+/* Load the manifest's segment list into log (no I/O on segments). */
+static int manifest_load(struct kaas_log *log, const cJSON *body, uint64_t *mepoch)
+{
+	const char *m = log->manifest_path;
+	if (kaas_json_get_u64(body, "epoch", mepoch) < 0 || *mepoch > UINT32_MAX ||
+	    kaas_json_get_i64(body, "log_start", &log->log_start) < 0 || log->log_start < 0)
+		return kaas_sub_fail(EBADMSG, "%s: bad epoch or log_start", m);
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(body, "segments");
+	if (!cJSON_IsArray(arr))
+		return kaas_sub_fail(EBADMSG, "%s: no segment list", m);
+	const cJSON *o;
+	int64_t prev_next = -1;
+	cJSON_ArrayForEach(o, arr) {
+		int64_t base, next, max_ts;
+		uint64_t ep, end;
+		const cJSON *sealed = cJSON_GetObjectItemCaseSensitive(o, "sealed");
+		if (kaas_json_get_i64(o, "base", &base) < 0 || kaas_json_get_u64(o, "epoch", &ep) < 0 ||
+		    kaas_json_get_u64(o, "end", &end) < 0 || kaas_json_get_i64(o, "next", &next) < 0 ||
+		    kaas_json_get_i64(o, "max_ts", &max_ts) < 0 || !cJSON_IsBool(sealed) || base < 0 ||
+		    ep > UINT32_MAX || next < base || (prev_next >= 0 && base < prev_next) ||
+		    (log->nsegs && !log->segs[log->nsegs - 1]->sealed))
+			return kaas_sub_fail(EBADMSG, "%s: segment entry %zu is invalid", m, log->nsegs);
+		struct segment *s = seg_new(log->dir, base, (uint32_t)ep);
+		if (!s || push_seg(log, s) < 0) {
+			seg_free(s);
+			return -ENOMEM;
+		}
+		s->sealed = cJSON_IsTrue(sealed);
+		s->end = end;
+		s->next = next;
+		s->max_ts = max_ts;
+		if (!s->sealed) {
+			log->ckpt_pos = end;
+			log->ckpt_next = next;
+		}
+		prev_next = next;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------ tail recovery */
+
+struct tail {
+	struct kaas_log *log;
+	struct segment *s;
+	int64_t from, to;   /* producer-state range to apply */
+	int track_ts;
+};
+
+static int tail_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
+		   const unsigned char *batch, size_t len)
+{
+	struct tail *t = arg;
+	if (t->track_ts && h->max_timestamp > t->s->max_ts)
+		t->s->max_ts = h->max_timestamp;
+	if (h->base_offset >= t->from && h->base_offset < t->to)
+		return pstate_apply(&t->log->ps, h->producer_id, h->producer_epoch, h->base_sequence,
+				    h->last_offset_delta, h->base_offset, h->max_timestamp);
+	return 0;
+}
+
+/* Apply producer state from the batches in [from, to) of the sealed
+ * segments (lengths only: below recorded ends). */
+static int pstate_scan(struct kaas_log *log, int64_t from, int64_t to)
+{
+	for (size_t i = 0; i < log->nsegs && from < to; i++) {
+		struct segment *s = log->segs[i];
+		if (s->next <= from || s->base >= to)
+			continue;
+		struct kaas_file *f = NULL;
+		int rc = kaas_sub_open(log->sub, s->path, KAAS_O_READ, 0, &f);
+		if (rc < 0)
+			return rc == -ENOENT ? kaas_sub_fail(EUCLEAN, "%s: named by the manifest but missing",
+							     s->path) : rc;
+		struct tail t = { .log = log, .s = s, .from = from, .to = to };
+		uint64_t end;
+		int64_t next;
+		rc = seg_scan(f, 0, s->base, s->sealed ? s->end : log->ckpt_pos, 0, 0, tail_cb, &t,
+			      &end, &next);
+		kaas_sub_close(f);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int recover_tail(struct kaas_log *log, struct segment *L)
+{
+	struct kaas_file *f = NULL;
+	int rc = kaas_sub_open(log->sub, L->path, KAAS_O_READ, 0, &f);
+	if (rc < 0)
+		return rc == -ENOENT ? kaas_sub_fail(EUCLEAN, "%s: named by the manifest but missing",
+						     L->path) : rc;
+	struct kaas_stat st;
+	rc = kaas_sub_fstat(f, &st);
+	if (rc == 0 && st.size < log->ckpt_pos)
+		rc = kaas_sub_fail(EUCLEAN, "%s: %" PRIu64 " bytes, shorter than its checkpoint %" PRIu64,
+				   L->path, st.size, log->ckpt_pos);
+	struct tail t = { .log = log, .s = L, .from = log->ps.next_offset, .to = INT64_MAX,
+			  .track_ts = 1 };
+	uint64_t end = 0;
+	int64_t next = 0;
+	if (rc == 0)
+		rc = seg_scan(f, log->ckpt_pos, log->ckpt_next, UINT64_MAX, 1, 1, tail_cb, &t, &end,
+			      &next);
+	kaas_sub_close(f);
+	if (rc < 0)
+		return rc;
+	log->stats.recovered_bytes = end - log->ckpt_pos;
+	L->end = end;
+	L->next = next;
+	L->sealed = true;
+	L->index_ready = false; /* rebuilt lazily, on the first read that needs it */
+	return 0;
+}
+
+static int load_pstate(struct kaas_log *log, int64_t *from)
+{
+	cJSON *body = NULL;
+	int ver = 0;
+	int rc = kaas_doc_read(log->sub, log->pstate_path, PSTATE_KIND, PSTATE_VERSION, &body, &ver);
+	if (rc == -ENOENT) {
+		*from = log->log_start;
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	rc = pstate_from_json(&log->ps, body);
+	cJSON_Delete(body);
+	if (rc < 0)
+		return rc == -EBADMSG ? kaas_sub_fail(EBADMSG, "%s: malformed producer state",
+						      log->pstate_path) : rc;
+	*from = log->ps.next_offset;
+	return 0;
+}
+
+/* Remove segment files no manifest entry names (epoch <= ours): a roll that
+ * crashed before its manifest swap, a zombie's late segment, or a retention
+ * delete that crashed between the manifest and the unlink. */
+static int sweep_orphans(struct kaas_log *log)
+{
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(log->sub, log->dir, &l);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < l.n; i++) {
+		int64_t base;
+		uint32_t ep;
+		const char *ext;
+		if (seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || ep > log->epoch)
+			continue;
+		if (strcmp(ext, "log") && strcmp(ext, "index") && strcmp(ext, "timeindex"))
+			continue;
+		int known = 0;
+		for (size_t k = 0; k < log->nsegs && !known; k++)
+			known = log->segs[k]->base == base && log->segs[k]->epoch == ep;
+		if (known)
+			continue;
+		char *p = kaas_path_join(log->dir, l.names[i]);
+		if (!p) {
+			rc = -ENOMEM;
+			break;
+		}
+		int u = kaas_sub_unlink(log->sub, p);
+		free(p);
+		if (u < 0 && u != -ENOENT) {
+			rc = u;
+			break;
+		}
+	}
+	kaas_dirlist_free(&l);
+	return rc < 0 ? rc : 0;
+}
+
+/* No manifest: allowed only when no segment holds a byte (a first open that
+ * crashed before its first manifest). */
+static int check_fresh(struct kaas_log *log)
+{
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(log->sub, log->dir, &l);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < l.n && rc == 0; i++) {
+		int64_t base;
+		uint32_t ep;
+		const char *ext;
+		if (seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || strcmp(ext, "log"))
+			continue;
+		char *p = kaas_path_join(log->dir, l.names[i]);
+		struct kaas_stat st;
+		int s = p ? kaas_sub_stat(log->sub, p, &st) : -ENOMEM;
+		free(p);
+		if (s == 0 && st.size > 0)
+			rc = kaas_sub_fail(EUCLEAN, "%s/%s: segment with data but no %s: refusing to "
+					   "start the partition empty", log->dir, l.names[i],
+					   MANIFEST_NAME);
+		else if (s < 0 && s != -ENOENT)
+			rc = s;
+	}
+	kaas_dirlist_free(&l);
+	return rc;
+}
+
+static int check_cfg(const struct kaas_log_config *c)
+{
+	if (c->segment_bytes < 4096 || c->segment_bytes > (1ull << 32) - 1 ||
+	    c->index_interval_bytes == 0 || c->checkpoint_bytes == 0 || c->max_pending_bytes == 0)
+		return kaas_sub_fail(EINVAL, "log config: segment_bytes must be in [4096, 4 GiB), "
+				     "intervals and limits non-zero");
+	return 0;
+}
+
+int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_epoch,
+		  const struct kaas_log_config *cfg, struct kaas_log **out)
+{
+	*out = NULL;
+	if (!data || !dir || !*dir || kaas_path_check(dir) < 0)
+		return kaas_sub_fail(EINVAL, "log open: invalid partition directory '%s'",
+				     dir ? dir : "(null)");
+	struct kaas_log *log = calloc(1, sizeof *log);
+	if (!log)
+		return -ENOMEM;
+	pthread_mutex_init(&log->mu, NULL);
+	pthread_mutex_init(&log->wlock, NULL);
+	pthread_cond_init(&log->work_cv, NULL);
+	pthread_cond_init(&log->room_cv, NULL);
+	pthread_cond_init(&log->data_cv, NULL);
+	pthread_cond_init(&log->done_cv, NULL);
+	log->sub = data;
+	log->epoch = leader_epoch;
+	if (cfg)
+		log->cfg = *cfg;
+	else
+		kaas_log_config_default(&log->cfg);
+	int rc = check_cfg(&log->cfg);
+	if (rc < 0)
+		goto fail;
+	rc = -ENOMEM;
+	log->dir = strdup(dir);
+	log->manifest_path = kaas_path_join(dir, MANIFEST_NAME);
+	log->pstate_path = kaas_path_join(dir, PSTATE_NAME);
+	if (!log->dir || !log->manifest_path || !log->pstate_path || pstate_init(&log->ps) < 0)
+		goto fail;
+	rc = kaas_sub_mkdirs(data, dir, 0755);
+	if (rc < 0)
+		goto fail;
+
+	/* 1. Read the manifest; refuse if a newer leader owns the partition. */
+	cJSON *body = NULL;
+	int ver = 0;
+	uint64_t mepoch = 0;
+	rc = kaas_doc_read(data, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, &body, &ver);
+	if (rc == -ENOENT) {
+		rc = check_fresh(log);
+		if (rc < 0)
+			goto fail;
+	} else if (rc < 0) {
+		goto fail; /* -EBADMSG names the file: the partition stays offline */
+	} else {
+		rc = manifest_load(log, body, &mepoch);
+		cJSON_Delete(body);
+		if (rc < 0)
+			goto fail;
+		if (mepoch > leader_epoch) {
+			rc = kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64
+					   " is above ours (%" PRIu32 ")", log->manifest_path, mepoch,
+					   leader_epoch);
+			goto fail;
+		}
+		/* 2. Fence before looking at the tail: from this rename on, an
+		 * older leader's commit check fails, so whatever it acknowledged
+		 * was fsynced before the scan below and is recovered by it. */
+		if (mepoch < leader_epoch) {
+			rc = manifest_write(log);
+			if (rc < 0)
+				goto fail;
+		}
+	}
+	/* 3. We are the fenced single writer: every temp here is stale. */
+	rc = kaas_sweep_temps(data, dir, KAAS_SWEEP_ALL);
+	if (rc < 0)
+		goto fail;
+
+	/* 4. Producer state snapshot, then the tail by CRC from the checkpoint. */
+	int64_t ps_from = 0;
+	rc = load_pstate(log, &ps_from);
+	if (rc < 0)
+		goto fail;
+	struct segment *L = log->nsegs ? log->segs[log->nsegs - 1] : NULL;
+	int64_t tail_from = L && !L->sealed ? log->ckpt_next : (L ? L->next : log->log_start);
+	if (ps_from < tail_from) {
+		/* The snapshot is older than the checkpoint: catch up from the log. */
+		rc = pstate_scan(log, ps_from < log->log_start ? log->log_start : ps_from, tail_from);
+		if (rc < 0)
+			goto fail;
+		log->ps.next_offset = tail_from;
+	}
+	if (L && !L->sealed) {
+		rc = recover_tail(log, L);
+		if (rc < 0)
+			goto fail;
+	}
+	int64_t next = L ? L->next : log->log_start;
+	if (log->ps.next_offset > next) {
+		/* A snapshot ahead of the valid log (batches it saw were never
+		 * made durable): derive the state again from the log itself. */
+		pstate_free(&log->ps);
+		if (pstate_init(&log->ps) < 0) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		log->ps.next_offset = log->log_start;
+		rc = pstate_scan(log, log->log_start, next);
+		if (rc < 0)
+			goto fail;
+	}
+	log->ps.next_offset = next;
+	log->hwm = log->leo = next;
+	if (log->log_start > next)
+		log->log_start = next;
+
+	/* 5. Drop an empty recovered segment, start ours, swap the manifest. */
+	if (L && L->end == 0) {
+		log->nsegs--;
+		seg_free(L); /* its file is an orphan now: swept below */
+	}
+	rc = log_start_segment(log, next);
+	if (rc < 0)
+		goto fail;
+	rc = pstate_write(log);
+	if (rc == 0)
+		rc = manifest_write(log);
+	if (rc < 0)
+		goto fail;
+	rc = sweep_orphans(log);
+	if (rc < 0)
+		goto fail;
+	log->stats.segments = log->nsegs;
+
+	rc = -pthread_create(&log->thread, NULL, log_sync_main, log);
+	if (rc < 0)
+		goto fail;
+	log->thread_started = true;
+	*out = log;
+	return 0;
+fail:
+	log_free(log);
+	return rc;
+}
+
+int kaas_log_close(struct kaas_log *log)
+{
+	if (!log)
+		return 0;
+	pthread_mutex_lock(&log->mu);
+	log->stop = true;
+	pthread_cond_broadcast(&log->work_cv);
+	pthread_cond_broadcast(&log->room_cv);
+	pthread_mutex_unlock(&log->mu);
+	if (log->thread_started)
+		pthread_join(log->thread, NULL);
+	pthread_mutex_lock(&log->wlock);
+	int rc = log->failed;
+	if (!rc)
+		rc = log_checkpoint_locked(log);
+	if (log->wfile) {
+		int c = kaas_sub_close(log->wfile);
+		log->wfile = NULL;
+		if (rc == 0)
+			rc = c;
+	}
+	log_reap_doomed(log);
+	pthread_mutex_unlock(&log->wlock);
+	log_free(log);
+	return rc;
+}
+
+/* -------------------------------------------------------- accessors */
+
+int64_t kaas_log_high_watermark(struct kaas_log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	int64_t v = log->hwm;
+	pthread_mutex_unlock(&log->mu);
+	return v;
+}
+
+int64_t kaas_log_start_offset(struct kaas_log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	int64_t v = log->log_start;
+	pthread_mutex_unlock(&log->mu);
+	return v;
+}
+
+int64_t kaas_log_end_offset(struct kaas_log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	int64_t v = log->leo;
+	pthread_mutex_unlock(&log->mu);
+	return v;
+}
+
+uint32_t kaas_log_epoch(struct kaas_log *log)
+{
+	return log->epoch;
+}
+
+void kaas_log_set_notify(struct kaas_log *log, kaas_log_notify_cb cb, void *arg)
+{
+	pthread_mutex_lock(&log->mu);
+	log->notify = cb;
+	log->notify_arg = arg;
+	pthread_mutex_unlock(&log->mu);
+}
+
+void kaas_log_get_stats(struct kaas_log *log, struct kaas_log_stats *out)
+{
+	pthread_mutex_lock(&log->mu);
+	*out = log->stats;
+	out->segments = log->nsegs;
+	pthread_mutex_unlock(&log->mu);
+}
+
+int kaas_log_producer_get(struct kaas_log *log, int64_t producer_id, struct kaas_log_producer *out)
+{
+	pthread_mutex_lock(&log->mu);
+	struct producer *p = pstate_find(&log->ps, producer_id);
+	if (p)
+		*out = p->st;
+	pthread_mutex_unlock(&log->mu);
+	return p ? 0 : -ENOENT;
+}
+
+int kaas_log_producer_find(struct kaas_log *log, int64_t producer_id, int16_t epoch,
+			   int32_t first_seq, int32_t last_seq, int64_t *base_offset)
+{
+	int found = 0;
+	pthread_mutex_lock(&log->mu);
+	struct producer *p = pstate_find(&log->ps, producer_id);
+	if (p && p->st.epoch == epoch) {
+		for (unsigned i = 0; i < p->st.n && !found; i++) {
+			if (p->st.batches[i].first_seq == first_seq && p->st.batches[i].last_seq == last_seq) {
+				found = 1;
+				if (base_offset)
+					*base_offset = p->st.batches[i].base_offset;
+			}
+		}
+	}
+	/* Batches queued but not yet fsynced count too (a retry racing its original). */
+	for (int pass = 0; pass < 2 && !found; pass++)
+	for (struct pending *q = pass ? log->inflight : log->qhead; q && !found; q = q->next) {
+		const unsigned char *d = q->data;
+		int32_t fs = (int32_t)rd32(d + 53);
+		int32_t ls = (int32_t)(((int64_t)fs + (int32_t)rd32(d + 23)) % ((int64_t)INT32_MAX + 1));
+		if ((int64_t)rd64(d + 43) == producer_id && (int16_t)rd16(d + 51) == epoch &&
+		    fs == first_seq && ls == last_seq) {
+			found = 1;
+			if (base_offset)
+				*base_offset = q->base;
+		}
+	}
+	pthread_mutex_unlock(&log->mu);
+	return found;
+}

@@ -1,0 +1,262 @@
+/* log_read.c — reads by offset and by time, waiting for new data. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log/log_internal.h"
+
+void seg_unref_locked(struct kaas_log *log, struct segment *s)
+{
+	(void)log;
+	atomic_fetch_sub(&s->refs, 1);
+}
+
+/* Segment index holding `offset` (mu held): the last with base <= offset,
+ * moved forward past segments that end at or before it.  -1 if none. */
+static long find_seg(struct kaas_log *log, int64_t offset)
+{
+	size_t lo = 0, hi = log->nsegs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (log->segs[mid]->base <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return log->nsegs ? 0 : -1;
+	size_t i = lo - 1;
+	while (i < log->nsegs && log->segs[i]->next <= offset)
+		i++;
+	return i < log->nsegs ? (long)i : -1;
+}
+
+struct locate {
+	int64_t offset;
+	size_t max;
+	int found;
+	uint64_t pos;
+	size_t len;
+	int64_t first, next;
+	int64_t ts;        /* time lookup: first batch with max ts >= ts */
+	int by_time;
+};
+
+static int locate_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
+		     const unsigned char *batch, size_t len)
+{
+	struct locate *l = arg;
+	int64_t last = h->base_offset + h->last_offset_delta;
+	if (!l->found) {
+		if (l->by_time ? h->max_timestamp < l->ts : last < l->offset)
+			return 0;
+		l->found = 1;
+		l->pos = pos;
+		l->len = len;
+		l->first = h->base_offset;
+		l->next = last + 1;
+		l->ts = h->max_timestamp;
+		return l->by_time ? 1 : 0;
+	}
+	if (l->len + len > l->max)
+		return 1;
+	l->len += len;
+	l->next = last + 1;
+	return 0;
+}
+
+/* Scan segment s from its index floor for `l` (s referenced). */
+static int seg_locate(struct kaas_log *log, struct segment *s, uint64_t limit, struct locate *l)
+{
+	pthread_mutex_lock(&s->ilock);
+	int rc = seg_index_ensure(log->sub, s, log->cfg.index_interval_bytes, s->sealed);
+	const struct idx_entry *e = NULL;
+	if (rc == 0) {
+		if (l->by_time)
+			e = idx_floor_ts(&s->ix, l->ts);
+		else
+			e = idx_floor_rel(&s->ix, (uint32_t)(l->offset - s->base));
+	}
+	uint64_t pos = e ? e->pos : 0;
+	int64_t expect = e ? s->base + e->rel : s->base;
+	pthread_mutex_unlock(&s->ilock);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&s->rlock);
+	rc = seg_open_read(log->sub, s);
+	uint64_t end;
+	int64_t next;
+	if (rc == 0)
+		rc = seg_scan(s->rfile, pos, expect, limit, 0, 0, locate_cb, l, &end, &next);
+	pthread_mutex_unlock(&s->rlock);
+	return rc;
+}
+
+int kaas_log_read(struct kaas_log *log, int64_t offset, size_t max_bytes, struct kaas_log_slice *out)
+{
+	memset(out, 0, sizeof *out);
+	pthread_mutex_lock(&log->mu);
+	if (offset < log->log_start || offset > log->hwm) {
+		int64_t ls = log->log_start, hw = log->hwm;
+		pthread_mutex_unlock(&log->mu);
+		return kaas_sub_fail(ERANGE, "read %s: offset %lld outside [%lld, %lld]", log->dir,
+				     (long long)offset, (long long)ls, (long long)hw);
+	}
+	out->first_offset = out->next_offset = offset;
+	if (offset == log->hwm) {
+		pthread_mutex_unlock(&log->mu);
+		return 0;
+	}
+	long i = find_seg(log, offset);
+	if (i < 0) {
+		pthread_mutex_unlock(&log->mu);
+		return 0;
+	}
+	struct segment *s = log->segs[i];
+	uint64_t limit = s->end;
+	atomic_fetch_add(&s->refs, 1);
+	pthread_mutex_unlock(&log->mu);
+
+	struct locate l = { .offset = offset, .max = max_bytes };
+	int rc = seg_locate(log, s, limit, &l);
+	if (rc < 0 || !l.found) {
+		seg_unref_locked(log, s);
+		if (rc == 0 && !l.found)
+			rc = kaas_sub_fail(EUCLEAN, "read %s: offset %lld not found below the recorded end",
+					   s->path, (long long)offset);
+		return rc;
+	}
+	out->file = s->rfile;
+	out->path = s->path;
+	out->pos = l.pos;
+	out->len = l.len;
+	out->first_offset = l.first;
+	out->next_offset = l.next;
+	out->seg_ = s;
+	return 0;
+}
+
+ssize_t kaas_log_slice_sendfile(struct kaas_log_slice *s, int sockfd, size_t off, size_t len)
+{
+	struct segment *seg = s->seg_;
+	if (!seg || off > s->len || len > s->len - off)
+		return -EINVAL;
+	pthread_mutex_lock(&seg->rlock);
+	ssize_t n = kaas_sub_sendfile(seg->rfile, sockfd, s->pos + off, len);
+	pthread_mutex_unlock(&seg->rlock);
+	return n;
+}
+
+ssize_t kaas_log_slice_pread(struct kaas_log_slice *s, void *buf, size_t len, size_t off)
+{
+	struct segment *seg = s->seg_;
+	if (!seg || off > s->len || len > s->len - off)
+		return -EINVAL;
+	pthread_mutex_lock(&seg->rlock);
+	ssize_t n = kaas_sub_pread_full(seg->rfile, buf, len, s->pos + off);
+	pthread_mutex_unlock(&seg->rlock);
+	if (n >= 0 && (size_t)n < len)
+		return kaas_sub_fail(EIO, "%s: short read inside the recorded end", seg->path);
+	return n;
+}
+
+void kaas_log_slice_release(struct kaas_log_slice *s)
+{
+	if (!s || !s->seg_)
+		return;
+	struct segment *seg = s->seg_;
+	s->seg_ = NULL;
+	s->file = NULL;
+	atomic_fetch_sub(&seg->refs, 1);
+}
+
+int kaas_log_read_copy(struct kaas_log *log, int64_t offset, size_t max_bytes, void **buf,
+		       size_t *len, int64_t *first_offset)
+{
+	*buf = NULL;
+	*len = 0;
+	struct kaas_log_slice s;
+	int rc = kaas_log_read(log, offset, max_bytes, &s);
+	if (rc < 0)
+		return rc;
+	if (first_offset)
+		*first_offset = s.first_offset;
+	if (s.len) {
+		*buf = malloc(s.len);
+		ssize_t n = *buf ? kaas_log_slice_pread(&s, *buf, s.len, 0) : -ENOMEM;
+		if (n < 0) {
+			free(*buf);
+			*buf = NULL;
+			rc = (int)n;
+		} else {
+			*len = s.len;
+		}
+	}
+	kaas_log_slice_release(&s);
+	return rc;
+}
+
+int kaas_log_offset_for_time(struct kaas_log *log, int64_t ts, int64_t *offset, int64_t *timestamp)
+{
+	int64_t after = -1; /* look at segments with base above this */
+	for (;;) {
+		pthread_mutex_lock(&log->mu);
+		struct segment *s = NULL;
+		for (size_t i = 0; i < log->nsegs && !s; i++) {
+			struct segment *c = log->segs[i];
+			if (c->base > after && c->next > log->log_start && c->end > 0 && c->max_ts >= ts)
+				s = c;
+		}
+		if (!s) {
+			pthread_mutex_unlock(&log->mu);
+			return -ENOENT;
+		}
+		uint64_t limit = s->end;
+		int64_t start = log->log_start;
+		atomic_fetch_add(&s->refs, 1);
+		pthread_mutex_unlock(&log->mu);
+		struct locate l = { .by_time = 1, .ts = ts };
+		int rc = seg_locate(log, s, limit, &l);
+		after = s->base;
+		seg_unref_locked(log, s);
+		if (rc < 0)
+			return rc;
+		if (l.found && l.next > start) {
+			if (offset)
+				*offset = l.first < start ? start : l.first;
+			if (timestamp)
+				*timestamp = l.ts;
+			return 0;
+		}
+	}
+}
+
+int kaas_log_wait(struct kaas_log *log, int64_t offset, int timeout_ms)
+{
+	struct timespec dl;
+	if (timeout_ms >= 0) {
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += timeout_ms / 1000;
+		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+		if (dl.tv_nsec >= 1000000000) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000;
+		}
+	}
+	int rc = 0;
+	pthread_mutex_lock(&log->mu);
+	while (log->hwm <= offset && !log->failed && !log->stop) {
+		if (timeout_ms < 0)
+			pthread_cond_wait(&log->data_cv, &log->mu);
+		else if (pthread_cond_timedwait(&log->data_cv, &log->mu, &dl) != 0)
+			break;
+	}
+	if (log->hwm > offset)
+		rc = 1;
+	else if (log->failed)
+		rc = log->failed;
+	pthread_mutex_unlock(&log->mu);
+	return rc;
+}

@@ -1,0 +1,189 @@
+/* log_retention.c — roll by age, retention by bytes and age, DeleteRecords.
+ * Order of a deletion: the manifest first (the log start moves past the
+ * segment), then every handle to the segment is closed (at the last
+ * reference), then the files are unlinked — so NFS never silly-renames a
+ * deleted segment and pins its space.  An unlink that fails stays recorded
+ * and is re-driven at the next housekeeping; one interrupted by a crash is
+ * finished by the next open (the file is an orphan then). */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contract/contract.h"
+#include "log/log_internal.h"
+
+static int unlink_seg_files(struct kaas_log *log, struct segment *s)
+{
+	static const char *const exts[] = { "index", "timeindex", "log" };
+	for (size_t i = 0; i < 3; i++) {
+		char *p = seg_path(log->dir, s->base, s->epoch, exts[i]);
+		if (!p)
+			return -ENOMEM;
+		int rc = kaas_sub_unlink(log->sub, p);
+		free(p);
+		if (rc < 0 && rc != -ENOENT)
+			return rc;
+	}
+	return 0;
+}
+
+int log_reap_doomed(struct kaas_log *log)
+{
+	int removed = 0;
+	for (;;) {
+		struct segment *s = NULL;
+		pthread_mutex_lock(&log->mu);
+		for (size_t i = 0; i < log->ndoomed; i++) {
+			if (atomic_load(&log->doomed[i]->refs) == 0) {
+				s = log->doomed[i];
+				log->doomed[i] = log->doomed[--log->ndoomed];
+				break;
+			}
+		}
+		pthread_mutex_unlock(&log->mu);
+		if (!s)
+			break;
+		if (s->rfile) {
+			kaas_sub_close(s->rfile);
+			s->rfile = NULL;
+		}
+		if (unlink_seg_files(log, s) < 0) {
+			/* Keep it recorded: the next housekeeping re-drives it. */
+			pthread_mutex_lock(&log->mu);
+			log->doomed[log->ndoomed++] = s;
+			pthread_mutex_unlock(&log->mu);
+			break;
+		}
+		seg_free(s);
+		removed++;
+	}
+	return removed;
+}
+
+/* Remove the first k segments (sealed, below the new log start) from the
+ * manifest, then reap them.  wlock held. */
+static int drop_front(struct kaas_log *log, size_t k, int64_t new_start)
+{
+	if (k == 0 && new_start <= log->log_start)
+		return 0;
+	pthread_mutex_lock(&log->mu);
+	if (log->ndoomed + k > log->capdoomed) {
+		size_t nc = log->ndoomed + k + 16;
+		struct segment **nd = realloc(log->doomed, nc * sizeof *nd);
+		if (!nd) {
+			pthread_mutex_unlock(&log->mu);
+			return -ENOMEM;
+		}
+		log->doomed = nd;
+		log->capdoomed = nc;
+	}
+	int64_t old_start = log->log_start;
+	struct segment **gone = malloc((k ? k : 1) * sizeof *gone);
+	if (!gone) {
+		pthread_mutex_unlock(&log->mu);
+		return -ENOMEM;
+	}
+	memcpy(gone, log->segs, k * sizeof *gone);
+	memmove(log->segs, log->segs + k, (log->nsegs - k) * sizeof *log->segs);
+	log->nsegs -= k;
+	if (new_start > log->log_start)
+		log->log_start = new_start;
+	pthread_mutex_unlock(&log->mu);
+
+	int rc = manifest_write(log);
+	pthread_mutex_lock(&log->mu);
+	if (rc < 0) {
+		/* Nothing changed on the volume: put the segments back. */
+		memmove(log->segs + k, log->segs, log->nsegs * sizeof *log->segs);
+		memcpy(log->segs, gone, k * sizeof *gone);
+		log->nsegs += k;
+		log->log_start = old_start;
+		if (rc == KAAS_LOG_EFENCED || rc == -EBADMSG)
+			log_fail_locked(log, rc);
+	} else {
+		for (size_t i = 0; i < k; i++) {
+			gone[i]->doomed = true;
+			atomic_fetch_sub(&gone[i]->refs, 1); /* the list's reference */
+			log->doomed[log->ndoomed++] = gone[i];
+		}
+	}
+	pthread_mutex_unlock(&log->mu);
+	free(gone);
+	if (rc < 0)
+		return rc;
+	log_reap_doomed(log);
+	return (int)k;
+}
+
+int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms)
+{
+	if (!now_ms)
+		now_ms = now_ms_wall();
+	pthread_mutex_lock(&log->wlock);
+	int rc = log->failed;
+	if (rc) {
+		pthread_mutex_unlock(&log->wlock);
+		return rc;
+	}
+	struct segment *a = log->segs[log->nsegs - 1];
+	if (log->cfg.segment_ms > 0 && a->end > 0 && now_ms - a->created_ms >= log->cfg.segment_ms) {
+		rc = log_roll_locked(log);
+		if (rc < 0) {
+			pthread_mutex_unlock(&log->wlock);
+			return rc;
+		}
+	}
+	/* Which sealed segments at the front go? */
+	pthread_mutex_lock(&log->mu);
+	uint64_t total = 0;
+	for (size_t i = 0; i < log->nsegs; i++)
+		total += log->segs[i]->end;
+	size_t k = 0;
+	while (k + 1 < log->nsegs) { /* never the active (last) segment */
+		struct segment *s = log->segs[k];
+		int go = s->next <= log->log_start;
+		if (!go && log->cfg.retention_bytes >= 0 &&
+		    total - s->end >= (uint64_t)log->cfg.retention_bytes)
+			go = 1;
+		if (!go && log->cfg.retention_ms >= 0 && s->max_ts >= 0 &&
+		    s->max_ts < now_ms - log->cfg.retention_ms)
+			go = 1;
+		if (!go)
+			break;
+		total -= s->end;
+		k++;
+	}
+	int64_t new_start = k ? log->segs[k]->base : log->log_start;
+	pthread_mutex_unlock(&log->mu);
+	rc = drop_front(log, k, new_start);
+	if (rc >= 0)
+		rc += log_reap_doomed(log) * 0;
+	pthread_mutex_unlock(&log->wlock);
+	return rc;
+}
+
+int kaas_log_delete_records(struct kaas_log *log, int64_t offset)
+{
+	pthread_mutex_lock(&log->wlock);
+	pthread_mutex_lock(&log->mu);
+	int64_t hwm = log->hwm, start = log->log_start;
+	int failed = log->failed;
+	size_t k = 0;
+	if (!failed && offset >= 0 && offset <= hwm)
+		while (k + 1 < log->nsegs && log->segs[k]->next <= offset)
+			k++;
+	pthread_mutex_unlock(&log->mu);
+	int rc;
+	if (failed)
+		rc = failed;
+	else if (offset < 0 || offset > hwm)
+		rc = kaas_sub_fail(ERANGE, "delete records %s: offset %lld outside [0, %lld]", log->dir,
+				   (long long)offset, (long long)hwm);
+	else if (offset <= start)
+		rc = 0;
+	else
+		rc = drop_front(log, k, offset);
+	pthread_mutex_unlock(&log->wlock);
+	return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,407 @@
+/* log_write.c — append with group commit: the sync thread, rolls, checkpoints. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "contract/contract.h"
+#include "log/log_internal.h"
+
+int64_t now_ms_wall(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void complete(struct kaas_log *log, struct pending *p, int64_t result)
+{
+	if (p->cb) {
+		p->cb(p->arg, result);
+		free(p->data);
+		free(p);
+	} else {
+		free(p->data);
+		free(p);
+	}
+	(void)log;
+}
+
+void log_fail_locked(struct kaas_log *log, int err)
+{
+	if (!log->failed)
+		log->failed = err < 0 ? err : -EIO;
+	pthread_cond_broadcast(&log->data_cv);
+	pthread_cond_broadcast(&log->room_cv);
+	pthread_cond_broadcast(&log->work_cv);
+}
+
+int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log_append_cb cb,
+		    void *arg, int64_t *base_offset)
+{
+	struct kaas_batch_header h;
+	if (!log || !b || !b->data || kaas_batch_parse_header(b->data, b->len, &h) < 0 ||
+	    (uint64_t)h.batch_length + 12 != b->len || b->record_count == 0 ||
+	    (int64_t)b->record_count != (int64_t)h.last_offset_delta + 1)
+		return kaas_sub_fail(EINVAL, "append: not a well-formed RecordBatch v2");
+	if (b->len > log->cfg.segment_bytes || b->len > log->cfg.max_pending_bytes ||
+	    b->len > UINT32_MAX)
+		return kaas_sub_fail(EFBIG, "append: batch of %zu bytes is too large", b->len);
+	struct pending *p = calloc(1, sizeof *p);
+	unsigned char *d = p ? malloc(b->len) : NULL;
+	if (!d) {
+		free(p);
+		return -ENOMEM;
+	}
+	memcpy(d, b->data, b->len);
+	wr32(d + KAAS_BATCH_LEADER_EPOCH_AT, log->epoch);
+	p->data = d;
+	p->len = b->len;
+	p->cb = cb;
+	p->arg = arg;
+	p->count = b->record_count;
+	p->max_ts = b->max_timestamp;
+
+	pthread_mutex_lock(&log->mu);
+	while (!log->failed && !log->stop && log->qbytes && log->qbytes + b->len > log->cfg.max_pending_bytes)
+		pthread_cond_wait(&log->room_cv, &log->mu);
+	if (log->failed || log->stop) {
+		int rc = log->failed ? log->failed : -ESHUTDOWN;
+		pthread_mutex_unlock(&log->mu);
+		free(d);
+		free(p);
+		return rc;
+	}
+	p->base = log->leo;
+	log->leo += b->record_count;
+	wr64(d + KAAS_BATCH_BASE_OFFSET_AT, (uint64_t)p->base);
+	if (log->qtail)
+		log->qtail->next = p;
+	else
+		log->qhead = p;
+	log->qtail = p;
+	log->qbytes += b->len;
+	if (base_offset)
+		*base_offset = p->base;
+	pthread_cond_signal(&log->work_cv);
+	pthread_mutex_unlock(&log->mu);
+	return 0;
+}
+
+struct sync_wait {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+	int64_t result;
+};
+
+static void sync_cb(void *arg, int64_t result)
+{
+	struct sync_wait *w = arg;
+	pthread_mutex_lock(&w->mu);
+	w->done = 1;
+	w->result = result;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+int64_t kaas_log_append_sync(struct kaas_log *log, const struct kaas_log_batch *b)
+{
+	struct sync_wait w = { .done = 0 };
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	int rc = kaas_log_append(log, b, sync_cb, &w, NULL);
+	int64_t res = rc;
+	if (rc == 0) {
+		pthread_mutex_lock(&w.mu);
+		while (!w.done)
+			pthread_cond_wait(&w.cv, &w.mu);
+		res = w.result;
+		pthread_mutex_unlock(&w.mu);
+	}
+	pthread_mutex_destroy(&w.mu);
+	pthread_cond_destroy(&w.cv);
+	return res;
+}
+
+/* ------------------------------------------------------------ roll */
+
+static int add_segment(struct kaas_log *log, struct segment *s)
+{
+	if (log->nsegs == log->capsegs) {
+		size_t nc = log->capsegs ? log->capsegs * 2 : 16;
+		struct segment **ns = realloc(log->segs, nc * sizeof *ns);
+		if (!ns)
+			return -ENOMEM;
+		log->segs = ns;
+		log->capsegs = nc;
+	}
+	log->segs[log->nsegs++] = s;
+	return 0;
+}
+
+int log_checkpoint_locked(struct kaas_log *log)
+{
+	struct segment *a = log->segs[log->nsegs - 1];
+	pthread_mutex_lock(&log->mu);
+	uint64_t pos = a->end;
+	int64_t next = a->next;
+	pthread_mutex_unlock(&log->mu);
+	/* Producer state first (it covers exactly the synced batches), then the
+	 * manifest's checkpoint: recovery scans from the checkpoint and, for the
+	 * producer state, from the snapshot's next offset. */
+	int rc = pstate_write(log);
+	if (rc < 0)
+		return rc;
+	uint64_t opos = log->ckpt_pos;
+	int64_t onext = log->ckpt_next;
+	log->ckpt_pos = pos;
+	log->ckpt_next = next;
+	rc = manifest_write(log);
+	if (rc < 0) {
+		log->ckpt_pos = opos;
+		log->ckpt_next = onext;
+		return rc;
+	}
+	log->since_ckpt = 0;
+	log->stats.checkpoints++;
+	return 0;
+}
+
+/* Create the segment file for `s` and open its write handle.  Any file of
+ * that name is an orphan of this very epoch that no manifest names (the
+ * name carries our epoch, and we are its only writer): it is truncated. */
+static int create_segment_file(struct kaas_log *log, struct segment *s, struct kaas_file **wf)
+{
+	int rc = kaas_sub_open(log->sub, s->path, KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_TRUNC,
+			       0644, wf);
+	if (rc < 0)
+		return rc;
+	rc = kaas_sub_fsync(*wf);
+	if (rc == 0)
+		rc = kaas_sub_fsync_dir(log->sub, log->dir);
+	if (rc < 0) {
+		kaas_sub_close(*wf);
+		*wf = NULL;
+	}
+	return rc;
+}
+
+int log_start_segment(struct kaas_log *log, int64_t base);
+int log_start_segment(struct kaas_log *log, int64_t base)
+{
+	struct segment *s = seg_new(log->dir, base, log->epoch);
+	if (!s)
+		return -ENOMEM;
+	s->index_ready = true;
+	struct kaas_file *wf = NULL;
+	int rc = create_segment_file(log, s, &wf);
+	if (rc < 0) {
+		seg_free(s);
+		return rc;
+	}
+	pthread_mutex_lock(&log->mu);
+	rc = add_segment(log, s);
+	pthread_mutex_unlock(&log->mu);
+	if (rc < 0) {
+		kaas_sub_close(wf);
+		seg_free(s);
+		return rc;
+	}
+	log->wfile = wf;
+	log->ckpt_pos = 0;
+	log->ckpt_next = base;
+	log->since_ckpt = 0;
+	return 0;
+}
+
+int log_roll_locked(struct kaas_log *log)
+{
+	if (log->failed)
+		return log->failed;
+	struct segment *a = log->segs[log->nsegs - 1];
+	if (a->end == 0)
+		return 0;
+	/* Everything written to `a` is already fsynced (rounds fsync before
+	 * they return).  Seal it in memory, write its index, start the next
+	 * segment, then swap the manifest: until the rename the old manifest
+	 * (with `a` active and its checkpoint) stays valid. */
+	struct kaas_file *oldw = log->wfile;
+	pthread_mutex_lock(&log->mu);
+	a->sealed = true;
+	int64_t next = a->next;
+	pthread_mutex_unlock(&log->mu);
+	seg_index_write(log->sub, a); /* derived: a failure costs a rebuild later */
+	log->wfile = NULL;
+	int rc = log_start_segment(log, next);
+	if (rc == 0)
+		rc = pstate_write(log);
+	if (rc == 0)
+		rc = manifest_write(log);
+	if (rc < 0) {
+		pthread_mutex_lock(&log->mu);
+		log_fail_locked(log, rc);
+		pthread_mutex_unlock(&log->mu);
+		kaas_sub_close(oldw);
+		return rc;
+	}
+	int crc = kaas_sub_close(oldw);
+	if (crc < 0) {
+		pthread_mutex_lock(&log->mu);
+		log_fail_locked(log, crc);
+		pthread_mutex_unlock(&log->mu);
+		return crc;
+	}
+	log->stats.rolls++;
+	log->stats.checkpoints++;
+	return 0;
+}
+
+int kaas_log_roll(struct kaas_log *log)
+{
+	pthread_mutex_lock(&log->wlock);
+	int rc = log_roll_locked(log);
+	pthread_mutex_unlock(&log->wlock);
+	return rc;
+}
+
+/* ------------------------------------------------------ sync thread */
+
+/* Write one round (a list of pending batches, in offset order) to the
+ * active segment and fsync it.  wlock held.  Returns 0 or -errno. */
+static int write_round(struct kaas_log *log, struct pending *list, size_t bytes,
+		       int *fence_failed)
+{
+	struct segment *a = log->segs[log->nsegs - 1];
+	if (a->end > 0 && a->end + bytes > log->cfg.segment_bytes) {
+		int rc = log_roll_locked(log);
+		if (rc < 0)
+			return rc;
+		a = log->segs[log->nsegs - 1];
+	}
+	unsigned char *buf = malloc(bytes);
+	if (!buf)
+		return -ENOMEM;
+	size_t off = 0;
+	for (struct pending *p = list; p; p = p->next) {
+		memcpy(buf + off, p->data, p->len);
+		off += p->len;
+	}
+	uint64_t pos = a->end;
+	int rc = kaas_sub_pwrite_full(log->wfile, buf, bytes, pos);
+	free(buf);
+	if (rc == 0)
+		rc = kaas_sub_fsync(log->wfile);
+	log->stats.fsyncs++;
+	if (rc < 0)
+		return rc;
+	/* Zombie fencing: a new leader fences the manifest BEFORE it scans our
+	 * tail.  If the manifest still names our epoch now, after our fsync,
+	 * the new leader (if any) will scan these bytes: the ack is safe. */
+	if (log->cfg.fence_check) {
+		rc = manifest_check_epoch(log);
+		if (rc < 0) {
+			*fence_failed = 1;
+			return rc;
+		}
+	}
+	/* Publish: index entries, segment end, high watermark, producer state. */
+	pthread_mutex_lock(&a->ilock);
+	pthread_mutex_lock(&log->mu);
+	uint64_t at = pos;
+	int64_t run = a->max_ts;
+	for (struct pending *p = list; p; p = p->next) {
+		if (p->max_ts > run)
+			run = p->max_ts;
+		if (a->ix.n == 0 || at - a->ix.last_pos >= log->cfg.index_interval_bytes)
+			idx_push(&a->ix, (uint32_t)(p->base - a->base), (uint32_t)at, run);
+		const unsigned char *d = p->data;
+		pstate_apply(&log->ps, (int64_t)rd64(d + 43), (int16_t)rd16(d + 51),
+			     (int32_t)rd32(d + 53), (int32_t)rd32(d + 23), p->base, p->max_ts);
+		at += p->len;
+		a->next = p->base + p->count;
+	}
+	a->ix.covered = at;
+	a->end = at;
+	a->max_ts = run;
+	log->hwm = a->next;
+	log->ps.next_offset = a->next;
+	log->since_ckpt += bytes;
+	log->stats.bytes += bytes;
+	pthread_cond_broadcast(&log->data_cv);
+	pthread_mutex_unlock(&log->mu);
+	pthread_mutex_unlock(&a->ilock);
+	return 0;
+}
+
+void *log_sync_main(void *arg);
+void *log_sync_main(void *arg)
+{
+	struct kaas_log *log = arg;
+	pthread_mutex_lock(&log->mu);
+	for (;;) {
+		while (!log->qhead && !log->stop)
+			pthread_cond_wait(&log->work_cv, &log->mu);
+		if (!log->qhead && log->stop)
+			break;
+		if (log->cfg.linger_us && !log->stop) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += (long)log->cfg.linger_us * 1000;
+			ts.tv_sec += ts.tv_nsec / 1000000000;
+			ts.tv_nsec %= 1000000000;
+			pthread_cond_timedwait(&log->work_cv, &log->mu, &ts);
+		}
+		struct pending *list = log->qhead;
+		log->qhead = log->qtail = NULL;
+		log->inflight = list;
+		size_t bytes = 0, n = 0;
+		for (struct pending *p = list; p; p = p->next) {
+			bytes += p->len;
+			n++;
+		}
+		int failed = log->failed;
+		pthread_mutex_unlock(&log->mu);
+
+		int rc = failed;
+		int fence_failed = 0;
+		if (!rc) {
+			pthread_mutex_lock(&log->wlock);
+			rc = write_round(log, list, bytes, &fence_failed);
+			if (rc == 0 && log->since_ckpt >= log->cfg.checkpoint_bytes) {
+				int c = log_checkpoint_locked(log);
+				if (c == KAAS_LOG_EFENCED || c == -EBADMSG) {
+					pthread_mutex_lock(&log->mu);
+					log_fail_locked(log, c);
+					pthread_mutex_unlock(&log->mu);
+				}
+				/* Other checkpoint failures are retried at the next round:
+				 * the previous checkpoint stays valid. */
+			}
+			pthread_mutex_unlock(&log->wlock);
+		}
+		int64_t hwm = 0;
+		pthread_mutex_lock(&log->mu);
+		if (rc < 0)
+			log_fail_locked(log, rc);
+		log->qbytes -= bytes;
+		log->inflight = NULL;
+		if (rc == 0)
+			log->stats.appends += n;
+		hwm = log->hwm;
+		pthread_cond_broadcast(&log->room_cv);
+		pthread_mutex_unlock(&log->mu);
+		(void)fence_failed;
+		while (list) {
+			struct pending *nx = list->next;
+			complete(log, list, rc < 0 ? rc : list->base);
+			list = nx;
+		}
+		if (rc == 0 && log->notify)
+			log->notify(log->notify_arg, hwm);
+		pthread_mutex_lock(&log->mu);
+	}
+	pthread_mutex_unlock(&log->mu);
+	return NULL;
+}

@@ -1,0 +1,88 @@
+/* manifest.c — writing manifest.json and producer-state.json, fenced by epoch. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "contract/doc.h"
+#include "log/log_internal.h"
+
+int manifest_check_epoch(struct kaas_log *log)
+{
+	cJSON *body = NULL;
+	int ver = 0;
+	int rc = kaas_doc_read(log->sub, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, &body,
+			       &ver);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	uint64_t e = 0;
+	rc = kaas_json_get_u64(body, "epoch", &e);
+	cJSON_Delete(body);
+	if (rc < 0)
+		return kaas_sub_fail(EBADMSG, "%s: no valid epoch", log->manifest_path);
+	if (e > log->epoch)
+		return kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64
+				     " is above ours (%" PRIu32 ")", log->manifest_path, e, log->epoch);
+	return 0;
+}
+
+static int add_seg(cJSON *arr, const struct segment *s, uint64_t end, int64_t next)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o || !cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o);
+		return -ENOMEM;
+	}
+	if (kaas_json_add_i64(o, "base", s->base) < 0 || kaas_json_add_u64(o, "epoch", s->epoch) < 0 ||
+	    !cJSON_AddBoolToObject(o, "sealed", s->sealed) || kaas_json_add_u64(o, "end", end) < 0 ||
+	    kaas_json_add_i64(o, "next", next) < 0 || kaas_json_add_i64(o, "max_ts", s->max_ts) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int manifest_write(struct kaas_log *log)
+{
+	int rc = manifest_check_epoch(log);
+	if (rc < 0)
+		return rc;
+	cJSON *root = cJSON_CreateObject();
+	cJSON *arr = root ? cJSON_AddArrayToObject(root, "segments") : NULL;
+	rc = -ENOMEM;
+	if (!arr || kaas_json_add_u64(root, "epoch", log->epoch) < 0 ||
+	    kaas_json_add_i64(root, "log_start", log->log_start) < 0)
+		goto out;
+	for (size_t i = 0; i < log->nsegs; i++) {
+		const struct segment *s = log->segs[i];
+		/* The active segment's recorded end is its checkpoint. */
+		if (s->sealed)
+			rc = add_seg(arr, s, s->end, s->next);
+		else
+			rc = add_seg(arr, s, log->ckpt_pos, log->ckpt_next);
+		if (rc < 0)
+			goto out;
+	}
+	rc = kaas_doc_write(log->sub, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, root);
+out:
+	cJSON_Delete(root);
+	return rc;
+}
+
+int pstate_write(struct kaas_log *log)
+{
+	int rc = manifest_check_epoch(log);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&log->mu);
+	cJSON *body = pstate_to_json(&log->ps);
+	if (body)
+		kaas_json_add_u64(body, "epoch", log->epoch);
+	pthread_mutex_unlock(&log->mu);
+	if (!body)
+		return -ENOMEM;
+	rc = kaas_doc_write(log->sub, log->pstate_path, PSTATE_KIND, PSTATE_VERSION, body);
+	cJSON_Delete(body);
+	return rc;
+}

@@ -1,0 +1,196 @@
+/* producer.c — per-producer-id idempotence window and its snapshot. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "contract/doc.h"
+#include "log/log_internal.h"
+
+static size_t hash_pid(int64_t pid, size_t nb)
+{
+	uint64_t x = (uint64_t)pid * 0x9E3779B97F4A7C15ull;
+	return (size_t)(x >> 32) & (nb - 1);
+}
+
+int pstate_init(struct pstate *ps)
+{
+	memset(ps, 0, sizeof *ps);
+	ps->nb = 64;
+	ps->tab = calloc(ps->nb, sizeof *ps->tab);
+	return ps->tab ? 0 : -ENOMEM;
+}
+
+void pstate_free(struct pstate *ps)
+{
+	for (size_t i = 0; ps->tab && i < ps->nb; i++) {
+		struct producer *p = ps->tab[i];
+		while (p) {
+			struct producer *n = p->next;
+			free(p);
+			p = n;
+		}
+	}
+	free(ps->tab);
+	memset(ps, 0, sizeof *ps);
+}
+
+struct producer *pstate_find(const struct pstate *ps, int64_t pid)
+{
+	for (struct producer *p = ps->tab[hash_pid(pid, ps->nb)]; p; p = p->next)
+		if (p->st.producer_id == pid)
+			return p;
+	return NULL;
+}
+
+static int grow(struct pstate *ps)
+{
+	size_t nb = ps->nb * 2;
+	struct producer **t = calloc(nb, sizeof *t);
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < ps->nb; i++) {
+		struct producer *p = ps->tab[i];
+		while (p) {
+			struct producer *n = p->next;
+			size_t h = hash_pid(p->st.producer_id, nb);
+			p->next = t[h];
+			t[h] = p;
+			p = n;
+		}
+	}
+	free(ps->tab);
+	ps->tab = t;
+	ps->nb = nb;
+	return 0;
+}
+
+int pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t base_seq,
+		 int32_t last_delta, int64_t base_offset, int64_t ts)
+{
+	if (pid < 0)
+		return 0;
+	struct producer *p = pstate_find(ps, pid);
+	if (!p) {
+		if (ps->count >= ps->nb && grow(ps) < 0)
+			return -ENOMEM;
+		p = calloc(1, sizeof *p);
+		if (!p)
+			return -ENOMEM;
+		p->st.producer_id = pid;
+		p->st.epoch = epoch;
+		size_t h = hash_pid(pid, ps->nb);
+		p->next = ps->tab[h];
+		ps->tab[h] = p;
+		ps->count++;
+	}
+	if (epoch != p->st.epoch) {
+		/* A new epoch starts a new window (the rules are the caller's). */
+		p->st.epoch = epoch;
+		p->st.n = 0;
+	}
+	if (p->st.n == KAAS_LOG_PRODUCER_WINDOW) {
+		memmove(&p->st.batches[0], &p->st.batches[1],
+			(KAAS_LOG_PRODUCER_WINDOW - 1) * sizeof p->st.batches[0]);
+		p->st.n--;
+	}
+	struct kaas_log_producer_batch *b = &p->st.batches[p->st.n++];
+	b->first_seq = base_seq;
+	/* Sequences wrap at INT32_MAX like Kafka's. */
+	b->last_seq = (int32_t)(((int64_t)base_seq + last_delta) % ((int64_t)INT32_MAX + 1));
+	b->base_offset = base_offset;
+	b->last_offset = base_offset + last_delta;
+	if (ts > p->st.last_timestamp)
+		p->st.last_timestamp = ts;
+	return 0;
+}
+
+cJSON *pstate_to_json(const struct pstate *ps)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *arr = root ? cJSON_AddArrayToObject(root, "producers") : NULL;
+	if (!arr || kaas_json_add_i64(root, "next_offset", ps->next_offset) < 0)
+		goto fail;
+	for (size_t i = 0; i < ps->nb; i++) {
+		for (struct producer *p = ps->tab[i]; p; p = p->next) {
+			cJSON *o = cJSON_CreateObject();
+			if (!o || !cJSON_AddItemToArray(arr, o))
+				goto fail;
+			char id[32];
+			snprintf(id, sizeof id, "%" PRId64, p->st.producer_id);
+			cJSON *bs;
+			if (!cJSON_AddStringToObject(o, "id", id) ||
+			    kaas_json_add_i64(o, "epoch", p->st.epoch) < 0 ||
+			    kaas_json_add_i64(o, "last_ts", p->st.last_timestamp) < 0 ||
+			    !(bs = cJSON_AddArrayToObject(o, "batches")))
+				goto fail;
+			for (unsigned k = 0; k < p->st.n; k++) {
+				const struct kaas_log_producer_batch *b = &p->st.batches[k];
+				cJSON *e = cJSON_CreateObject();
+				if (!e || !cJSON_AddItemToArray(bs, e) ||
+				    kaas_json_add_i64(e, "first_seq", b->first_seq) < 0 ||
+				    kaas_json_add_i64(e, "last_seq", b->last_seq) < 0 ||
+				    kaas_json_add_i64(e, "base", b->base_offset) < 0 ||
+				    kaas_json_add_i64(e, "last", b->last_offset) < 0)
+					goto fail;
+			}
+		}
+	}
+	return root;
+fail:
+	cJSON_Delete(root);
+	return NULL;
+}
+
+int pstate_from_json(struct pstate *ps, const cJSON *body)
+{
+	int64_t v;
+	if (kaas_json_get_i64(body, "next_offset", &ps->next_offset) < 0)
+		return -EBADMSG;
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(body, "producers");
+	if (!cJSON_IsArray(arr))
+		return -EBADMSG;
+	const cJSON *o;
+	cJSON_ArrayForEach(o, arr) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
+		const cJSON *bs = cJSON_GetObjectItemCaseSensitive(o, "batches");
+		if (!cJSON_IsString(id) || !cJSON_IsArray(bs))
+			return -EBADMSG;
+		char *endp;
+		errno = 0;
+		long long pid = strtoll(id->valuestring, &endp, 10);
+		if (errno || *endp || pid < 0)
+			return -EBADMSG;
+		int64_t ep, lts;
+		if (kaas_json_get_i64(o, "epoch", &ep) < 0 || ep < INT16_MIN || ep > INT16_MAX ||
+		    kaas_json_get_i64(o, "last_ts", &lts) < 0)
+			return -EBADMSG;
+		const cJSON *e;
+		int any = 0;
+		cJSON_ArrayForEach(e, bs) {
+			int64_t fs, ls, base, last;
+			if (kaas_json_get_i64(e, "first_seq", &fs) < 0 ||
+			    kaas_json_get_i64(e, "last_seq", &ls) < 0 ||
+			    kaas_json_get_i64(e, "base", &base) < 0 ||
+			    kaas_json_get_i64(e, "last", &last) < 0 || fs < 0 || fs > INT32_MAX ||
+			    ls < 0 || ls > INT32_MAX || last < base || last - base > INT32_MAX)
+				return -EBADMSG;
+			int rc = pstate_apply(ps, pid, (int16_t)ep, (int32_t)fs, (int32_t)(last - base),
+					      base, lts);
+			if (rc < 0)
+				return rc;
+			any = 1;
+		}
+		if (!any) {
+			int rc = pstate_apply(ps, pid, (int16_t)ep, 0, 0, 0, lts);
+			if (rc < 0)
+				return rc;
+			pstate_find(ps, pid)->st.n = 0;
+		}
+	}
+	(void)v;
+	return 0;
+}
