@@ -635,6 +635,19 @@ int kaas_broker_run(struct kaas_broker *b)
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc == UV_EADDRINUSE ? -EADDRINUSE : -EINVAL;
 	}
+	if (b->cfg.listen_port == 0) {
+		/* An ephemeral port (tests): advertise the one we got. */
+		struct sockaddr_storage got;
+		int gl = sizeof(got);
+		if (uv_tcp_getsockname(&b->server, (struct sockaddr *)&got, &gl) == 0) {
+			int port = got.ss_family == AF_INET6
+					   ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
+					   : ntohs(((struct sockaddr_in *)&got)->sin_port);
+			if (b->cfg.advertise_port == 0)
+				b->cfg.advertise_port = port;
+			b->cfg.listen_port = port;
+		}
+	}
 	uv_signal_init(b->loop, &b->sigterm);
 	uv_signal_init(b->loop, &b->sigint);
 	b->sigterm.data = b->sigint.data = b;

@@ -1,1 +1,15 @@
-# tests/kafka: nothing yet
+# tests/kafka: the Kafka wire protocol and kaasd with real clients.
+check_PROGRAMS += tests/kafka/test_codec tests/kafka/rdkafka_client tests/kafka/rawclient
+tests_kafka_test_codec_SOURCES = tests/kafka/test_codec.c
+tests_kafka_test_codec_CFLAGS = $(TEST_CFLAGS)
+tests_kafka_test_codec_LDADD = $(TEST_LIBS)
+tests_kafka_rdkafka_client_SOURCES = tests/kafka/rdkafka_client.c
+tests_kafka_rdkafka_client_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
+tests_kafka_rdkafka_client_LDADD = $(RDKAFKA_LIBS)
+tests_kafka_rawclient_SOURCES = tests/kafka/rawclient.c
+tests_kafka_rawclient_LDADD = $(KAAS_LIBS)
+
+TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
+	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh
+EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
+	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh
