@@ -224,28 +224,35 @@ static void topic_free(struct kaas_topic *tp)
 	free(tp);
 }
 
-static int open_partitions(struct kaas_topics *t, struct kaas_topic *tp, int32_t from, int32_t to)
+/* Open logs for partitions [from, to) of topic `name` into arr[from..to). */
+static void open_range(struct kaas_topics *t, const char *name, struct kaas_partition *arr,
+		       int32_t from, int32_t to)
 {
-	struct kaas_partition *np = realloc(tp->parts, sizeof(*np) * (size_t)to);
-	if (!np)
-		return -ENOMEM;
-	tp->parts = np;
 	for (int32_t i = from; i < to; i++) {
-		struct kaas_partition *p = &np[i];
+		struct kaas_partition *p = &arr[i];
 		memset(p, 0, sizeof(*p));
 		p->index = i;
 		char dir[300];
-		snprintf(dir, sizeof(dir), "%s/%d", tp->name, i);
+		snprintf(dir, sizeof(dir), "%s/%d", name, i);
 		int rc = kaas_log_open(t->data, dir, 1, NULL, &p->log);
 		if (rc < 0) {
 			p->log = NULL;
 			p->open_err = rc;
-			kaas_error("topic %s partition %d: open failed: %s (%s)", tp->name, i,
+			kaas_error("topic %s partition %d: open failed: %s (%s)", name, i,
 				   strerror(-rc), kaas_sub_errdetail());
 		} else if (t->notify) {
 			kaas_log_set_notify(p->log, t->notify, t->notify_arg);
 		}
 	}
+}
+
+/* Open partitions [0, to) of a topic no one else can see yet. */
+static int open_partitions(struct kaas_topics *t, struct kaas_topic *tp, int32_t to)
+{
+	tp->parts = calloc((size_t)to, sizeof(*tp->parts));
+	if (!tp->parts)
+		return -ENOMEM;
+	open_range(t, tp->name, tp->parts, 0, to);
 	return 0;
 }
 
@@ -369,7 +376,7 @@ static int load_one(struct kaas_topics *t, const char *file)
 	}
 	memcpy(tp->id, id, 16);
 	tp->npart = (int32_t)np;
-	if ((rc = open_partitions(t, tp, 0, tp->npart)) < 0 || (rc = registry_add(t, tp)) < 0) {
+	if ((rc = open_partitions(t, tp, tp->npart)) < 0 || (rc = registry_add(t, tp)) < 0) {
 		topic_free(tp);
 		return rc;
 	}
@@ -514,7 +521,7 @@ int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart, i
 				   strerror(-rc), kaas_sub_errdetail());
 	}
 	if (rc >= 0)
-		rc = open_partitions(t, tp, 0, npart);
+		rc = open_partitions(t, tp, npart);
 	if (rc < 0) {
 		topic_free(tp);
 		pthread_mutex_unlock(&t->admin_mu);
@@ -599,16 +606,24 @@ int kaas_topics_add_partitions(struct kaas_topics *t, const char *name, int32_t 
 		if (write_topic_doc(t, name, tp->id, count, 0) < 0) {
 			rc = KAAS_KERR_KAFKA_STORAGE_ERROR;
 		} else {
-			/* Wait until we are the only user: parts[] is reallocated. */
-			pthread_mutex_lock(&t->mu);
-			while (tp->refs > 2)
-				pthread_cond_wait(&t->cv, &t->mu);
+			/* Open the new logs outside the registry lock, then swap the
+			 * array in once no one else is using the topic. */
 			int32_t old = tp->npart;
-			if (open_partitions(t, tp, old, count) < 0)
+			struct kaas_partition *np = calloc((size_t)count, sizeof(*np));
+			if (!np) {
 				rc = KAAS_KERR_UNKNOWN_SERVER_ERROR;
-			else
+			} else {
+				memcpy(np, tp->parts, sizeof(*np) * (size_t)old);
+				open_range(t, tp->name, np, old, count);
+				pthread_mutex_lock(&t->mu);
+				while (tp->refs > 2)
+					pthread_cond_wait(&t->cv, &t->mu);
+				struct kaas_partition *prev = tp->parts;
+				tp->parts = np;
 				tp->npart = count;
-			pthread_mutex_unlock(&t->mu);
+				pthread_mutex_unlock(&t->mu);
+				free(prev);
+			}
 			if (rc == 0)
 				kaas_info("topic %s: grown to %d partitions", name, count);
 		}
