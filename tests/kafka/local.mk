@@ -13,3 +13,12 @@ TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restar
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh
 EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh
+
+# The request-decoder fuzz target: replayed over its seed corpus in make
+# check; `make fuzz-request` builds the libFuzzer binary with clang.
+check_PROGRAMS += tests/kafka/fuzz_replay
+tests_kafka_fuzz_replay_SOURCES = tests/kafka/fuzz_request.c
+tests_kafka_fuzz_replay_CPPFLAGS = $(AM_CPPFLAGS) -DKAAS_FUZZ_REPLAY -I$(top_srcdir)/tests/support
+tests_kafka_fuzz_replay_LDADD = $(TEST_LIBS)
+TESTS += tests/kafka/fuzz_replay.sh
+EXTRA_DIST += tests/kafka/fuzz_replay.sh tests/kafka/fuzz.sh tests/kafka/fuzz-corpus
