@@ -10,12 +10,14 @@ tests_kafka_rawclient_SOURCES = tests/kafka/rawclient.c
 tests_kafka_rawclient_LDADD = $(KAAS_LIBS)
 
 TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
-	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh
+	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
+	tests/kafka/config_topics.sh
 EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
-	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh
+	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
+	tests/kafka/config_topics.sh
 
 # The request-decoder fuzz target: replayed over its seed corpus in make
-# check; `make fuzz-request` builds the libFuzzer binary with clang.
+# check; tests/kafka/fuzz.sh [SECONDS] builds and runs the libFuzzer binary (clang).
 check_PROGRAMS += tests/kafka/fuzz_replay
 tests_kafka_fuzz_replay_SOURCES = tests/kafka/fuzz_request.c
 tests_kafka_fuzz_replay_CPPFLAGS = $(AM_CPPFLAGS) -DKAAS_FUZZ_REPLAY -I$(top_srcdir)/tests/support
