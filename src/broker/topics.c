@@ -17,6 +17,7 @@
 #define TOPIC_ID_KIND "topic-id"
 #define TRASH_DIR ".trash"
 #define MAX_PARTITIONS 100000
+#define EPOCH_DIR "leader-epochs"
 
 struct kaas_topics {
 	struct kaas_substrate *data, *cluster;
@@ -28,6 +29,7 @@ struct kaas_topics {
 	struct kaas_topic **v;
 	int n, cap;
 	struct kaas_pending pending;
+	uint32_t epoch;           /* leader epoch this broker incarnation writes with */
 };
 
 int kaas_topic_name_valid(const char *name, int len)
@@ -234,7 +236,7 @@ static void open_range(struct kaas_topics *t, const char *name, struct kaas_part
 		p->index = i;
 		char dir[300];
 		snprintf(dir, sizeof(dir), "%s/%d", name, i);
-		int rc = kaas_log_open(t->data, dir, 1, NULL, &p->log);
+		int rc = kaas_log_open(t->data, dir, t->epoch, NULL, &p->log);
 		if (rc < 0) {
 			p->log = NULL;
 			p->open_err = rc;
@@ -384,6 +386,65 @@ static int load_one(struct kaas_topics *t, const char *file)
 	return 0;
 }
 
+/* Entries left in <data>/.trash by an interrupted removal (a crash between
+ * the rename aside and the end of the delete): remove them again.  Each
+ * name carries the incarnation id, so no live topic is ever in there. */
+static int redrive_trash(struct kaas_topics *t)
+{
+	struct kaas_dirlist l = { 0 };
+	int rc = kaas_sub_list(t->data, TRASH_DIR, &l);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < l.n && rc >= 0; i++) {
+		struct removal *r = calloc(1, sizeof(*r));
+		if (!r || !(r->trash_path = kaas_path_join(TRASH_DIR, l.names[i]))) {
+			free(r);
+			rc = -ENOMEM;
+			break;
+		}
+		r->t = t;
+		kaas_info("re-driving the removal of %s", r->trash_path);
+		struct kaas_converge_opts o = { .max_attempts = 5 };
+		if (kaas_converge(removal_step, r, &o) == 0) {
+			removal_free(r);
+			continue;
+		}
+		char what[300];
+		snprintf(what, sizeof(what), "remove %s", r->trash_path);
+		if (kaas_pending_add(&t->pending, what, removal_step, r, removal_free) < 0) {
+			removal_free(r);
+			rc = -ENOMEM;
+		}
+	}
+	kaas_dirlist_free(&l);
+	return rc;
+}
+
+/* Claim this incarnation's leader epoch: the next free
+ * <cluster>/leader-epochs/epoch-<n>, by exclusive create, so every start of
+ * any broker writes with an epoch above every earlier one and an older
+ * incarnation still running is fenced by the logs. */
+static int claim_epoch(struct kaas_topics *t)
+{
+	int rc = kaas_sub_mkdirs(t->cluster, EPOCH_DIR, 0755);
+	if (rc < 0)
+		return rc;
+	uint64_t latest = 0, won = 0;
+	rc = kaas_claim_latest(t->cluster, EPOCH_DIR, "epoch", &latest);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	rc = kaas_claim(t->cluster, EPOCH_DIR, "epoch", latest + 1, 1000, "kaasd", &won);
+	if (rc < 0)
+		return rc;
+	if (won > UINT32_MAX)
+		return -EOVERFLOW;
+	t->epoch = (uint32_t)won;
+	kaas_info("leader epoch %u claimed", t->epoch);
+	return 0;
+}
+
 int kaas_topics_open(struct kaas_substrate *data, struct kaas_substrate *cluster,
 		     kaas_log_notify_cb notify, void *arg, struct kaas_topics **out)
 {
@@ -397,7 +458,9 @@ int kaas_topics_open(struct kaas_substrate *data, struct kaas_substrate *cluster
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
 	pthread_mutex_init(&t->admin_mu, NULL);
-	int rc = kaas_sub_mkdirs(cluster, "topics", 0755);
+	int rc = claim_epoch(t);
+	if (rc >= 0)
+		rc = kaas_sub_mkdirs(cluster, "topics", 0755);
 	struct kaas_dirlist l = { 0 };
 	if (rc >= 0)
 		rc = kaas_sub_list(cluster, "topics", &l);
@@ -406,6 +469,8 @@ int kaas_topics_open(struct kaas_substrate *data, struct kaas_substrate *cluster
 	for (size_t i = 0; rc >= 0 && i < l.n; i++)
 		rc = load_one(t, l.names[i]);
 	kaas_dirlist_free(&l);
+	if (rc >= 0)
+		rc = redrive_trash(t);
 	if (rc < 0) {
 		kaas_error("loading topics failed: %s (%s)", strerror(-rc), kaas_sub_errdetail());
 		kaas_topics_close(t);

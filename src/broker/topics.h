@@ -15,6 +15,12 @@
  * removed convergently (unfinished removals are kept in a kaas_pending and
  * re-driven by kaas_topics_housekeep), then the document is removed.
  *
+ * Leader epoch: each registry (each start of kaasd) claims the next number
+ * in <cluster>/leader-epochs/ by exclusive create and opens every partition
+ * log with it, so a previous incarnation that is somehow still writing is
+ * fenced by the logs (until the cluster assignment hands out per-partition
+ * epochs).
+ *
  * Threads: every function may be called from any thread (one registry
  * mutex); calls that touch the volume block, so the event loop calls them
  * only from its work queue.  kaas_topics_get/find are memory-only.
@@ -49,7 +55,7 @@ struct kaas_topic {
  * "..", and not one of kaas's reserved names ("__cluster", ".trash")? */
 int kaas_topic_name_valid(const char *name, int len);
 
-/* Open the registry: load every topic document, finish deletes that were
+/* Open the registry: claim a leader epoch, load every topic document, finish deletes that were
  * under way, check stamps, open every partition log.  notify/arg are set on
  * every log (kaas_log_set_notify) opened now or later.  Returns 0 and *out,
  * or -errno (the detail is logged). */

@@ -35,8 +35,16 @@ after=$(cd "$KAAS_SCRATCH" && find data cluster | sort | md5sum)
 [ "$before" = "$after" ] || kaas_fail "an invalid topic name touched the volume"
 kaasd_stop
 
+# A removal interrupted after its rename aside is finished at the next start;
+# each start claims a higher leader epoch.
+mkdir -p "$KAAS_SCRATCH/data/.trash/gone.00112233445566778899aabbccddeeff/0"
+echo junk >"$KAAS_SCRATCH/data/.trash/gone.00112233445566778899aabbccddeeff/0/x.log"
+e1=$(sed -n 's/.*leader epoch \([0-9]*\) claimed.*/\1/p' "$KAASD_LOG")
 # Auto-creation off: unknown topics stay unknown.
 kaasd_start --auto-create-topics false
+e2=$(sed -n 's/.*leader epoch \([0-9]*\) claimed.*/\1/p' "$KAASD_LOG")
+[ -n "$e1" ] && [ "$e2" -gt "$e1" ] || kaas_fail "leader epoch did not grow ($e1 -> $e2)"
+[ -z "$(ls -A "$KAAS_SCRATCH/data/.trash")" ] || kaas_fail "interrupted removal not re-driven"
 out=$(kc -L -t nosuch 2>&1 || true)
 echo "$out" | grep -qi "unknown topic\|Unknown topic" || kaas_fail "auto-create off: $out"
 [ ! -e "$KAAS_SCRATCH/data/nosuch" ] || kaas_fail "topic created with auto-create off"
