@@ -12,6 +12,7 @@
 
 #include "broker/config.h"
 #include "broker/topics.h"
+#include "broker/worker.h"
 #include "substrate/substrate.h"
 
 struct kaas_req;
@@ -32,6 +33,7 @@ struct kaas_broker {
 	struct kaas_config cfg;
 	struct kaas_substrate *data, *cluster;
 	struct kaas_topics *topics;
+	struct kaas_worker *produce_worker; /* validates and appends, in order */
 	uv_loop_t *loop;
 	uv_tcp_t server;
 	uv_async_t async;         /* completions and data arrivals */

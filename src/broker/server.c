@@ -616,6 +616,12 @@ int kaas_broker_run(struct kaas_broker *b)
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc;
 	}
+	rc = kaas_worker_start(&b->produce_worker);
+	if (rc < 0) {
+		uv_close((uv_handle_t *)&b->async, NULL);
+		uv_run(b->loop, UV_RUN_DEFAULT);
+		return rc;
+	}
 	struct sockaddr_storage addr;
 	if (strchr(b->cfg.listen_host, ':'))
 		rc = uv_ip6_addr(b->cfg.listen_host, b->cfg.listen_port, (struct sockaddr_in6 *)&addr);
@@ -633,6 +639,8 @@ int kaas_broker_run(struct kaas_broker *b)
 		uv_close((uv_handle_t *)&b->server, NULL);
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
+		kaas_worker_stop(b->produce_worker);
+		b->produce_worker = NULL;
 		return rc == UV_EADDRINUSE ? -EADDRINUSE : -EINVAL;
 	}
 	if (b->cfg.listen_port == 0) {
@@ -661,5 +669,7 @@ int kaas_broker_run(struct kaas_broker *b)
 		  b->cfg.listen_port, b->cfg.advertise_host, b->cfg.advertise_port,
 		  b->cfg.broker_id);
 	uv_run(b->loop, UV_RUN_DEFAULT);
+	kaas_worker_stop(b->produce_worker);
+	b->produce_worker = NULL;
 	return 0;
 }

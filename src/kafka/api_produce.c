@@ -1,12 +1,17 @@
 /*
  * api_produce.c — Produce 3..8.
  *
- * Every batch is validated before anything is appended (batch.h).  acks=0:
- * appended and not answered; acks=1 and -1: answered once the log's
+ * The loop parses the request and looks its topics up; validation (batch.h:
+ * CRC, sizes, decompression) and the appends run on the broker's produce
+ * worker, one request after another in arrival order, so neither the CPU of
+ * decompression nor the log's back-pressure stalls the network loop.  A
+ * partition's batches are appended only if every one of them is valid.
+ * acks=0: appended and not answered; acks=1 and -1: answered once the log's
  * group-committed fsync covering every batch of the request completed (the
- * log calls back on its sync thread; the completion comes back to the loop
- * through kaas_broker_complete).
+ * log calls back on its sync thread; completions come back to the loop
+ * through kaas_broker_complete, as does the worker's "all submitted").
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +23,8 @@
 
 struct pp {                       /* one partition of the request */
 	int32_t index;
-	int16_t err;
+	int16_t err;              /* set on the loop before, or the worker during, the job */
+	int16_t sync_err;         /* set on the loop by a failed append completion */
 	int64_t base_offset;
 	int64_t log_start;
 	struct kaas_kslice records;
@@ -36,7 +42,11 @@ struct produce_ctx {
 	int16_t acks;
 	int32_t nt;
 	struct pt *topics;
-	int pending;                    /* appends whose completion is awaited */
+	struct kaas_job job;            /* validation + appends on the worker */
+	struct kaas_completion submitted_c; /* worker -> loop: all appends queued */
+	unsigned submitted;             /* appends with a callback (worker, then read on loop) */
+	unsigned completed;             /* their completions seen (loop) */
+	int worker_done;                /* loop */
 };
 
 struct pcomp {
@@ -59,7 +69,7 @@ static void ctx_free(void *arg)
 	free(ctx);
 }
 
-static void respond(struct produce_ctx *ctx)
+static void respond_body(struct produce_ctx *ctx)
 {
 	struct kaas_req *req = ctx->req;
 	int16_t v = req->hdr.api_version;
@@ -71,9 +81,10 @@ static void respond(struct produce_ctx *ctx)
 		kaas_kw_array(w, 0, t->n);
 		for (int32_t j = 0; j < t->n; j++) {
 			struct pp *p = &t->parts[j];
+			int16_t err = p->err ? p->err : p->sync_err;
 			kaas_kw_i32(w, p->index);
-			kaas_kw_i16(w, p->err);
-			kaas_kw_i64(w, p->err ? -1 : p->base_offset);
+			kaas_kw_i16(w, err);
+			kaas_kw_i64(w, err ? -1 : p->base_offset);
 			kaas_kw_i64(w, -1); /* log_append_time_ms: CreateTime */
 			if (v >= 5)
 				kaas_kw_i64(w, p->log_start);
@@ -84,7 +95,12 @@ static void respond(struct produce_ctx *ctx)
 		}
 	}
 	kaas_kw_i32(w, 0); /* throttle */
-	kaas_req_finish(req, KAAS_REQ_RESPOND);
+}
+
+static void respond(struct produce_ctx *ctx)
+{
+	respond_body(ctx);
+	kaas_req_finish(ctx->req, KAAS_REQ_RESPOND);
 }
 
 /* Loop thread: one append completed. */
@@ -92,12 +108,28 @@ static void on_complete(struct kaas_completion *c)
 {
 	struct pcomp *pc = (struct pcomp *)c;
 	struct produce_ctx *ctx = pc->ctx;
-	if (pc->result < 0 && pc->part->err == 0) {
-		kaas_error("append failed: %s", strerror((int)-pc->result));
-		pc->part->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
+	if (pc->result < 0) {
+		kaas_error("append to partition %d failed: %s", pc->part->index,
+			   strerror((int)-pc->result));
+		pc->part->sync_err = pc->result == KAAS_LOG_EFENCED
+					     ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
+					     : KAAS_KERR_KAFKA_STORAGE_ERROR;
 	}
 	free(pc);
-	if (--ctx->pending == 0)
+	ctx->completed++;
+	if (ctx->worker_done && ctx->completed == ctx->submitted)
+		respond(ctx);
+}
+
+/* Loop thread: the worker has queued every append of the request. */
+static void on_submitted(struct kaas_completion *c)
+{
+	struct produce_ctx *ctx = (struct produce_ctx *)((char *)c -
+							 offsetof(struct produce_ctx, submitted_c));
+	ctx->worker_done = 1;
+	if (ctx->acks == 0)
+		kaas_req_finish(ctx->req, KAAS_REQ_NO_RESPONSE);
+	else if (ctx->completed == ctx->submitted)
 		respond(ctx);
 }
 
@@ -116,7 +148,6 @@ static uint32_t be32(const uint8_t *p)
 
 static int16_t append_partition(struct produce_ctx *ctx, struct kaas_log *log, struct pp *p)
 {
-	struct kaas_broker *b = ctx->req->broker;
 	const uint8_t *buf = p->records.p;
 	size_t len = (size_t)p->records.len;
 	size_t pos = 0;
@@ -147,13 +178,12 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_log *log, s
 		if (rc < 0) {
 			free(pc);
 			kaas_warn("append to partition %d failed: %s", p->index, strerror(-rc));
-			(void)b;
 			return rc == -EFBIG ? KAAS_KERR_MESSAGE_TOO_LARGE
 			     : rc == KAAS_LOG_EFENCED ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
 						      : KAAS_KERR_KAFKA_STORAGE_ERROR;
 		}
 		if (pc)
-			ctx->pending++;
+			ctx->submitted++;
 		if (first)
 			p->base_offset = base;
 		first = 0;
@@ -205,6 +235,37 @@ static void auto_create(struct kaas_broker *b, struct kaas_kslice name)
 	}
 }
 
+/* Worker thread: validate and append every partition still without error.
+ * The topics are referenced by the request, so their logs stay open. */
+static void produce_job(struct kaas_job *job)
+{
+	struct produce_ctx *ctx = (struct produce_ctx *)((char *)job -
+							 offsetof(struct produce_ctx, job));
+	struct kaas_broker *b = ctx->req->broker;
+	for (int32_t i = 0; i < ctx->nt; i++) {
+		struct pt *t = &ctx->topics[i];
+		for (int32_t j = 0; j < t->n; j++) {
+			struct pp *p = &t->parts[j];
+			if (p->err)
+				continue;
+			struct kaas_log *log = t->topic->parts[p->index].log;
+			struct kaas_batch_summary sum;
+			const char *why = NULL;
+			int16_t e = (int16_t)kaas_batch_validate(p->records.p, (size_t)p->records.len,
+							     b->cfg.message_max_bytes, &sum, &why);
+			if (e) {
+				kaas_warn("produce to %.*s/%d rejected (error %d): %s", t->name.len,
+					  (const char *)t->name.p, p->index, e, why);
+				p->err = e;
+				continue;
+			}
+			p->log_start = kaas_log_start_offset(log);
+			p->err = append_partition(ctx, log, p);
+		}
+	}
+	kaas_broker_complete(b, &ctx->submitted_c);
+}
+
 void kaas_api_produce(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
@@ -250,6 +311,7 @@ void kaas_api_produce(struct kaas_req *req)
 		return;
 	}
 	int acks_ok = ctx->acks == 0 || ctx->acks == 1 || ctx->acks == -1;
+	int work = 0;
 	for (int32_t i = 0; i < ctx->nt; i++) {
 		struct pt *t = &ctx->topics[i];
 		int16_t terr = 0;
@@ -266,41 +328,29 @@ void kaas_api_produce(struct kaas_req *req)
 			struct pp *p = &t->parts[j];
 			p->base_offset = -1;
 			p->log_start = -1;
-			if (terr) {
+			if (terr)
 				p->err = terr;
-				continue;
-			}
-			if (p->index < 0 || p->index >= t->topic->npart) {
+			else if (p->index < 0 || p->index >= t->topic->npart)
 				p->err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-				continue;
-			}
-			struct kaas_log *log = t->topic->parts[p->index].log;
-			if (!log) {
+			else if (!t->topic->parts[p->index].log)
 				p->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
-				continue;
-			}
-			if (p->records.len <= 0) {
+			else if (p->records.len <= 0)
 				p->err = KAAS_KERR_CORRUPT_MESSAGE;
-				continue;
-			}
-			struct kaas_batch_summary sum;
-			const char *why = NULL;
-			int16_t e = (int16_t)kaas_batch_validate(p->records.p, (size_t)p->records.len,
-							     b->cfg.message_max_bytes, &sum, &why);
-			if (e) {
-				kaas_warn("produce to %.*s/%d rejected (error %d): %s", t->name.len,
-					  (const char *)t->name.p, p->index, e, why);
-				p->err = e;
-				continue;
-			}
-			p->log_start = kaas_log_start_offset(log);
-			p->err = append_partition(ctx, log, p);
+			else
+				work++;
 		}
 	}
-	if (ctx->acks == 0 && acks_ok) {
-		kaas_req_finish(req, KAAS_REQ_NO_RESPONSE);
+	if (!work) {
+		/* Nothing to append: every partition has its answer already. */
+		if (ctx->acks == 0 && acks_ok) {
+			kaas_req_finish(req, KAAS_REQ_NO_RESPONSE);
+		} else {
+			ctx->worker_done = 1;
+			respond(ctx);
+		}
 		return;
 	}
-	if (ctx->pending == 0)
-		respond(ctx);
+	ctx->job.run = produce_job;
+	ctx->submitted_c.fn = on_submitted;
+	kaas_worker_submit(b->produce_worker, &ctx->job);
 }
