@@ -323,6 +323,24 @@ static struct kaas_topic *find_locked(struct kaas_topics *t, const char *name, i
 	return NULL;
 }
 
+/* A topic whose document or directory cannot be trusted stays listed as
+ * offline (no partitions): its name cannot be re-created or deleted through
+ * the API, so a damaged document is never silently replaced by a new
+ * incarnation that would reclaim the old data.  An operator repairs it. */
+static int add_offline(struct kaas_topics *t, const char *name)
+{
+	struct kaas_topic *tp = calloc(1, sizeof(*tp));
+	if (!tp || !(tp->name = strdup(name))) {
+		free(tp);
+		return -ENOMEM;
+	}
+	tp->offline = 1;
+	int rc = registry_add(t, tp);
+	if (rc < 0)
+		topic_free(tp);
+	return rc;
+}
+
 static int load_one(struct kaas_topics *t, const char *file)
 {
 	size_t fl = strlen(file);
@@ -347,7 +365,7 @@ static int load_one(struct kaas_topics *t, const char *file)
 	if (rc < 0) {
 		kaas_error("topic %s: document unreadable: %s (%s); topic offline", name,
 			   strerror(-rc), kaas_sub_errdetail());
-		return 0;
+		return add_offline(t, name);
 	}
 	uint8_t id[16];
 	int64_t np = 0;
@@ -359,7 +377,7 @@ static int load_one(struct kaas_topics *t, const char *file)
 	cJSON_Delete(body);
 	if (bad) {
 		kaas_error("topic %s: document malformed; topic offline", name);
-		return 0;
+		return add_offline(t, name);
 	}
 	if (deleting) {
 		kaas_info("topic %s: finishing its deletion", name);
@@ -367,9 +385,9 @@ static int load_one(struct kaas_topics *t, const char *file)
 	}
 	rc = stamp_dir(t, name, id);
 	if (rc < 0) {
-		kaas_error("topic %s: stamping its directory failed: %s (%s)", name, strerror(-rc),
-			   kaas_sub_errdetail());
-		return 0;
+		kaas_error("topic %s: stamping its directory failed: %s (%s); topic offline", name,
+			   strerror(-rc), kaas_sub_errdetail());
+		return add_offline(t, name);
 	}
 	struct kaas_topic *tp = calloc(1, sizeof(*tp));
 	if (!tp || !(tp->name = strdup(name))) {
@@ -618,6 +636,12 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name)
 		pthread_mutex_unlock(&t->admin_mu);
 		return KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 	}
+	if (tp->offline) {
+		pthread_mutex_unlock(&t->mu);
+		pthread_mutex_unlock(&t->admin_mu);
+		kaas_warn("topic %s: offline (damaged document); not deleting through the API", name);
+		return KAAS_KERR_KAFKA_STORAGE_ERROR;
+	}
 	pthread_mutex_unlock(&t->mu);
 	int rc = write_topic_doc(t, name, tp->id, tp->npart, 1);
 	if (rc < 0) {
@@ -663,6 +687,9 @@ int kaas_topics_add_partitions(struct kaas_topics *t, const char *name, int32_t 
 	int rc = 0;
 	if (!tp) {
 		rc = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	} else if (tp->offline) {
+		*why = "the topic is offline (damaged document)";
+		rc = KAAS_KERR_KAFKA_STORAGE_ERROR;
 	} else if (count <= tp->npart || count > MAX_PARTITIONS) {
 		*why = "the new partition count must be above the current one";
 		rc = KAAS_KERR_INVALID_PARTITIONS;

@@ -48,6 +48,8 @@ struct kaas_topic {
 	struct kaas_partition *parts;
 	int refs;                 /* under the registry mutex */
 	int deleting;
+	int offline;              /* its document or directory is damaged: no
+	                             partitions, never re-created over */
 	struct kaas_topics *reg;
 };
 

@@ -78,7 +78,9 @@ int kaas_api_metadata(struct kaas_req *req)
 		struct kaas_topic **list = kaas_topics_list(b->topics, &k);
 		kaas_kw_array(w, 0, k);
 		for (int i = 0; i < k; i++) {
-			write_topic(w, v, me, 0, list[i]->name, (int)strlen(list[i]->name), list[i]);
+			write_topic(w, v, me,
+				    list[i]->offline ? KAAS_KERR_KAFKA_STORAGE_ERROR : KAAS_KERR_NONE,
+				    list[i]->name, (int)strlen(list[i]->name), list[i]);
 			kaas_topic_put(list[i]);
 		}
 		free(list);
@@ -105,7 +107,9 @@ int kaas_api_metadata(struct kaas_req *req)
 				tp = kaas_topics_get(b->topics, nm, len);
 			}
 			if (tp)
-				write_topic(w, v, me, 0, nm, len, tp);
+				write_topic(w, v, me,
+					    tp->offline ? KAAS_KERR_KAFKA_STORAGE_ERROR : KAAS_KERR_NONE,
+					    nm, len, tp);
 			else
 				write_topic(w, v, me, KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION, nm, len,
 					    NULL);

@@ -50,6 +50,19 @@ echo "$out" | grep -qi "unknown topic\|Unknown topic" || kaas_fail "auto-create 
 [ ! -e "$KAAS_SCRATCH/data/nosuch" ] || kaas_fail "topic created with auto-create off"
 kaasd_stop
 
+# A damaged topic document keeps the topic offline: it is not re-created
+# over (which would reclaim its data), and the document is left for repair.
+doc="$KAAS_SCRATCH/cluster/topics/three.json"
+sed -i '2s/"partitions":3/"partitions":4/' "$doc"
+cp "$doc" "$KAAS_SCRATCH/doc.bak"
+kaasd_start
+out=$(kc -L -t three 2>&1 || true)
+echo "$out" | grep -qi "storage\|disk error" || kaas_fail "damaged topic not reported offline: $out"
+grep -q "three: document unreadable" "$KAASD_LOG" || kaas_fail "damage not logged"
+cmp -s "$doc" "$KAAS_SCRATCH/doc.bak" || kaas_fail "damaged document was rewritten"
+[ -d "$KAAS_SCRATCH/data/three/0" ] || kaas_fail "offline topic's data was touched"
+kaasd_stop
+
 # Bad settings are refused with a message naming them.
 "$KAASD" --data "$KAAS_SCRATCH/data" --num-partitions zero 2>"$KAAS_SCRATCH/err" &&
 	kaas_fail "bad --num-partitions accepted"
