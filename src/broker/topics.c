@@ -226,26 +226,105 @@ static void topic_free(struct kaas_topic *tp)
 	free(tp);
 }
 
+/* Open the log of partition `idx` of topic `name` into *p. */
+static void open_one(struct kaas_topics *t, const char *name, int32_t idx,
+		     struct kaas_partition *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->index = idx;
+	char dir[300];
+	snprintf(dir, sizeof(dir), "%s/%d", name, idx);
+	int rc = kaas_log_open(t->data, dir, t->epoch, NULL, &p->log);
+	if (rc < 0) {
+		p->log = NULL;
+		p->open_err = rc;
+		kaas_error("topic %s partition %d: open failed: %s (%s)", name, idx, strerror(-rc),
+			   kaas_sub_errdetail());
+	} else if (t->notify) {
+		kaas_log_set_notify(p->log, t->notify, t->notify_arg);
+	}
+}
+
 /* Open logs for partitions [from, to) of topic `name` into arr[from..to). */
 static void open_range(struct kaas_topics *t, const char *name, struct kaas_partition *arr,
 		       int32_t from, int32_t to)
 {
-	for (int32_t i = from; i < to; i++) {
-		struct kaas_partition *p = &arr[i];
-		memset(p, 0, sizeof(*p));
-		p->index = i;
-		char dir[300];
-		snprintf(dir, sizeof(dir), "%s/%d", name, i);
-		int rc = kaas_log_open(t->data, dir, t->epoch, NULL, &p->log);
-		if (rc < 0) {
-			p->log = NULL;
-			p->open_err = rc;
-			kaas_error("topic %s partition %d: open failed: %s (%s)", name, i,
-				   strerror(-rc), kaas_sub_errdetail());
-		} else if (t->notify) {
-			kaas_log_set_notify(p->log, t->notify, t->notify_arg);
-		}
+	for (int32_t i = from; i < to; i++)
+		open_one(t, name, i, &arr[i]);
+}
+
+void kaas_partition_mark_failed(struct kaas_partition *p)
+{
+	__atomic_store_n(&p->failed, 1, __ATOMIC_RELEASE);
+}
+
+/* Open errors a retry cannot fix: a damaged or inconsistent directory (an
+ * operator must look), or a newer leader. */
+static int open_err_final(int err)
+{
+	return err == -EBADMSG || err == -EUCLEAN || err == KAAS_LOG_EFENCED || err == -EPROTO;
+}
+
+static int needs_reopen(const struct kaas_partition *p)
+{
+	return __atomic_load_n(&p->failed, __ATOMIC_ACQUIRE) ||
+	       (!p->log && !open_err_final(p->open_err));
+}
+
+/* Close and re-open every failed partition.  Caller holds admin_mu (so no
+ * delete or growth runs meanwhile) and no topic reference. */
+static size_t reopen_failed_locked(struct kaas_topics *t)
+{
+	pthread_mutex_lock(&t->mu);
+	int n = 0;
+	struct kaas_topic **v = malloc(sizeof(*v) * (size_t)(t->n + 1));
+	for (int i = 0; v && i < t->n; i++) {
+		struct kaas_topic *tp = t->v[i];
+		if (tp->offline || tp->deleting)
+			continue;
+		for (int32_t k = 0; k < tp->npart; k++)
+			if (needs_reopen(&tp->parts[k])) {
+				tp->refs++;
+				v[n++] = tp;
+				break;
+			}
 	}
+	pthread_mutex_unlock(&t->mu);
+	size_t still = 0;
+	for (int i = 0; i < n; i++) {
+		struct kaas_topic *tp = v[i];
+		for (int32_t k = 0; k < tp->npart; k++) {
+			if (!needs_reopen(&tp->parts[k]))
+				continue;
+			/* Take the log away once no request uses the topic. */
+			pthread_mutex_lock(&t->mu);
+			while (tp->refs > 2)
+				pthread_cond_wait(&t->cv, &t->mu);
+			struct kaas_log *old = tp->parts[k].log;
+			tp->parts[k].log = NULL;
+			__atomic_store_n(&tp->parts[k].failed, 0, __ATOMIC_RELEASE);
+			pthread_mutex_unlock(&t->mu);
+			if (old) {
+				kaas_warn("topic %s partition %d: log failed; re-opening it", tp->name, k);
+				int rc = kaas_log_close(old);
+				if (rc < 0)
+					kaas_warn("topic %s partition %d: close of the failed log: %s",
+						  tp->name, k, strerror(-rc));
+			}
+			struct kaas_partition fresh;
+			open_one(t, tp->name, k, &fresh);
+			if (fresh.log)
+				kaas_info("topic %s partition %d: re-opened", tp->name, k);
+			else
+				still++;
+			pthread_mutex_lock(&t->mu);
+			tp->parts[k] = fresh;
+			pthread_mutex_unlock(&t->mu);
+		}
+		kaas_topic_put(tp);
+	}
+	free(v);
+	return still;
 }
 
 /* Open partitions [0, to) of a topic no one else can see yet. */
@@ -729,6 +808,7 @@ size_t kaas_topics_housekeep(struct kaas_topics *t)
 {
 	pthread_mutex_lock(&t->admin_mu);
 	size_t n = t->pending.count ? kaas_pending_drive(&t->pending) : 0;
+	n += reopen_failed_locked(t);
 	pthread_mutex_unlock(&t->admin_mu);
 	return n;
 }

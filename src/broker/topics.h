@@ -39,7 +39,14 @@ struct kaas_partition {
 	int32_t index;
 	struct kaas_log *log;     /* NULL when it failed to open (open_err) */
 	int open_err;             /* -errno of the failed open, or 0 */
+	int failed;               /* the log failed (a write or fsync error):
+	                             kaas_topics_housekeep re-opens it */
 };
+
+/* Record that a partition's log failed (any thread): the next housekeeping
+ * closes it and opens it again (its tail recovered by CRC), so a full or
+ * flaky volume costs produce errors for a while, not the partition. */
+void kaas_partition_mark_failed(struct kaas_partition *p);
 
 struct kaas_topic {
 	char *name;
@@ -91,8 +98,10 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name);
 int kaas_topics_add_partitions(struct kaas_topics *t, const char *name, int32_t count,
 			       int validate_only, const char **why);
 
-/* Re-drive unfinished convergent work (removals).  Returns how much is
- * still pending.  Blocks (volume). */
+/* Re-drive unfinished convergent work: removals, and partitions whose log
+ * failed or could not be opened for a retryable reason (closed and opened
+ * again once no request uses the topic).  Returns how much is still
+ * pending.  Blocks (volume). */
 size_t kaas_topics_housekeep(struct kaas_topics *t);
 
 #endif

@@ -53,6 +53,7 @@ struct pcomp {
 	struct kaas_completion c;
 	struct produce_ctx *ctx;
 	struct pp *part;
+	struct kaas_partition *kp;
 	int64_t result;
 };
 
@@ -114,6 +115,8 @@ static void on_complete(struct kaas_completion *c)
 		pc->part->sync_err = pc->result == KAAS_LOG_EFENCED
 					     ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
 					     : KAAS_KERR_KAFKA_STORAGE_ERROR;
+		if (pc->result != KAAS_LOG_EFENCED)
+			kaas_partition_mark_failed(pc->kp);
 	}
 	free(pc);
 	ctx->completed++;
@@ -146,8 +149,9 @@ static uint32_t be32(const uint8_t *p)
 	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-static int16_t append_partition(struct produce_ctx *ctx, struct kaas_log *log, struct pp *p)
+static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *kp, struct pp *p)
 {
+	struct kaas_log *log = kp->log;
 	const uint8_t *buf = p->records.p;
 	size_t len = (size_t)p->records.len;
 	size_t pos = 0;
@@ -172,12 +176,15 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_log *log, s
 			pc->c.fn = on_complete;
 			pc->ctx = ctx;
 			pc->part = p;
+			pc->kp = kp;
 		}
 		int64_t base = -1;
 		int rc = kaas_log_append(log, &lb, pc ? on_appended : NULL, pc, &base);
 		if (rc < 0) {
 			free(pc);
 			kaas_warn("append to partition %d failed: %s", p->index, strerror(-rc));
+			if (rc != -EFBIG && rc != -EINVAL && rc != KAAS_LOG_EFENCED && rc != -ENOMEM)
+				kaas_partition_mark_failed(kp);
 			return rc == -EFBIG ? KAAS_KERR_MESSAGE_TOO_LARGE
 			     : rc == KAAS_LOG_EFENCED ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
 						      : KAAS_KERR_KAFKA_STORAGE_ERROR;
@@ -248,7 +255,7 @@ static void produce_job(struct kaas_job *job)
 			struct pp *p = &t->parts[j];
 			if (p->err)
 				continue;
-			struct kaas_log *log = t->topic->parts[p->index].log;
+			struct kaas_partition *kp = &t->topic->parts[p->index];
 			struct kaas_batch_summary sum;
 			const char *why = NULL;
 			int16_t e = (int16_t)kaas_batch_validate(p->records.p, (size_t)p->records.len,
@@ -259,8 +266,8 @@ static void produce_job(struct kaas_job *job)
 				p->err = e;
 				continue;
 			}
-			p->log_start = kaas_log_start_offset(log);
-			p->err = append_partition(ctx, log, p);
+			p->log_start = kaas_log_start_offset(kp->log);
+			p->err = append_partition(ctx, kp, p);
 		}
 	}
 	kaas_broker_complete(b, &ctx->submitted_c);
