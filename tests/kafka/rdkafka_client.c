@@ -3,6 +3,11 @@
  * acks 0/1/-1 produce and read back, MESSAGE_TOO_LARGE, and the admin API
  * (CreateTopics, CreatePartitions, DeleteTopics).  Driven by
  * rdkafka_client.sh, which starts the broker.
+ *
+ *   rdkafka_client [acks|large|admin]   the tests (all without argument)
+ *   rdkafka_client bench N SIZE         produce N x SIZE bytes (acks=all) and
+ *                                       consume them back; prints msgs/s,
+ *                                       MB/s and p50/p99 produce latency
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,6 +280,110 @@ static void test_admin(void)
 	rd_kafka_destroy(rk);
 }
 
+/* ---------------------------------------------------------------- bench */
+
+#include <time.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct bench_state {
+	double *lat;
+	int n, failed;
+};
+
+static void bench_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	struct bench_state *s = rd_kafka_opaque(rk);
+	if (m->err) {
+		s->failed++;
+		return;
+	}
+	double t0 = *(double *)m->_private;
+	s->lat[s->n++] = now_s() - t0;
+	free(m->_private);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* bench N SIZE: produce N messages of SIZE bytes (acks=all) to a fresh
+ * topic, then consume them; print rates and produce latency percentiles. */
+static int bench(int n, int size)
+{
+	char err[512], topic[64];
+	snprintf(topic, sizeof(topic), "bench-%d-%d-%ld", n, size, (long)time(NULL));
+	struct bench_state s = { calloc((size_t)n, sizeof(double)), 0, 0 };
+	rd_kafka_conf_t *c = rd_kafka_conf_new();
+	rd_kafka_conf_set(c, "bootstrap.servers", broker, err, sizeof(err));
+	rd_kafka_conf_set(c, "acks", "all", err, sizeof(err));
+	rd_kafka_conf_set(c, "linger.ms", "2", err, sizeof(err));
+	rd_kafka_conf_set(c, "batch.size", "1000000", err, sizeof(err));
+	rd_kafka_conf_set(c, "queue.buffering.max.messages", "1000000", err, sizeof(err));
+	rd_kafka_conf_set_dr_msg_cb(c, bench_dr);
+	rd_kafka_conf_set_opaque(c, &s);
+	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
+	char *payload = malloc((size_t)size);
+	for (int i = 0; i < size; i++)
+		payload[i] = (char)('a' + (i * 31) % 26);
+	double t0 = now_s();
+	for (int i = 0; i < n; i++) {
+		double *stamp = malloc(sizeof(double));
+		*stamp = now_s();
+		while (rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
+					 RD_KAFKA_V_VALUE(payload, (size_t)size),
+					 RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+					 RD_KAFKA_V_OPAQUE(stamp), RD_KAFKA_V_END) ==
+		       RD_KAFKA_RESP_ERR__QUEUE_FULL)
+			rd_kafka_poll(rk, 1);
+		rd_kafka_poll(rk, 0);
+	}
+	rd_kafka_flush(rk, 120000);
+	double dt = now_s() - t0;
+	rd_kafka_destroy(rk);
+	qsort(s.lat, (size_t)s.n, sizeof(double), cmp_d);
+	double mb = (double)n * size / 1e6;
+	printf("produce %d x %d B (acks=all): %.2f s, %.0f msgs/s, %.1f MB/s, p50 %.2f ms, p99 %.2f ms, %d failed\n",
+	       n, size, dt, n / dt, mb / dt, s.n ? s.lat[s.n / 2] * 1e3 : -1.0,
+	       s.n ? s.lat[(int)(s.n * 0.99)] * 1e3 : -1.0, s.failed);
+	free(s.lat);
+	free(payload);
+	/* Consume it all back. */
+	rd_kafka_conf_t *cc = rd_kafka_conf_new();
+	rd_kafka_conf_set(cc, "bootstrap.servers", broker, err, sizeof(err));
+	rd_kafka_conf_set(cc, "fetch.message.max.bytes", "4000000", err, sizeof(err));
+	rd_kafka_t *ck = rd_kafka_new(RD_KAFKA_CONSUMER, cc, err, sizeof(err));
+	rd_kafka_topic_t *t = rd_kafka_topic_new(ck, topic, NULL);
+	t0 = now_s();
+	rd_kafka_consume_start(t, 0, RD_KAFKA_OFFSET_BEGINNING);
+	int got = 0, idle = 0;
+	while (got < n && idle < 50) {
+		rd_kafka_message_t *m = rd_kafka_consume(t, 0, 200);
+		if (!m) {
+			idle++;
+			continue;
+		}
+		if (!m->err)
+			got++;
+		rd_kafka_message_destroy(m);
+		idle = 0;
+	}
+	dt = now_s() - t0;
+	rd_kafka_consume_stop(t, 0);
+	rd_kafka_topic_destroy(t);
+	rd_kafka_destroy(ck);
+	printf("consume %d x %d B: %.2f s, %.0f msgs/s, %.1f MB/s\n", got, size, dt, got / dt,
+	       (double)got * size / 1e6 / dt);
+	return got == n && s.failed == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	broker = getenv("KAAS_BROKER");
@@ -283,6 +392,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *only = argc > 1 ? argv[1] : NULL;
+	if (only && strcmp(only, "bench") == 0 && argc == 4)
+		return bench(atoi(argv[2]), atoi(argv[3]));
 	if (!only || strcmp(only, "acks") == 0) {
 		test_acks("0");
 		test_acks("1");
