@@ -35,6 +35,7 @@ struct kaas_conn {
 	size_t queued;
 	int closing;
 	int reading;
+	int in_frames;            /* conn_frames is on the stack */
 	int refs;                 /* 1 for the handle + 1 per request not yet freed */
 	char peer[64];
 };
@@ -125,6 +126,9 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 	buf->len = c->rcap - c->rlen;
 }
 
+static void conn_maybe_resume(struct kaas_conn *c);
+static void conn_read_start(struct kaas_conn *c);
+
 struct write_ctx {
 	uv_write_t w;
 	struct kaas_req *req;
@@ -138,12 +142,14 @@ static void on_written(uv_write_t *w, int status)
 	struct kaas_conn *c = req->conn;
 	if (status < 0 && !c->closing)
 		conn_close(c, uv_strerror(status));
+	c->refs++; /* keep c while the request goes */
 	req_free(req);
 	free(wc);
+	/* Reading may have stopped on a full write queue: resume it. */
+	conn_maybe_resume(c);
+	conn_unref(c);
 }
 
-static void conn_maybe_resume(struct kaas_conn *c);
-static void conn_read_start(struct kaas_conn *c);
 
 /* Send every finished request at the head of the queue, in order. */
 static void conn_flush(struct kaas_conn *c)
@@ -298,6 +304,8 @@ static void dispatch(struct kaas_conn *c, struct kaas_req *req)
 	}
 }
 
+static void conn_frames(struct kaas_conn *c);
+
 static void conn_maybe_resume(struct kaas_conn *c)
 {
 	if (c->closing || c->reading || c->b->draining)
@@ -305,6 +313,9 @@ static void conn_maybe_resume(struct kaas_conn *c)
 	if (c->queued < MAX_QUEUED_REQS / 2 &&
 	    uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) < MAX_QUEUED_WRITE / 2) {
 		conn_read_start(c);
+		/* Frames that arrived before the pause are already buffered. */
+		if (!c->in_frames)
+			conn_frames(c);
 	}
 }
 
@@ -324,12 +335,14 @@ static void conn_read_stop(struct kaas_conn *c)
 	}
 }
 
-/* Cut complete frames off the read buffer and dispatch them. */
+/* Cut complete frames off the read buffer and dispatch them, while reading
+ * is on (a paused connection keeps its buffered frames for later). */
 static void conn_frames(struct kaas_conn *c)
 {
 	struct kaas_broker *b = c->b;
 	size_t pos = 0;
-	while (!c->closing && c->rlen - pos >= 4) {
+	c->in_frames = 1;
+	while (!c->closing && c->reading && c->rlen - pos >= 4) {
 		const uint8_t *p = c->rbuf + pos;
 		int32_t size = (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
 					 ((uint32_t)p[2] << 8) | p[3]);
@@ -338,6 +351,7 @@ static void conn_frames(struct kaas_conn *c)
 			snprintf(why, sizeof(why), "frame size %d outside [10, %zu]", size,
 				 b->cfg.max_request_bytes);
 			conn_close(c, why);
+			c->in_frames = 0;
 			return;
 		}
 		if (c->rlen - pos - 4 < (size_t)size)
@@ -347,6 +361,7 @@ static void conn_frames(struct kaas_conn *c)
 		if (!frame) {
 			free(req);
 			conn_close(c, "out of memory");
+			c->in_frames = 0;
 			return;
 		}
 		memcpy(frame, p + 4, (size_t)size);
@@ -373,6 +388,7 @@ static void conn_frames(struct kaas_conn *c)
 			break;
 		}
 	}
+	c->in_frames = 0;
 	if (c->closing)
 		return;
 	if (pos) {

@@ -334,11 +334,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(mode, "pipeline") == 0) {
-		/* 100 requests in one go: answers must come back in order. */
-		for (int32_t i = 0; i < 100; i++)
+		/* 3000 requests in one go (past the per-connection queue limit, so
+		 * reading pauses and resumes): answers must come back in order. */
+		for (int32_t i = 0; i < 3000; i++)
 			if (send_metadata(fd, 1000 + i, "raw") < 0)
 				return fail("pipeline send");
-		for (int32_t i = 0; i < 100; i++) {
+		for (int32_t i = 0; i < 3000; i++) {
 			int32_t corr;
 			size_t len;
 			uint8_t *b = read_response(fd, &corr, &len, 10000);
