@@ -9,3 +9,9 @@ tests_log_test_log_basic_SOURCES = tests/log/test_log_basic.c
 tests_log_test_log_basic_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_basic_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_basic
+
+check_PROGRAMS += tests/log/test_log_fence
+tests_log_test_log_fence_SOURCES = tests/log/test_log_fence.c
+tests_log_test_log_fence_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_fence_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_fence
