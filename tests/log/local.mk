@@ -15,3 +15,9 @@ tests_log_test_log_fence_SOURCES = tests/log/test_log_fence.c
 tests_log_test_log_fence_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_fence_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_fence
+
+check_PROGRAMS += tests/log/test_log_crash
+tests_log_test_log_crash_SOURCES = tests/log/test_log_crash.c
+tests_log_test_log_crash_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_crash_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_crash
