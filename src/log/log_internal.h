@@ -189,6 +189,9 @@ struct kaas_log {
 	uint64_t ckpt_pos;          /* checkpoint of the active segment */
 	int64_t ckpt_next;
 
+	uint64_t mf_ino, mf_size;   /* identity of the manifest version last */
+	int64_t mf_mtime;           /* checked (wlock) */
+
 	struct pstate ps;           /* producer state (under mu) */
 	kaas_log_notify_cb notify;
 	void *notify_arg;

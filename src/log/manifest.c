@@ -10,12 +10,40 @@
 
 int manifest_check_epoch(struct kaas_log *log)
 {
-	cJSON *body = NULL;
-	int ver = 0;
-	int rc = kaas_doc_read(log->sub, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, &body,
-			       &ver);
+	/* Open (close-to-open: a replace by another host is seen now), and skip
+	 * the parse when the file is the very version checked last time: a
+	 * replace always brings a new file (new id, and size or mtime). */
+	struct kaas_file *f = NULL;
+	int rc = kaas_sub_open(log->sub, log->manifest_path, KAAS_O_READ, 0, &f);
 	if (rc == -ENOENT)
 		return 0;
+	if (rc < 0)
+		return rc;
+	struct kaas_stat st;
+	rc = kaas_sub_fstat(f, &st);
+	if (rc == 0 && st.ino && st.ino == log->mf_ino && st.size == log->mf_size &&
+	    st.mtime_ns == log->mf_mtime) {
+		kaas_sub_close(f);
+		return 0;
+	}
+	char *buf = NULL;
+	if (rc == 0 && st.size > KAAS_DOC_MAX_BYTES)
+		rc = kaas_sub_fail(EFBIG, "%s: %" PRIu64 " bytes", log->manifest_path, st.size);
+	if (rc == 0 && !(buf = malloc(st.size + 1)))
+		rc = -ENOMEM;
+	ssize_t n = 0;
+	if (rc == 0) {
+		n = kaas_sub_pread_full(f, buf, st.size, 0);
+		if (n < 0)
+			rc = (int)n;
+	}
+	kaas_sub_close(f);
+	cJSON *body = NULL;
+	int ver = 0;
+	if (rc == 0)
+		rc = kaas_doc_decode(log->manifest_path, buf, (size_t)n, MANIFEST_KIND, MANIFEST_VERSION,
+				     &body, &ver);
+	free(buf);
 	if (rc < 0)
 		return rc;
 	uint64_t e = 0;
@@ -26,6 +54,9 @@ int manifest_check_epoch(struct kaas_log *log)
 	if (e > log->epoch)
 		return kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64
 				     " is above ours (%" PRIu32 ")", log->manifest_path, e, log->epoch);
+	log->mf_ino = st.ino;
+	log->mf_size = st.size;
+	log->mf_mtime = st.mtime_ns;
 	return 0;
 }
 
