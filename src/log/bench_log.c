@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "contract/contract.h"
 #include "log/log.h"
 #include "substrate/substrate.h"
 #include "util/crc32c.h"
@@ -163,36 +164,47 @@ static int bench_append(const char *url, size_t size, int nthreads, double secs)
 	kaas_log_get_stats(log, &st);
 	kaas_log_close(log);
 
-	/* The plain loop: the same bytes, the same number of fsyncs. */
-	char path[96];
-	snprintf(path, sizeof path, "bench-append-%ld/0/plain.dat", (long)getpid());
-	struct kaas_file *f;
-	rc = kaas_sub_open(sub, path, KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_TRUNC, 0644, &f);
-	if (rc < 0)
-		return die("open plain file", rc);
+	/* The plain loop: the same bytes, the same number of fsyncs; run twice
+	 * (a fresh file each time) and the better run counted, so that the
+	 * order of the runs does not favour the log. */
 	uint64_t per = st.fsyncs ? st.bytes / st.fsyncs : st.bytes;
 	unsigned char *chunk = malloc(per ? per : 1);
 	for (uint64_t i = 0; i < per; i++)
 		chunk[i] = batch[i % size];
 	uint64_t pos = 0;
-	t0 = now_s();
-	for (uint64_t i = 0; i < st.fsyncs; i++) {
-		rc = kaas_sub_pwrite_full(f, chunk, per, pos);
-		if (rc == 0)
-			rc = kaas_sub_fsync(f);
+	double t_plain = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		char path[96];
+		snprintf(path, sizeof path, "bench-append-%ld/0/plain-%d.dat", (long)getpid(), pass);
+		struct kaas_file *f;
+		rc = kaas_sub_open(sub, path, KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_TRUNC, 0644, &f);
 		if (rc < 0)
-			return die("plain loop", rc);
-		pos += per;
+			return die("open plain file", rc);
+		pos = 0;
+		t0 = now_s();
+		for (uint64_t i = 0; i < st.fsyncs; i++) {
+			rc = kaas_sub_pwrite_full(f, chunk, per, pos);
+			if (rc == 0)
+				rc = kaas_sub_fsync(f);
+			if (rc < 0)
+				return die("plain loop", rc);
+			pos += per;
+		}
+		double t = now_s() - t0;
+		if (pass == 0 || t < t_plain)
+			t_plain = t;
+		kaas_sub_close(f);
+		kaas_sub_unlink(sub, path);
 	}
-	double t_plain = now_s() - t0;
-	kaas_sub_close(f);
-	kaas_sub_unlink(sub, path);
 	double mb_log = (double)st.bytes / t_log / 1e6, mb_plain = (double)pos / t_plain / 1e6;
 	printf("batch=%zu appenders=%d appends=%" PRIu64 " fsyncs=%" PRIu64
 	       " bytes_per_fsync=%" PRIu64 " log_MBps=%.1f plain_MBps=%.1f ratio=%.2f\n",
 	       size, nthreads, n, st.fsyncs, per, mb_log, mb_plain, mb_log / mb_plain);
 	free(chunk);
 	free(batch);
+	char top[64];
+	snprintf(top, sizeof top, "bench-append-%ld", (long)getpid());
+	kaas_remove_tree(sub, top, NULL);
 	kaas_substrate_close(sub);
 	return 0;
 }
