@@ -475,6 +475,14 @@ uint32_t kaas_log_epoch(struct kaas_log *log)
 	return log->epoch;
 }
 
+int kaas_log_status(struct kaas_log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	int v = log->failed;
+	pthread_mutex_unlock(&log->mu);
+	return v;
+}
+
 void kaas_log_set_notify(struct kaas_log *log, kaas_log_notify_cb cb, void *arg)
 {
 	pthread_mutex_lock(&log->mu);

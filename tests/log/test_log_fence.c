@@ -93,6 +93,8 @@ static void run_zombie(struct fx *f, int fence_check)
 			assert_int_equal(r, KAAS_LOG_EFENCED);
 	}
 	if (fence_check)
+		assert_int_equal(kaas_log_status(a), KAAS_LOG_EFENCED);
+	if (fence_check)
 		assert_int_equal(zombie_acked, 0); /* its first commit check fails */
 	else
 		assert_true(zombie_acked > 0); /* acked into bytes nobody reads, until
