@@ -154,6 +154,11 @@ int log_checkpoint_locked(struct kaas_log *log)
 	int rc = pstate_write(log);
 	if (rc < 0)
 		return rc;
+	/* The active segment's index up to here, so that the first read of
+	 * this segment after a failover rebuilds only the part after it. */
+	pthread_mutex_lock(&a->ilock);
+	seg_index_write(log->sub, a); /* derived data: a failure costs a rebuild */
+	pthread_mutex_unlock(&a->ilock);
 	uint64_t opos = log->ckpt_pos;
 	int64_t onext = log->ckpt_next;
 	log->ckpt_pos = pos;
