@@ -146,8 +146,6 @@ struct pending {
 	int64_t max_ts;
 	size_t len;
 	unsigned char *data;   /* baseOffset already rewritten */
-	int done;              /* for append_sync */
-	int64_t result;
 };
 
 struct kaas_log {
@@ -162,7 +160,6 @@ struct kaas_log {
 	pthread_cond_t work_cv;     /* sync thread: queue non-empty / stop */
 	pthread_cond_t room_cv;     /* appenders: pending bytes dropped */
 	pthread_cond_t data_cv;     /* readers: high watermark moved / failure */
-	pthread_cond_t done_cv;     /* append_sync waiters */
 
 	pthread_mutex_t wlock;      /* every write to the volume (sync thread, roll,
 	                               retention, close) */
@@ -181,7 +178,6 @@ struct kaas_log {
 	uint64_t qbytes;
 	int failed;                 /* 0 or -errno: the log is dead */
 	bool stop;
-	bool roll_req;
 	pthread_t thread;
 	bool thread_started;
 
@@ -216,6 +212,11 @@ void seg_unref_locked(struct kaas_log *log, struct segment *s);
 int log_reap_doomed(struct kaas_log *log);
 /* Record a failure: every waiter is woken with it (mu held). */
 void log_fail_locked(struct kaas_log *log, int err);
+/* Create segment "<base>-<our epoch>.log" and make it the active one
+ * (wlock held, or during open). */
+int log_start_segment(struct kaas_log *log, int64_t base);
+/* The sync thread: writes queued batches, fsyncs, completes them. */
+void *log_sync_main(void *arg);
 
 int64_t now_ms_wall(void);
 

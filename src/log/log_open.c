@@ -11,8 +11,6 @@
 #include "contract/doc.h"
 #include "log/log_internal.h"
 
-int log_start_segment(struct kaas_log *log, int64_t base);
-void *log_sync_main(void *arg);
 
 void kaas_log_config_default(struct kaas_log_config *cfg)
 {
@@ -46,7 +44,6 @@ static void log_free(struct kaas_log *log)
 	pthread_cond_destroy(&log->work_cv);
 	pthread_cond_destroy(&log->room_cv);
 	pthread_cond_destroy(&log->data_cv);
-	pthread_cond_destroy(&log->done_cv);
 	free(log->dir);
 	free(log->manifest_path);
 	free(log->pstate_path);
@@ -294,7 +291,6 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	pthread_cond_init(&log->work_cv, NULL);
 	pthread_cond_init(&log->room_cv, NULL);
 	pthread_cond_init(&log->data_cv, NULL);
-	pthread_cond_init(&log->done_cv, NULL);
 	log->sub = data;
 	log->epoch = leader_epoch;
 	if (cfg)

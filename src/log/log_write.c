@@ -15,17 +15,12 @@ int64_t now_ms_wall(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void complete(struct kaas_log *log, struct pending *p, int64_t result)
+static void complete(struct pending *p, int64_t result)
 {
-	if (p->cb) {
+	if (p->cb)
 		p->cb(p->arg, result);
-		free(p->data);
-		free(p);
-	} else {
-		free(p->data);
-		free(p);
-	}
-	(void)log;
+	free(p->data);
+	free(p);
 }
 
 void log_fail_locked(struct kaas_log *log, int err)
@@ -154,11 +149,6 @@ int log_checkpoint_locked(struct kaas_log *log)
 	int rc = pstate_write(log);
 	if (rc < 0)
 		return rc;
-	/* The active segment's index up to here, so that the first read of
-	 * this segment after a failover rebuilds only the part after it. */
-	pthread_mutex_lock(&a->ilock);
-	seg_index_write(log->sub, a); /* derived data: a failure costs a rebuild */
-	pthread_mutex_unlock(&a->ilock);
 	uint64_t opos = log->ckpt_pos;
 	int64_t onext = log->ckpt_next;
 	log->ckpt_pos = pos;
@@ -171,6 +161,11 @@ int log_checkpoint_locked(struct kaas_log *log)
 	}
 	log->since_ckpt = 0;
 	log->stats.checkpoints++;
+	/* The active segment's index up to here, so that the first read of
+	 * this segment after a failover rebuilds only the part after it. */
+	pthread_mutex_lock(&a->ilock);
+	seg_index_write(log->sub, a); /* derived data: a failure costs a rebuild */
+	pthread_mutex_unlock(&a->ilock);
 	return 0;
 }
 
@@ -193,7 +188,6 @@ static int create_segment_file(struct kaas_log *log, struct segment *s, struct k
 	return rc;
 }
 
-int log_start_segment(struct kaas_log *log, int64_t base);
 int log_start_segment(struct kaas_log *log, int64_t base)
 {
 	struct segment *s = seg_new(log->dir, base, log->epoch);
@@ -275,8 +269,7 @@ int kaas_log_roll(struct kaas_log *log)
 
 /* Write one round (a list of pending batches, in offset order) to the
  * active segment and fsync it.  wlock held.  Returns 0 or -errno. */
-static int write_round(struct kaas_log *log, struct pending *list, size_t bytes,
-		       int *fence_failed)
+static int write_round(struct kaas_log *log, struct pending *list, size_t bytes)
 {
 	struct segment *a = log->segs[log->nsegs - 1];
 	if (a->end > 0 && a->end + bytes > log->cfg.segment_bytes) {
@@ -285,17 +278,22 @@ static int write_round(struct kaas_log *log, struct pending *list, size_t bytes,
 			return rc;
 		a = log->segs[log->nsegs - 1];
 	}
-	unsigned char *buf = malloc(bytes);
-	if (!buf)
-		return -ENOMEM;
-	size_t off = 0;
-	for (struct pending *p = list; p; p = p->next) {
-		memcpy(buf + off, p->data, p->len);
-		off += p->len;
-	}
 	uint64_t pos = a->end;
-	int rc = kaas_sub_pwrite_full(log->wfile, buf, bytes, pos);
-	free(buf);
+	int rc;
+	if (!list->next) {
+		rc = kaas_sub_pwrite_full(log->wfile, list->data, bytes, pos);
+	} else {
+		unsigned char *buf = malloc(bytes);
+		if (!buf)
+			return -ENOMEM;
+		size_t off = 0;
+		for (struct pending *p = list; p; p = p->next) {
+			memcpy(buf + off, p->data, p->len);
+			off += p->len;
+		}
+		rc = kaas_sub_pwrite_full(log->wfile, buf, bytes, pos);
+		free(buf);
+	}
 	if (rc == 0)
 		rc = kaas_sub_fsync(log->wfile);
 	log->stats.fsyncs++;
@@ -306,10 +304,8 @@ static int write_round(struct kaas_log *log, struct pending *list, size_t bytes,
 	 * the new leader (if any) will scan these bytes: the ack is safe. */
 	if (log->cfg.fence_check) {
 		rc = manifest_check_epoch(log);
-		if (rc < 0) {
-			*fence_failed = 1;
+		if (rc < 0)
 			return rc;
-		}
 	}
 	/* Publish: index entries, segment end, high watermark, producer state. */
 	pthread_mutex_lock(&a->ilock);
@@ -340,7 +336,6 @@ static int write_round(struct kaas_log *log, struct pending *list, size_t bytes,
 	return 0;
 }
 
-void *log_sync_main(void *arg);
 void *log_sync_main(void *arg)
 {
 	struct kaas_log *log = arg;
@@ -370,10 +365,9 @@ void *log_sync_main(void *arg)
 		pthread_mutex_unlock(&log->mu);
 
 		int rc = failed;
-		int fence_failed = 0;
 		if (!rc) {
 			pthread_mutex_lock(&log->wlock);
-			rc = write_round(log, list, bytes, &fence_failed);
+			rc = write_round(log, list, bytes);
 			if (rc == 0 && log->since_ckpt >= log->cfg.checkpoint_bytes) {
 				int c = log_checkpoint_locked(log);
 				if (c == KAAS_LOG_EFENCED || c == -EBADMSG) {
@@ -397,10 +391,9 @@ void *log_sync_main(void *arg)
 		hwm = log->hwm;
 		pthread_cond_broadcast(&log->room_cv);
 		pthread_mutex_unlock(&log->mu);
-		(void)fence_failed;
 		while (list) {
 			struct pending *nx = list->next;
-			complete(log, list, rc < 0 ? rc : list->base);
+			complete(list, rc < 0 ? rc : list->base);
 			list = nx;
 		}
 		if (rc == 0 && log->notify)
