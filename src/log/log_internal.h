@@ -178,6 +178,7 @@ struct kaas_log {
 	uint64_t qbytes;
 	int failed;                 /* 0 or -errno: the log is dead */
 	bool stop;
+	bool sync_idle;             /* the sync thread waits for work */
 	pthread_t thread;
 	bool thread_started;
 

@@ -79,8 +79,13 @@ int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_l
 	log->qbytes += b->len;
 	if (base_offset)
 		*base_offset = p->base;
-	pthread_cond_signal(&log->work_cv);
+	/* Wake the sync thread only when it sleeps (a busy one looks at the
+	 * queue before it sleeps), and after the unlock so it does not wake
+	 * into a held mutex. */
+	bool wake = log->sync_idle;
 	pthread_mutex_unlock(&log->mu);
+	if (wake)
+		pthread_cond_signal(&log->work_cv);
 	return 0;
 }
 
@@ -341,8 +346,11 @@ void *log_sync_main(void *arg)
 	struct kaas_log *log = arg;
 	pthread_mutex_lock(&log->mu);
 	for (;;) {
-		while (!log->qhead && !log->stop)
+		while (!log->qhead && !log->stop) {
+			log->sync_idle = true;
 			pthread_cond_wait(&log->work_cv, &log->mu);
+			log->sync_idle = false;
+		}
 		if (!log->qhead && log->stop)
 			break;
 		if (log->cfg.linger_us && !log->stop) {
