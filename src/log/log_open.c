@@ -152,8 +152,11 @@ static int pstate_scan(struct kaas_log *log, int64_t from, int64_t to)
 
 static int recover_tail(struct kaas_log *log, struct segment *L)
 {
+	/* Opened for writing only to fsync it: bytes a dead (or fenced) leader
+	 * wrote but never synced may be visible to this scan; once recorded in
+	 * the manifest as below the valid end they must be durable. */
 	struct kaas_file *f = NULL;
-	int rc = kaas_sub_open(log->sub, L->path, KAAS_O_READ, 0, &f);
+	int rc = kaas_sub_open(log->sub, L->path, KAAS_O_READ | KAAS_O_WRITE, 0, &f);
 	if (rc < 0)
 		return rc == -ENOENT ? kaas_sub_fail(EUCLEAN, "%s: named by the manifest but missing",
 						     L->path) : rc;
@@ -169,7 +172,11 @@ static int recover_tail(struct kaas_log *log, struct segment *L)
 	if (rc == 0)
 		rc = seg_scan(f, log->ckpt_pos, log->ckpt_next, UINT64_MAX, 1, 1, tail_cb, &t, &end,
 			      &next);
-	kaas_sub_close(f);
+	if (rc == 0 && end > log->ckpt_pos)
+		rc = kaas_sub_fsync(f);
+	int crc = kaas_sub_close(f);
+	if (rc == 0)
+		rc = crc;
 	if (rc < 0)
 		return rc;
 	log->stats.recovered_bytes = end - log->ckpt_pos;
