@@ -152,6 +152,50 @@ static void sweep(const char *tag, int by_rename, int torn)
 	assert_true(crashes > 10);
 }
 
+/* A crash during the recovery itself: after a workload crash, open with
+ * epoch 2 over a crashing wrapper (crashed at its Mth fsync, M = 1, 2, ...),
+ * then verify with epoch 3: nothing that completed is lost. */
+static void test_crash_during_recovery(void **state)
+{
+	(void)state;
+	unsigned checked = 0;
+	for (unsigned n = 5; n < 2000; n += 23) {
+		int workload_crashed = 0;
+		for (unsigned m = 1; m < 200; m++) {
+			struct lt_env env;
+			assert_int_equal(lt_env_init(&env, "crash-recovery"), 0);
+			struct kaas_crashsub_opts o = { .crash_at_fsync = n };
+			struct kaas_substrate *cs;
+			assert_int_equal(kaas_crashsub_wrap(lt_sub(&env), &o, &cs), 0);
+			struct done d = { .n = 0 };
+			workload(cs, env.dir, &d);
+			workload_crashed = kaas_crashsub_crashed(cs);
+			kaas_substrate_close(cs);
+			struct kaas_crashsub_opts o2 = { .crash_at_fsync = m, .torn_tail = 1, .seed = m };
+			assert_int_equal(kaas_crashsub_wrap(lt_sub(&env), &o2, &cs), 0);
+			struct kaas_log_config c = cfg();
+			struct kaas_log *log;
+			int rc = kaas_log_open(cs, env.dir, 2, &c, &log);
+			if (rc == 0)
+				kaas_log_close(log);
+			int rec_crashed = kaas_crashsub_crashed(cs);
+			kaas_substrate_close(cs);
+			struct kaas_substrate *fresh = lt_sub(&env);
+			verify(fresh, env.dir, 3, &d);
+			kaas_substrate_close(fresh);
+			free_done(&d);
+			lt_env_fini(&env);
+			checked++;
+			if (!rec_crashed)
+				break;
+		}
+		if (!workload_crashed)
+			break;
+	}
+	printf("# crash during recovery: %u combinations checked\n", checked);
+	assert_true(checked > 20);
+}
+
 static void test_crash_at_fsync(void **state)
 {
 	(void)state;
@@ -346,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_crash_at_fsync),
 		cmocka_unit_test(test_crash_at_rename),
 		cmocka_unit_test(test_crash_torn_tail),
+		cmocka_unit_test(test_crash_during_recovery),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
