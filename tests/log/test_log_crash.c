@@ -265,7 +265,9 @@ static void torn(int kind)
 	kaas_sub_close(fh);
 	free(b);
 
-	assert_int_equal(kaas_log_open(h, env.dir, 2, &c, &log), 0);
+	/* The bad-CRC case reopens with the same epoch (a restart without an
+	 * epoch bump, as a single broker does). */
+	assert_int_equal(kaas_log_open(h, env.dir, kind == 2 ? 1 : 2, &c, &log), 0);
 	struct kaas_log_stats ls;
 	kaas_log_get_stats(log, &ls);
 	assert_true(ls.recovered_bytes > 0);
