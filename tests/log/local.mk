@@ -21,3 +21,9 @@ tests_log_test_log_crash_SOURCES = tests/log/test_log_crash.c
 tests_log_test_log_crash_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_crash_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_crash
+
+check_PROGRAMS += tests/log/test_log_stress
+tests_log_test_log_stress_SOURCES = tests/log/test_log_stress.c
+tests_log_test_log_stress_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_stress_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_stress
