@@ -232,10 +232,12 @@ int log_roll_locked(struct kaas_log *log)
 	 * segment, then swap the manifest: until the rename the old manifest
 	 * (with `a` active and its checkpoint) stays valid. */
 	struct kaas_file *oldw = log->wfile;
+	pthread_mutex_lock(&a->ilock); /* readers look at `sealed` under ilock */
 	pthread_mutex_lock(&log->mu);
 	a->sealed = true;
 	int64_t next = a->next;
 	pthread_mutex_unlock(&log->mu);
+	pthread_mutex_unlock(&a->ilock);
 	seg_index_write(log->sub, a); /* derived: a failure costs a rebuild later */
 	log->wfile = NULL;
 	int rc = log_start_segment(log, next);

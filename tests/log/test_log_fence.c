@@ -149,19 +149,21 @@ struct racer {
 	int64_t acked[2000];
 	uint32_t seeds[2000];
 	int n;
-	volatile int stop;
+	int stop;
 };
 
 #include <pthread.h>
 static void *racer_main(void *arg)
 {
 	struct racer *r = arg;
-	for (uint32_t i = 0; i < 2000 && !r->stop; i++) {
+	for (uint32_t i = 0; i < 2000 && !__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST); i++) {
 		int64_t off = put(r->log, 5000 + i, 100);
 		if (off < 0)
 			break;
-		r->acked[r->n] = off;
-		r->seeds[r->n++] = 5000 + i;
+		int n = __atomic_load_n(&r->n, __ATOMIC_SEQ_CST);
+		r->acked[n] = off;
+		r->seeds[n] = 5000 + i;
+		__atomic_store_n(&r->n, n + 1, __ATOMIC_SEQ_CST);
 	}
 	return NULL;
 }
@@ -182,7 +184,7 @@ static void test_acked_by_zombie_survive(void **state)
 	for (int i = 0; i < 10000 && __atomic_load_n(&r.n, __ATOMIC_SEQ_CST) < 50; i++)
 		usleep(1000);
 	assert_int_equal(kaas_log_open(hb, f->env.dir, 2, &c, &b), 0);
-	r.stop = 1;
+	__atomic_store_n(&r.stop, 1, __ATOMIC_SEQ_CST);
 	pthread_join(th, NULL);
 	int64_t hwm = kaas_log_high_watermark(b);
 	for (int i = 0; i < r.n; i++) {
