@@ -352,7 +352,7 @@ static void test_unclean_index_and_times(void **state)
 	assert_int_equal(kaas_log_open(h, env.dir, 2, &c, &log), 0);
 	struct kaas_log_stats ls;
 	kaas_log_get_stats(log, &ls);
-	assert_true(ls.recovered_bytes < 3000 + 400);
+	assert_true(ls.recovered_bytes < 2 * 3000); /* the checkpoint interval + a round or so */
 	for (int64_t t = 900; t <= 1000 + N * 10; t += 3) {
 		int want = -1;
 		for (int i = 0; i < N && want < 0; i++)

@@ -26,6 +26,13 @@ struct shared {
 	long reads;        /* atomic */
 };
 
+/* Count (and say) a failed check. */
+static void bad(struct shared *sh, int line, int rc)
+{
+	fprintf(stderr, "check at line %d failed (rc %d: %s)\n", line, rc, kaas_sub_errdetail());
+	__atomic_fetch_add(&sh->errors, 1, __ATOMIC_SEQ_CST);
+}
+
 static void *appender(void *arg)
 {
 	struct shared *sh = arg;
@@ -42,7 +49,7 @@ static void *appender(void *arg)
 		else
 			r = kaas_log_append_sync(sh->log, &d);
 		if (r < 0)
-			__atomic_fetch_add(&sh->errors, 1, __ATOMIC_SEQ_CST);
+			bad(sh, __LINE__, 0);
 		free(b);
 	}
 	return NULL;
@@ -88,14 +95,14 @@ static void *reader(void *arg)
 			if (rc == -ERANGE)
 				continue; /* the start moved meanwhile */
 			if (rc < 0 || s.len == 0) {
-				__atomic_fetch_add(&sh->errors, 1, __ATOMIC_SEQ_CST);
+				bad(sh, __LINE__, rc);
 				kaas_log_slice_release(&s);
 				continue;
 			}
 			unsigned char *buf = malloc(s.len);
 			if (kaas_log_slice_pread(&s, buf, s.len, 0) != (ssize_t)s.len ||
 			    check_slice_bytes(buf, s.len, off) < 0)
-				__atomic_fetch_add(&sh->errors, 1, __ATOMIC_SEQ_CST);
+				bad(sh, __LINE__, 0);
 			free(buf);
 			kaas_log_slice_release(&s);
 		} else {
@@ -105,13 +112,13 @@ static void *reader(void *arg)
 			if (rc == -ERANGE)
 				continue;
 			if (rc < 0 || len == 0 || check_slice_bytes(buf, len, off) < 0)
-				__atomic_fetch_add(&sh->errors, 1, __ATOMIC_SEQ_CST);
+				bad(sh, __LINE__, 0);
 			free(buf);
 		}
 		int64_t o;
 		int rc = kaas_log_offset_for_time(sh->log, 1000 + (int64_t)(seed % 400), &o, NULL);
 		if (rc < 0 && rc != -ENOENT)
-			__atomic_fetch_add(&sh->errors, 1, __ATOMIC_SEQ_CST);
+			bad(sh, __LINE__, 0);
 		__atomic_fetch_add(&sh->reads, 1, __ATOMIC_SEQ_CST);
 		usleep(100);
 	}
@@ -129,7 +136,7 @@ static void *keeper(void *arg)
 			rc = kaas_log_delete_records(sh->log, start + (hwm - start) / 4);
 		}
 		if (rc < 0)
-			__atomic_fetch_add(&sh->errors, 1, __ATOMIC_SEQ_CST);
+			bad(sh, __LINE__, 0);
 		usleep(2000);
 	}
 	return NULL;
