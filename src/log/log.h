@@ -202,6 +202,9 @@ int64_t kaas_log_start_offset(struct kaas_log *log);
 int64_t kaas_log_end_offset(struct kaas_log *log);
 /* The epoch this handle was opened with. */
 uint32_t kaas_log_epoch(struct kaas_log *log);
+/* 0 while the log takes appends; else the -errno that failed it for good
+ * (KAAS_LOG_EFENCED when a newer leader was found): close it. */
+int kaas_log_status(struct kaas_log *log);
 
 /* First batch whose max timestamp is >= ts (batch granularity: the offset is
  * that batch's base offset, or log start if it lies inside the batch) among

@@ -16,6 +16,9 @@
 #define MANIFEST_NAME "manifest.json"
 #define MANIFEST_KIND "kaas-partition-manifest"
 #define MANIFEST_VERSION 1
+#define FENCE_NAME "leader.json"
+#define FENCE_KIND "kaas-partition-leader"
+#define FENCE_VERSION 1
 #define PSTATE_NAME "producer-state.json"
 #define PSTATE_KIND "kaas-producer-state"
 #define PSTATE_VERSION 1
@@ -146,14 +149,23 @@ struct pending {
 	int64_t max_ts;
 	size_t len;
 	unsigned char *data;   /* baseOffset already rewritten */
-	int done;              /* for append_sync */
-	int64_t result;
+};
+
+/* A group commit: the batches written and fsynced together. */
+struct round {
+	struct round *next;
+	struct pending *list;
+	size_t bytes, n;
+	struct segment *seg;   /* where it was written */
+	uint64_t pos;
+	int rc;                /* the write's result */
 };
 
 struct kaas_log {
 	struct kaas_substrate *sub;
 	char *dir;
 	char *manifest_path;
+	char *fence_path;
 	char *pstate_path;
 	uint32_t epoch;
 	struct kaas_log_config cfg;
@@ -162,7 +174,8 @@ struct kaas_log {
 	pthread_cond_t work_cv;     /* sync thread: queue non-empty / stop */
 	pthread_cond_t room_cv;     /* appenders: pending bytes dropped */
 	pthread_cond_t data_cv;     /* readers: high watermark moved / failure */
-	pthread_cond_t done_cv;     /* append_sync waiters */
+	pthread_cond_t ack_cv;      /* ack thread: a round to acknowledge / stop */
+	pthread_cond_t drained_cv;  /* roll: every written round acknowledged */
 
 	pthread_mutex_t wlock;      /* every write to the volume (sync thread, roll,
 	                               retention, close) */
@@ -177,11 +190,16 @@ struct kaas_log {
 	int64_t hwm;                /* end of last fsynced batch */
 	int64_t leo;                /* next offset to assign */
 	struct pending *qhead, *qtail;
-	struct pending *inflight;   /* the round the sync thread is writing */
+	struct round *writing;      /* the round the sync thread is writing */
+	struct round *ackq_head, *ackq_tail; /* written, not yet acknowledged */
+	bool ack_stop;
+	pthread_t ack_thread;
+	bool ack_started;
+	uint64_t wpos;              /* written end of the active segment (wlock) */
 	uint64_t qbytes;
 	int failed;                 /* 0 or -errno: the log is dead */
 	bool stop;
-	bool roll_req;
+	bool sync_idle;             /* the sync thread waits for work */
 	pthread_t thread;
 	bool thread_started;
 
@@ -189,16 +207,26 @@ struct kaas_log {
 	uint64_t ckpt_pos;          /* checkpoint of the active segment */
 	int64_t ckpt_next;
 
+	pthread_mutex_t mf_lock;    /* the three below */
+	uint64_t mf_ino, mf_size;   /* identity of the leader.json version last */
+	int64_t mf_mtime;           /* checked */
+
 	struct pstate ps;           /* producer state (under mu) */
 	kaas_log_notify_cb notify;
 	void *notify_arg;
 	struct kaas_log_stats stats;
 };
 
-/* Manifest I/O (manifest.c).  write: epoch-checked (fails with
- * KAAS_LOG_EFENCED when the manifest on the volume names a higher epoch). */
+/* Fence and manifest I/O (manifest.c).
+ * manifest_check_epoch: 0 while leader.json names our epoch (repairing it if
+ * it names an older one), KAAS_LOG_EFENCED if it names a newer one, -EUCLEAN
+ * if it is gone, or -errno.  manifest_write checks first, then replaces
+ * manifest.json.  fence_write/fence_read: leader.json itself. */
 int manifest_write(struct kaas_log *log);
+int manifest_write_unchecked(struct kaas_log *log);
 int manifest_check_epoch(struct kaas_log *log);
+int fence_write(struct kaas_log *log);
+int fence_read(struct kaas_log *log, uint64_t *epoch);
 /* Producer snapshot, epoch-checked as the manifest (call with wlock). */
 int pstate_write(struct kaas_log *log);
 
@@ -213,6 +241,13 @@ void seg_unref_locked(struct kaas_log *log, struct segment *s);
 int log_reap_doomed(struct kaas_log *log);
 /* Record a failure: every waiter is woken with it (mu held). */
 void log_fail_locked(struct kaas_log *log, int err);
+/* Create segment "<base>-<our epoch>.log" and make it the active one
+ * (wlock held, or during open). */
+int log_start_segment(struct kaas_log *log, int64_t base);
+/* The sync thread: writes queued batches as rounds and fsyncs them. */
+void *log_sync_main(void *arg);
+/* The ack thread: fence check, publication and completions, per round. */
+void *log_ack_main(void *arg);
 
 int64_t now_ms_wall(void);
 

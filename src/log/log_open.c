@@ -11,8 +11,6 @@
 #include "contract/doc.h"
 #include "log/log_internal.h"
 
-int log_start_segment(struct kaas_log *log, int64_t base);
-void *log_sync_main(void *arg);
 
 void kaas_log_config_default(struct kaas_log_config *cfg)
 {
@@ -32,6 +30,13 @@ static void log_free(struct kaas_log *log)
 {
 	if (!log)
 		return;
+	if (log->ack_started && !log->ack_stop) {
+		pthread_mutex_lock(&log->mu);
+		log->ack_stop = true;
+		pthread_cond_broadcast(&log->ack_cv);
+		pthread_mutex_unlock(&log->mu);
+		pthread_join(log->ack_thread, NULL);
+	}
 	for (size_t i = 0; i < log->nsegs; i++)
 		seg_free(log->segs[i]);
 	for (size_t i = 0; i < log->ndoomed; i++)
@@ -43,12 +48,15 @@ static void log_free(struct kaas_log *log)
 	pstate_free(&log->ps);
 	pthread_mutex_destroy(&log->mu);
 	pthread_mutex_destroy(&log->wlock);
+	pthread_mutex_destroy(&log->mf_lock);
+	pthread_cond_destroy(&log->ack_cv);
+	pthread_cond_destroy(&log->drained_cv);
 	pthread_cond_destroy(&log->work_cv);
 	pthread_cond_destroy(&log->room_cv);
 	pthread_cond_destroy(&log->data_cv);
-	pthread_cond_destroy(&log->done_cv);
 	free(log->dir);
 	free(log->manifest_path);
+	free(log->fence_path);
 	free(log->pstate_path);
 	free(log);
 }
@@ -155,8 +163,11 @@ static int pstate_scan(struct kaas_log *log, int64_t from, int64_t to)
 
 static int recover_tail(struct kaas_log *log, struct segment *L)
 {
+	/* Opened for writing only to fsync it: bytes a dead (or fenced) leader
+	 * wrote but never synced may be visible to this scan; once recorded in
+	 * the manifest as below the valid end they must be durable. */
 	struct kaas_file *f = NULL;
-	int rc = kaas_sub_open(log->sub, L->path, KAAS_O_READ, 0, &f);
+	int rc = kaas_sub_open(log->sub, L->path, KAAS_O_READ | KAAS_O_WRITE, 0, &f);
 	if (rc < 0)
 		return rc == -ENOENT ? kaas_sub_fail(EUCLEAN, "%s: named by the manifest but missing",
 						     L->path) : rc;
@@ -172,7 +183,11 @@ static int recover_tail(struct kaas_log *log, struct segment *L)
 	if (rc == 0)
 		rc = seg_scan(f, log->ckpt_pos, log->ckpt_next, UINT64_MAX, 1, 1, tail_cb, &t, &end,
 			      &next);
-	kaas_sub_close(f);
+	if (rc == 0 && end > log->ckpt_pos)
+		rc = kaas_sub_fsync(f);
+	int crc = kaas_sub_close(f);
+	if (rc == 0)
+		rc = crc;
 	if (rc < 0)
 		return rc;
 	log->stats.recovered_bytes = end - log->ckpt_pos;
@@ -270,6 +285,49 @@ static int check_fresh(struct kaas_log *log)
 	return rc;
 }
 
+/* Make leader.json name our epoch: refuse if it (or the manifest, epoch
+ * mepoch) names a newer one; write ours; read it back until it holds ours
+ * (another leader opening at the same moment may have raced the write). */
+static int fence_partition(struct kaas_log *log, uint64_t mepoch)
+{
+	for (int attempt = 0; attempt < 10; attempt++) {
+		uint64_t f = 0;
+		int rc = fence_read(log, &f);
+		if (rc < 0 && rc != -ENOENT)
+			return rc; /* -EBADMSG names leader.json: offline, never guessed */
+		if (f < mepoch)
+			f = mepoch;
+		if (f > log->epoch)
+			return kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64
+					     " is above ours (%" PRIu32 ")", log->fence_path, f, log->epoch);
+		if (rc == 0 && f == log->epoch && attempt > 0)
+			return manifest_check_epoch(log); /* also primes the check's cache */
+		rc = fence_write(log);
+		if (rc < 0)
+			return rc;
+		mepoch = 0;
+	}
+	return kaas_sub_fail(EAGAIN, "%s: another leader keeps rewriting it", log->fence_path);
+}
+
+/* After the open's manifest write: if an older leader's manifest write
+ * (checked just before our fence) landed over it, write ours again. */
+static int manifest_verify(struct kaas_log *log)
+{
+	cJSON *body = NULL;
+	int ver = 0;
+	int rc = kaas_doc_read(log->sub, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, &body,
+			       &ver);
+	if (rc < 0)
+		return rc;
+	uint64_t e = 0;
+	rc = kaas_json_get_u64(body, "epoch", &e);
+	cJSON_Delete(body);
+	if (rc == 0 && e == log->epoch)
+		return 0;
+	return manifest_write(log);
+}
+
 static int check_cfg(const struct kaas_log_config *c)
 {
 	if (c->segment_bytes < 4096 || c->segment_bytes > (1ull << 32) - 1 ||
@@ -291,10 +349,12 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		return -ENOMEM;
 	pthread_mutex_init(&log->mu, NULL);
 	pthread_mutex_init(&log->wlock, NULL);
+	pthread_mutex_init(&log->mf_lock, NULL);
+	pthread_cond_init(&log->ack_cv, NULL);
+	pthread_cond_init(&log->drained_cv, NULL);
 	pthread_cond_init(&log->work_cv, NULL);
 	pthread_cond_init(&log->room_cv, NULL);
 	pthread_cond_init(&log->data_cv, NULL);
-	pthread_cond_init(&log->done_cv, NULL);
 	log->sub = data;
 	log->epoch = leader_epoch;
 	if (cfg)
@@ -307,8 +367,10 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	rc = -ENOMEM;
 	log->dir = strdup(dir);
 	log->manifest_path = kaas_path_join(dir, MANIFEST_NAME);
+	log->fence_path = kaas_path_join(dir, FENCE_NAME);
 	log->pstate_path = kaas_path_join(dir, PSTATE_NAME);
-	if (!log->dir || !log->manifest_path || !log->pstate_path || pstate_init(&log->ps) < 0)
+	if (!log->dir || !log->manifest_path || !log->fence_path || !log->pstate_path ||
+	    pstate_init(&log->ps) < 0)
 		goto fail;
 	rc = kaas_sub_mkdirs(data, dir, 0755);
 	if (rc < 0)
@@ -336,15 +398,13 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 					   leader_epoch);
 			goto fail;
 		}
-		/* 2. Fence before looking at the tail: from this rename on, an
-		 * older leader's commit check fails, so whatever it acknowledged
-		 * was fsynced before the scan below and is recovered by it. */
-		if (mepoch < leader_epoch) {
-			rc = manifest_write(log);
-			if (rc < 0)
-				goto fail;
-		}
 	}
+	/* 2. Fence before looking at the tail: from this rename on, an older
+	 * leader's commit check fails, so whatever it acknowledged was fsynced
+	 * before the scan below and is recovered by it. */
+	rc = fence_partition(log, mepoch);
+	if (rc < 0)
+		goto fail;
 	/* 3. We are the fenced single writer: every temp here is stale. */
 	rc = kaas_sweep_temps(data, dir, KAAS_SWEEP_ALL);
 	if (rc < 0)
@@ -399,6 +459,8 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	rc = pstate_write(log);
 	if (rc == 0)
 		rc = manifest_write(log);
+	if (rc == 0)
+		rc = manifest_verify(log);
 	if (rc < 0)
 		goto fail;
 	rc = sweep_orphans(log);
@@ -406,6 +468,10 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		goto fail;
 	log->stats.segments = log->nsegs;
 
+	rc = -pthread_create(&log->ack_thread, NULL, log_ack_main, log);
+	if (rc < 0)
+		goto fail;
+	log->ack_started = true;
 	rc = -pthread_create(&log->thread, NULL, log_sync_main, log);
 	if (rc < 0)
 		goto fail;
@@ -428,6 +494,12 @@ int kaas_log_close(struct kaas_log *log)
 	pthread_mutex_unlock(&log->mu);
 	if (log->thread_started)
 		pthread_join(log->thread, NULL);
+	pthread_mutex_lock(&log->mu);
+	log->ack_stop = true;
+	pthread_cond_broadcast(&log->ack_cv);
+	pthread_mutex_unlock(&log->mu);
+	if (log->ack_started)
+		pthread_join(log->ack_thread, NULL);
 	pthread_mutex_lock(&log->wlock);
 	int rc = log->failed;
 	if (!rc)
@@ -475,6 +547,14 @@ uint32_t kaas_log_epoch(struct kaas_log *log)
 	return log->epoch;
 }
 
+int kaas_log_status(struct kaas_log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	int v = log->failed;
+	pthread_mutex_unlock(&log->mu);
+	return v;
+}
+
 void kaas_log_set_notify(struct kaas_log *log, kaas_log_notify_cb cb, void *arg)
 {
 	pthread_mutex_lock(&log->mu);
@@ -501,6 +581,24 @@ int kaas_log_producer_get(struct kaas_log *log, int64_t producer_id, struct kaas
 	return p ? 0 : -ENOENT;
 }
 
+/* Is the batch in `list` (queued or in flight)?  mu held. */
+static int find_in_list(const struct pending *q, int64_t producer_id, int16_t epoch,
+			int32_t first_seq, int32_t last_seq, int64_t *base_offset)
+{
+	for (; q; q = q->next) {
+		const unsigned char *d = q->data;
+		int32_t fs = (int32_t)rd32(d + 53);
+		int32_t ls = (int32_t)(((int64_t)fs + (int32_t)rd32(d + 23)) % ((int64_t)INT32_MAX + 1));
+		if ((int64_t)rd64(d + 43) == producer_id && (int16_t)rd16(d + 51) == epoch &&
+		    fs == first_seq && ls == last_seq) {
+			if (base_offset)
+				*base_offset = q->base;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int kaas_log_producer_find(struct kaas_log *log, int64_t producer_id, int16_t epoch,
 			   int32_t first_seq, int32_t last_seq, int64_t *base_offset)
 {
@@ -516,19 +614,14 @@ int kaas_log_producer_find(struct kaas_log *log, int64_t producer_id, int16_t ep
 			}
 		}
 	}
-	/* Batches queued but not yet fsynced count too (a retry racing its original). */
-	for (int pass = 0; pass < 2 && !found; pass++)
-	for (struct pending *q = pass ? log->inflight : log->qhead; q && !found; q = q->next) {
-		const unsigned char *d = q->data;
-		int32_t fs = (int32_t)rd32(d + 53);
-		int32_t ls = (int32_t)(((int64_t)fs + (int32_t)rd32(d + 23)) % ((int64_t)INT32_MAX + 1));
-		if ((int64_t)rd64(d + 43) == producer_id && (int16_t)rd16(d + 51) == epoch &&
-		    fs == first_seq && ls == last_seq) {
-			found = 1;
-			if (base_offset)
-				*base_offset = q->base;
-		}
-	}
+	/* Batches not yet acknowledged count too (a retry racing its original). */
+	if (!found)
+		found = find_in_list(log->qhead, producer_id, epoch, first_seq, last_seq, base_offset);
+	if (!found && log->writing)
+		found = find_in_list(log->writing->list, producer_id, epoch, first_seq, last_seq,
+				     base_offset);
+	for (struct round *r = log->ackq_head; r && !found; r = r->next)
+		found = find_in_list(r->list, producer_id, epoch, first_seq, last_seq, base_offset);
 	pthread_mutex_unlock(&log->mu);
 	return found;
 }

@@ -158,7 +158,7 @@ int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms)
 	pthread_mutex_unlock(&log->mu);
 	rc = drop_front(log, k, new_start);
 	if (rc >= 0)
-		rc += log_reap_doomed(log) * 0;
+		log_reap_doomed(log); /* re-drive earlier unlinks that did not finish */
 	pthread_mutex_unlock(&log->wlock);
 	return rc;
 }

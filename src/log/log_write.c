@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "contract/contract.h"
 #include "log/log_internal.h"
@@ -15,17 +16,12 @@ int64_t now_ms_wall(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void complete(struct kaas_log *log, struct pending *p, int64_t result)
+static void complete(struct pending *p, int64_t result)
 {
-	if (p->cb) {
+	if (p->cb)
 		p->cb(p->arg, result);
-		free(p->data);
-		free(p);
-	} else {
-		free(p->data);
-		free(p);
-	}
-	(void)log;
+	free(p->data);
+	free(p);
 }
 
 void log_fail_locked(struct kaas_log *log, int err)
@@ -84,8 +80,13 @@ int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_l
 	log->qbytes += b->len;
 	if (base_offset)
 		*base_offset = p->base;
-	pthread_cond_signal(&log->work_cv);
+	/* Wake the sync thread only when it sleeps (a busy one looks at the
+	 * queue before it sleeps), and after the unlock so it does not wake
+	 * into a held mutex. */
+	bool wake = log->sync_idle;
 	pthread_mutex_unlock(&log->mu);
+	if (wake)
+		pthread_cond_signal(&log->work_cv);
 	return 0;
 }
 
@@ -164,8 +165,15 @@ int log_checkpoint_locked(struct kaas_log *log)
 		log->ckpt_next = onext;
 		return rc;
 	}
-	log->since_ckpt = 0;
+	/* The checkpoint covers what was acknowledged; rounds still with the
+	 * ack thread count toward the next one. */
+	log->since_ckpt = log->wpos > pos ? log->wpos - pos : 0;
 	log->stats.checkpoints++;
+	/* The active segment's index up to here, so that the first read of
+	 * this segment after a failover rebuilds only the part after it. */
+	pthread_mutex_lock(&a->ilock);
+	seg_index_write(log->sub, a); /* derived data: a failure costs a rebuild */
+	pthread_mutex_unlock(&a->ilock);
 	return 0;
 }
 
@@ -188,7 +196,6 @@ static int create_segment_file(struct kaas_log *log, struct segment *s, struct k
 	return rc;
 }
 
-int log_start_segment(struct kaas_log *log, int64_t base);
 int log_start_segment(struct kaas_log *log, int64_t base)
 {
 	struct segment *s = seg_new(log->dir, base, log->epoch);
@@ -210,14 +217,27 @@ int log_start_segment(struct kaas_log *log, int64_t base)
 		return rc;
 	}
 	log->wfile = wf;
+	log->wpos = 0;
 	log->ckpt_pos = 0;
 	log->ckpt_next = base;
 	log->since_ckpt = 0;
 	return 0;
 }
 
+/* Wait until every written round has been acknowledged (or failed), so
+ * that the active segment's published end is its written end.  Called with
+ * wlock held (the ack thread never takes wlock). */
+static void wait_acks_drained(struct kaas_log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	while (log->ackq_head)
+		pthread_cond_wait(&log->drained_cv, &log->mu);
+	pthread_mutex_unlock(&log->mu);
+}
+
 int log_roll_locked(struct kaas_log *log)
 {
+	wait_acks_drained(log);
 	if (log->failed)
 		return log->failed;
 	struct segment *a = log->segs[log->nsegs - 1];
@@ -228,10 +248,12 @@ int log_roll_locked(struct kaas_log *log)
 	 * segment, then swap the manifest: until the rename the old manifest
 	 * (with `a` active and its checkpoint) stays valid. */
 	struct kaas_file *oldw = log->wfile;
+	pthread_mutex_lock(&a->ilock); /* readers look at `sealed` under ilock */
 	pthread_mutex_lock(&log->mu);
 	a->sealed = true;
 	int64_t next = a->next;
 	pthread_mutex_unlock(&log->mu);
+	pthread_mutex_unlock(&a->ilock);
 	seg_index_write(log->sub, a); /* derived: a failure costs a rebuild later */
 	log->wfile = NULL;
 	int rc = log_start_segment(log, next);
@@ -266,52 +288,57 @@ int kaas_log_roll(struct kaas_log *log)
 	return rc;
 }
 
-/* ------------------------------------------------------ sync thread */
+/* ------------------------------------------- sync thread, ack thread */
 
-/* Write one round (a list of pending batches, in offset order) to the
- * active segment and fsync it.  wlock held.  Returns 0 or -errno. */
-static int write_round(struct kaas_log *log, struct pending *list, size_t bytes,
-		       int *fence_failed)
+/* Write one round (batches in offset order) to the active segment and
+ * fsync it.  wlock held.  Returns 0 or -errno. */
+static int write_round(struct kaas_log *log, struct round *r)
 {
-	struct segment *a = log->segs[log->nsegs - 1];
-	if (a->end > 0 && a->end + bytes > log->cfg.segment_bytes) {
+	if (log->wpos > 0 && log->wpos + r->bytes > log->cfg.segment_bytes) {
 		int rc = log_roll_locked(log);
 		if (rc < 0)
 			return rc;
-		a = log->segs[log->nsegs - 1];
 	}
-	unsigned char *buf = malloc(bytes);
-	if (!buf)
-		return -ENOMEM;
-	size_t off = 0;
-	for (struct pending *p = list; p; p = p->next) {
-		memcpy(buf + off, p->data, p->len);
-		off += p->len;
+	struct pending *list = r->list;
+	r->seg = log->segs[log->nsegs - 1];
+	r->pos = log->wpos;
+	int rc;
+	if (!list->next) {
+		rc = kaas_sub_pwrite_full(log->wfile, list->data, r->bytes, r->pos);
+	} else {
+		unsigned char *buf = malloc(r->bytes);
+		if (!buf)
+			return -ENOMEM;
+		size_t off = 0;
+		for (struct pending *p = list; p; p = p->next) {
+			memcpy(buf + off, p->data, p->len);
+			off += p->len;
+		}
+		rc = kaas_sub_pwrite_full(log->wfile, buf, r->bytes, r->pos);
+		free(buf);
 	}
-	uint64_t pos = a->end;
-	int rc = kaas_sub_pwrite_full(log->wfile, buf, bytes, pos);
-	free(buf);
 	if (rc == 0)
 		rc = kaas_sub_fsync(log->wfile);
+	pthread_mutex_lock(&log->mu);
 	log->stats.fsyncs++;
+	pthread_mutex_unlock(&log->mu);
 	if (rc < 0)
 		return rc;
-	/* Zombie fencing: a new leader fences the manifest BEFORE it scans our
-	 * tail.  If the manifest still names our epoch now, after our fsync,
-	 * the new leader (if any) will scan these bytes: the ack is safe. */
-	if (log->cfg.fence_check) {
-		rc = manifest_check_epoch(log);
-		if (rc < 0) {
-			*fence_failed = 1;
-			return rc;
-		}
-	}
-	/* Publish: index entries, segment end, high watermark, producer state. */
+	log->wpos += r->bytes;
+	log->since_ckpt += r->bytes;
+	return 0;
+}
+
+/* Publish a synced, fence-checked round: index entries, segment end, high
+ * watermark, producer state. */
+static void publish(struct kaas_log *log, struct round *r)
+{
+	struct segment *a = r->seg;
 	pthread_mutex_lock(&a->ilock);
 	pthread_mutex_lock(&log->mu);
-	uint64_t at = pos;
+	uint64_t at = r->pos;
 	int64_t run = a->max_ts;
-	for (struct pending *p = list; p; p = p->next) {
+	for (struct pending *p = r->list; p; p = p->next) {
 		if (p->max_ts > run)
 			run = p->max_ts;
 		if (a->ix.n == 0 || at - a->ix.last_pos >= log->cfg.index_interval_bytes)
@@ -327,22 +354,26 @@ static int write_round(struct kaas_log *log, struct pending *list, size_t bytes,
 	a->max_ts = run;
 	log->hwm = a->next;
 	log->ps.next_offset = a->next;
-	log->since_ckpt += bytes;
-	log->stats.bytes += bytes;
+	log->stats.bytes += r->bytes;
+	log->stats.appends += r->n;
 	pthread_cond_broadcast(&log->data_cv);
 	pthread_mutex_unlock(&log->mu);
 	pthread_mutex_unlock(&a->ilock);
-	return 0;
 }
 
-void *log_sync_main(void *arg);
+/* The sync thread: takes the queue as one round, writes and fsyncs it, and
+ * hands it to the ack thread — then goes on with the next round while the
+ * ack thread checks the fence and completes the previous one. */
 void *log_sync_main(void *arg)
 {
 	struct kaas_log *log = arg;
 	pthread_mutex_lock(&log->mu);
 	for (;;) {
-		while (!log->qhead && !log->stop)
+		while (!log->qhead && !log->stop) {
+			log->sync_idle = true;
 			pthread_cond_wait(&log->work_cv, &log->mu);
+			log->sync_idle = false;
+		}
 		if (!log->qhead && log->stop)
 			break;
 		if (log->cfg.linger_us && !log->stop) {
@@ -353,53 +384,105 @@ void *log_sync_main(void *arg)
 			ts.tv_nsec %= 1000000000;
 			pthread_cond_timedwait(&log->work_cv, &log->mu, &ts);
 		}
-		struct pending *list = log->qhead;
-		log->qhead = log->qtail = NULL;
-		log->inflight = list;
-		size_t bytes = 0, n = 0;
-		for (struct pending *p = list; p; p = p->next) {
-			bytes += p->len;
-			n++;
+		struct round *r = calloc(1, sizeof *r);
+		if (!r) { /* retry later; nothing taken */
+			pthread_mutex_unlock(&log->mu);
+			usleep(1000);
+			pthread_mutex_lock(&log->mu);
+			continue;
 		}
+		r->list = log->qhead;
+		log->qhead = log->qtail = NULL;
+		for (struct pending *p = r->list; p; p = p->next) {
+			r->bytes += p->len;
+			r->n++;
+		}
+		log->writing = r;
 		int failed = log->failed;
 		pthread_mutex_unlock(&log->mu);
 
-		int rc = failed;
-		int fence_failed = 0;
-		if (!rc) {
-			pthread_mutex_lock(&log->wlock);
-			rc = write_round(log, list, bytes, &fence_failed);
-			if (rc == 0 && log->since_ckpt >= log->cfg.checkpoint_bytes) {
-				int c = log_checkpoint_locked(log);
-				if (c == KAAS_LOG_EFENCED || c == -EBADMSG) {
-					pthread_mutex_lock(&log->mu);
-					log_fail_locked(log, c);
-					pthread_mutex_unlock(&log->mu);
-				}
-				/* Other checkpoint failures are retried at the next round:
-				 * the previous checkpoint stays valid. */
-			}
-			pthread_mutex_unlock(&log->wlock);
-		}
-		int64_t hwm = 0;
+		/* The round is handed to the ack thread before wlock is released,
+		 * so that a roll (which drains the ack queue under wlock) never
+		 * misses a round written to the segment it seals. */
+		pthread_mutex_lock(&log->wlock);
+		int rc = failed ? failed : write_round(log, r);
+		r->rc = rc;
 		pthread_mutex_lock(&log->mu);
 		if (rc < 0)
 			log_fail_locked(log, rc);
-		log->qbytes -= bytes;
-		log->inflight = NULL;
+		log->writing = NULL;
+		if (log->ackq_tail)
+			log->ackq_tail->next = r;
+		else
+			log->ackq_head = r;
+		log->ackq_tail = r;
+		pthread_cond_signal(&log->ack_cv);
+		pthread_mutex_unlock(&log->mu);
+		if (rc == 0 && log->since_ckpt >= log->cfg.checkpoint_bytes) {
+			int c = log_checkpoint_locked(log);
+			if (c == KAAS_LOG_EFENCED || c == -EBADMSG) {
+				pthread_mutex_lock(&log->mu);
+				log_fail_locked(log, c);
+				pthread_mutex_unlock(&log->mu);
+			}
+			/* Other checkpoint failures are retried at the next round:
+			 * the previous checkpoint stays valid. */
+		}
+		pthread_mutex_unlock(&log->wlock);
+		pthread_mutex_lock(&log->mu);
+	}
+	pthread_mutex_unlock(&log->mu);
+	return NULL;
+}
+
+/* The ack thread: for each written round, in order, checks the fence,
+ * publishes it and runs its completions. */
+void *log_ack_main(void *arg)
+{
+	struct kaas_log *log = arg;
+	pthread_mutex_lock(&log->mu);
+	for (;;) {
+		while (!log->ackq_head && !log->ack_stop)
+			pthread_cond_wait(&log->ack_cv, &log->mu);
+		if (!log->ackq_head)
+			break;
+		struct round *r = log->ackq_head; /* stays queued until done */
+		int failed = log->failed;
+		pthread_mutex_unlock(&log->mu);
+
+		int rc = r->rc ? r->rc : failed;
+		/* Zombie fencing: a new leader fences the manifest BEFORE it scans
+		 * our tail.  If the manifest still names our epoch now, after our
+		 * fsync, the new leader (if any) will scan these bytes: the ack is
+		 * safe. */
+		if (rc == 0 && log->cfg.fence_check)
+			rc = manifest_check_epoch(log);
 		if (rc == 0)
-			log->stats.appends += n;
-		hwm = log->hwm;
+			publish(log, r);
+
+		pthread_mutex_lock(&log->mu);
+		if (rc < 0)
+			log_fail_locked(log, rc);
+		log->ackq_head = r->next;
+		if (!log->ackq_head) {
+			log->ackq_tail = NULL;
+			pthread_cond_broadcast(&log->drained_cv);
+		}
+		log->qbytes -= r->bytes;
+		int64_t hwm = log->hwm;
+		kaas_log_notify_cb notify = log->notify;
+		void *notify_arg = log->notify_arg;
 		pthread_cond_broadcast(&log->room_cv);
 		pthread_mutex_unlock(&log->mu);
-		(void)fence_failed;
+		struct pending *list = r->list;
 		while (list) {
 			struct pending *nx = list->next;
-			complete(log, list, rc < 0 ? rc : list->base);
+			complete(list, rc < 0 ? rc : list->base);
 			list = nx;
 		}
-		if (rc == 0 && log->notify)
-			log->notify(log->notify_arg, hwm);
+		free(r);
+		if (rc == 0 && notify)
+			notify(notify_arg, hwm);
 		pthread_mutex_lock(&log->mu);
 	}
 	pthread_mutex_unlock(&log->mu);

@@ -1,4 +1,13 @@
-/* manifest.c — writing manifest.json and producer-state.json, fenced by epoch. */
+/* manifest.c — the fence document (leader.json), manifest.json and
+ * producer-state.json, every write fenced by the leader epoch.
+ *
+ * Why a fence document apart from the manifest: the manifest is rewritten
+ * by the leader at every roll and checkpoint, and a zombie leader's rewrite
+ * that passed its epoch check just before a new leader's open could land
+ * after it and put the old epoch back.  leader.json is written only by a
+ * leader while it opens the partition (before it looks at the tail), so an
+ * old leader's later writes never touch it: a commit check against it
+ * cannot be undone by a zombie. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -8,25 +17,102 @@
 #include "contract/doc.h"
 #include "log/log_internal.h"
 
-int manifest_check_epoch(struct kaas_log *log)
+int fence_write(struct kaas_log *log)
+{
+	cJSON *body = cJSON_CreateObject();
+	if (!body || kaas_json_add_u64(body, "epoch", log->epoch) < 0) {
+		cJSON_Delete(body);
+		return -ENOMEM;
+	}
+	int rc = kaas_doc_write(log->sub, log->fence_path, FENCE_KIND, FENCE_VERSION, body);
+	cJSON_Delete(body);
+	return rc;
+}
+
+int fence_read(struct kaas_log *log, uint64_t *epoch)
 {
 	cJSON *body = NULL;
 	int ver = 0;
-	int rc = kaas_doc_read(log->sub, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, &body,
-			       &ver);
+	int rc = kaas_doc_read(log->sub, log->fence_path, FENCE_KIND, FENCE_VERSION, &body, &ver);
+	if (rc < 0)
+		return rc;
+	rc = kaas_json_get_u64(body, "epoch", epoch);
+	cJSON_Delete(body);
+	if (rc < 0)
+		return kaas_sub_fail(EBADMSG, "%s: no valid epoch", log->fence_path);
+	return 0;
+}
+
+/* mf_lock held. */
+static int check_epoch(struct kaas_log *log)
+{
+	/* Open (close-to-open: a replace by another host is seen now), and skip
+	 * the parse when the file is the very version checked last time: a
+	 * replace always brings a new file (new id, and size or mtime). */
+	struct kaas_file *f = NULL;
+	int rc = kaas_sub_open(log->sub, log->fence_path, KAAS_O_READ, 0, &f);
 	if (rc == -ENOENT)
+		return kaas_sub_fail(EUCLEAN, "%s: missing: the partition was removed or reset "
+				     "under its leader", log->fence_path);
+	if (rc < 0)
+		return rc;
+	struct kaas_stat st;
+	rc = kaas_sub_fstat(f, &st);
+	if (rc == 0 && st.ino && st.ino == log->mf_ino && st.size == log->mf_size &&
+	    st.mtime_ns == log->mf_mtime) {
+		kaas_sub_close(f);
 		return 0;
+	}
+	char *buf = NULL;
+	if (rc == 0 && st.size > 4096)
+		rc = kaas_sub_fail(EBADMSG, "%s: %" PRIu64 " bytes is too large", log->fence_path,
+				   st.size);
+	if (rc == 0 && !(buf = malloc(st.size + 1)))
+		rc = -ENOMEM;
+	ssize_t n = 0;
+	if (rc == 0) {
+		n = kaas_sub_pread_full(f, buf, st.size, 0);
+		if (n < 0)
+			rc = (int)n;
+	}
+	kaas_sub_close(f);
+	cJSON *body = NULL;
+	int ver = 0;
+	if (rc == 0)
+		rc = kaas_doc_decode(log->fence_path, buf, (size_t)n, FENCE_KIND, FENCE_VERSION, &body,
+				     &ver);
+	free(buf);
 	if (rc < 0)
 		return rc;
 	uint64_t e = 0;
 	rc = kaas_json_get_u64(body, "epoch", &e);
 	cJSON_Delete(body);
 	if (rc < 0)
-		return kaas_sub_fail(EBADMSG, "%s: no valid epoch", log->manifest_path);
+		return kaas_sub_fail(EBADMSG, "%s: no valid epoch", log->fence_path);
 	if (e > log->epoch)
 		return kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64
-				     " is above ours (%" PRIu32 ")", log->manifest_path, e, log->epoch);
+				     " is above ours (%" PRIu32 ")", log->fence_path, e, log->epoch);
+	if (e < log->epoch) {
+		/* Only two leaders opening at the same moment can leave an older
+		 * epoch here; the newer one (us) puts its own back. */
+		rc = fence_write(log);
+		if (rc < 0)
+			return rc;
+		log->mf_ino = 0;
+		return 0;
+	}
+	log->mf_ino = st.ino;
+	log->mf_size = st.size;
+	log->mf_mtime = st.mtime_ns;
 	return 0;
+}
+
+int manifest_check_epoch(struct kaas_log *log)
+{
+	pthread_mutex_lock(&log->mf_lock);
+	int rc = check_epoch(log);
+	pthread_mutex_unlock(&log->mf_lock);
+	return rc;
 }
 
 static int add_seg(cJSON *arr, const struct segment *s, uint64_t end, int64_t next)
@@ -43,14 +129,11 @@ static int add_seg(cJSON *arr, const struct segment *s, uint64_t end, int64_t ne
 	return 0;
 }
 
-int manifest_write(struct kaas_log *log)
+int manifest_write_unchecked(struct kaas_log *log)
 {
-	int rc = manifest_check_epoch(log);
-	if (rc < 0)
-		return rc;
 	cJSON *root = cJSON_CreateObject();
 	cJSON *arr = root ? cJSON_AddArrayToObject(root, "segments") : NULL;
-	rc = -ENOMEM;
+	int rc = -ENOMEM;
 	if (!arr || kaas_json_add_u64(root, "epoch", log->epoch) < 0 ||
 	    kaas_json_add_i64(root, "log_start", log->log_start) < 0)
 		goto out;
@@ -68,6 +151,12 @@ int manifest_write(struct kaas_log *log)
 out:
 	cJSON_Delete(root);
 	return rc;
+}
+
+int manifest_write(struct kaas_log *log)
+{
+	int rc = manifest_check_epoch(log);
+	return rc < 0 ? rc : manifest_write_unchecked(log);
 }
 
 int pstate_write(struct kaas_log *log)

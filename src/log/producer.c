@@ -147,7 +147,6 @@ fail:
 
 int pstate_from_json(struct pstate *ps, const cJSON *body)
 {
-	int64_t v;
 	if (kaas_json_get_i64(body, "next_offset", &ps->next_offset) < 0)
 		return -EBADMSG;
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(body, "producers");
@@ -191,6 +190,5 @@ int pstate_from_json(struct pstate *ps, const cJSON *body)
 			pstate_find(ps, pid)->st.n = 0;
 		}
 	}
-	(void)v;
 	return 0;
 }

@@ -272,7 +272,7 @@ out:
 
 /* Read one index file: 0 and malloc'd entries (8 bytes each), or < 0. */
 static int idx_file_load(struct kaas_substrate *sub, const struct segment *s, const char *ext,
-			 const char *magic, unsigned char **ent, uint32_t *count)
+			 const char *magic, unsigned char **ent, uint32_t *count, uint64_t *covered)
 {
 	size_t pl = strlen(s->path);
 	char *p = malloc(pl + 12);
@@ -288,9 +288,13 @@ static int idx_file_load(struct kaas_substrate *sub, const struct segment *s, co
 		return rc;
 	const unsigned char *u = (const unsigned char *)buf;
 	rc = -EBADMSG;
+	/* An index covering a prefix of the segment is fine (written at a
+	 * checkpoint of the then active segment): the bytes below its end
+	 * never change. */
 	if (len < IDX_HDR || memcmp(u, magic, 8) != 0 || (int64_t)rd64(u + 8) != s->base ||
-	    rd64(u + 16) != s->end)
+	    rd64(u + 16) > s->end)
 		goto out;
+	*covered = rd64(u + 16);
 	uint32_t n = rd32(u + 24);
 	if ((size_t)n * 8 != len - IDX_HDR || kaas_crc32c(0, u + IDX_HDR, (size_t)n * 8) != rd32(u + 28))
 		goto out;
@@ -311,17 +315,18 @@ static int idx_load(struct kaas_substrate *sub, struct segment *s)
 {
 	unsigned char *o = NULL, *t = NULL;
 	uint32_t no = 0, nt = 0;
-	int rc = idx_file_load(sub, s, "index", "KAASIX01", &o, &no);
+	uint64_t co = 0, ct = 0;
+	int rc = idx_file_load(sub, s, "index", "KAASIX01", &o, &no, &co);
 	if (rc == 0)
-		rc = idx_file_load(sub, s, "timeindex", "KAASTI01", &t, &nt);
-	if (rc == 0 && no != nt)
+		rc = idx_file_load(sub, s, "timeindex", "KAASTI01", &t, &nt, &ct);
+	if (rc == 0 && (no != nt || co != ct))
 		rc = -EBADMSG;
 	struct seg_index ix = { 0 };
 	for (uint32_t i = 0; rc == 0 && i < no; i++) {
 		uint32_t rel = rd32(o + i * 8), pos = rd32(o + i * 8 + 4);
 		int64_t ts = (int64_t)rd64(t + i * 8);
 		/* Doubtful entries (out of order, past the end) reject the file. */
-		if (pos >= s->end || (ix.n && (rel <= ix.e[ix.n - 1].rel || pos <= ix.e[ix.n - 1].pos ||
+		if (pos >= co || (ix.n && (rel <= ix.e[ix.n - 1].rel || pos <= ix.e[ix.n - 1].pos ||
 					      ts < ix.e[ix.n - 1].ts)))
 			rc = -EBADMSG;
 		else
@@ -333,7 +338,7 @@ static int idx_load(struct kaas_substrate *sub, struct segment *s)
 		idx_free(&ix);
 		return rc;
 	}
-	ix.covered = s->end;
+	ix.covered = co;
 	idx_free(&s->ix);
 	s->ix = ix;
 	return 0;
@@ -363,21 +368,31 @@ int seg_index_ensure(struct kaas_substrate *sub, struct segment *s, uint32_t int
 {
 	if (s->index_ready)
 		return 0;
-	if (idx_load(sub, s) == 0) {
+	if (idx_load(sub, s) == 0 && s->ix.covered == s->end) {
 		s->index_ready = true;
 		return 0;
 	}
 	/* Rebuild from the segment (lengths only: the bytes below a recorded
-	 * end were CRC-checked when written or recovered). */
-	idx_free(&s->ix);
+	 * end were CRC-checked when written or recovered) — from the last entry
+	 * of a prefix index when there is one, else from the start. */
+	struct rebuild r = { .s = s, .interval = interval ? interval : 4096, .run_max = -1 };
+	uint64_t from = 0;
+	int64_t expect = s->base;
+	if (s->ix.n && s->ix.covered <= s->end) {
+		const struct idx_entry *last = &s->ix.e[s->ix.n - 1];
+		from = last->pos;
+		expect = s->base + last->rel;
+		r.run_max = last->ts;
+	} else {
+		idx_free(&s->ix);
+	}
 	int rc = 0;
 	pthread_mutex_lock(&s->rlock);
 	rc = seg_open_read(sub, s);
-	struct rebuild r = { .s = s, .interval = interval ? interval : 4096, .run_max = -1 };
 	uint64_t end = 0;
 	int64_t next = 0;
 	if (rc == 0)
-		rc = seg_scan(s->rfile, 0, s->base, s->end, 0, 0, rebuild_cb, &r, &end, &next);
+		rc = seg_scan(s->rfile, from, expect, s->end, 0, 0, rebuild_cb, &r, &end, &next);
 	pthread_mutex_unlock(&s->rlock);
 	if (rc == 0 && end != s->end)
 		rc = kaas_sub_fail(EUCLEAN, "segment %s: batches end at %" PRIu64

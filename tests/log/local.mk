@@ -1,1 +1,29 @@
-# tests/log: nothing yet
+# tests/log: the partition log engine (issue 3).
+check_LIBRARIES += libkaaslogtest.a
+libkaaslogtest_a_SOURCES = tests/log/logtest.c tests/log/logtest.h
+libkaaslogtest_a_CFLAGS = $(TEST_CFLAGS)
+LOG_TEST_LIBS = libkaaslogtest.a $(TEST_LIBS)
+
+check_PROGRAMS += tests/log/test_log_basic
+tests_log_test_log_basic_SOURCES = tests/log/test_log_basic.c
+tests_log_test_log_basic_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_basic_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_basic
+
+check_PROGRAMS += tests/log/test_log_fence
+tests_log_test_log_fence_SOURCES = tests/log/test_log_fence.c
+tests_log_test_log_fence_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_fence_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_fence
+
+check_PROGRAMS += tests/log/test_log_crash
+tests_log_test_log_crash_SOURCES = tests/log/test_log_crash.c
+tests_log_test_log_crash_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_crash_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_crash
+
+check_PROGRAMS += tests/log/test_log_stress
+tests_log_test_log_stress_SOURCES = tests/log/test_log_stress.c
+tests_log_test_log_stress_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_stress_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_stress

@@ -1,0 +1,293 @@
+/* bench_log.c — kaas-bench-log: numbers for the partition log engine.
+ *
+ *   kaas-bench-log append URL BATCH_BYTES APPENDERS SECONDS
+ *       Appenders each append BATCH_BYTES batches back to back (acks=all:
+ *       each waits for its completion) for SECONDS; then a plain sequential
+ *       pwrite+fsync loop on a file in the same directory writes the same
+ *       bytes with the same number of fsyncs (the log's group-commit
+ *       cadence).  Prints both throughputs and their ratio.
+ *   kaas-bench-log fill URL DIR BYTES
+ *       Append BYTES (100 KiB batches, 8 appenders) to partition DIR and
+ *       exit without closing: an unclean stop.
+ *   kaas-bench-log recover URL DIR
+ *       Open DIR with a higher epoch and print how long recovery took.
+ *
+ * Output lines are "key=value" pairs, for scripts/bench-log.  Uses only the
+ * substrate interface (the plain loop included), like everything in kaas. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "contract/contract.h"
+#include "log/log.h"
+#include "substrate/substrate.h"
+#include "util/crc32c.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+/* A valid RecordBatch v2 of `size` bytes holding one record's worth of filler. */
+static unsigned char *make_batch(size_t size)
+{
+	unsigned char *b = calloc(1, size);
+	if (!b)
+		return NULL;
+	put32(b + 8, (uint32_t)(size - 12));
+	b[16] = 2;
+	put32(b + 23, 0);
+	uint64_t ts = (uint64_t)time(NULL) * 1000;
+	put32(b + 27, (uint32_t)(ts >> 32));
+	put32(b + 31, (uint32_t)ts);
+	memcpy(b + 35, b + 27, 8);
+	memset(b + 43, 0xff, 8); /* producer id -1 */
+	memset(b + 51, 0xff, 6); /* epoch -1, sequence -1 */
+	put32(b + 57, 1);
+	for (size_t i = KAAS_BATCH_HEADER_LEN; i < size; i++)
+		b[i] = (unsigned char)(i * 31 + 7);
+	put32(b + 17, kaas_crc32c(0, b + 21, size - 21));
+	return b;
+}
+
+struct worker {
+	struct kaas_log *log;
+	const unsigned char *batch;
+	size_t size;
+	double until;
+	uint64_t n;
+	int err;
+};
+
+static void *append_main(void *arg)
+{
+	struct worker *w = arg;
+	struct kaas_log_batch d = { .data = w->batch, .len = w->size, .record_count = 1,
+				    .max_timestamp = 0, .producer_id = -1, .producer_epoch = -1,
+				    .base_sequence = -1 };
+	while (now_s() < w->until) {
+		int64_t r = kaas_log_append_sync(w->log, &d);
+		if (r < 0) {
+			w->err = (int)r;
+			break;
+		}
+		w->n++;
+	}
+	return NULL;
+}
+
+struct filler {
+	struct kaas_log *log;
+	const unsigned char *batch;
+	size_t size;
+	uint64_t *left;
+	pthread_mutex_t *mu;
+	int err;
+};
+
+static void *fill_main(void *arg)
+{
+	struct filler *f = arg;
+	struct kaas_log_batch d = { .data = f->batch, .len = f->size, .record_count = 1,
+				    .producer_id = -1, .producer_epoch = -1, .base_sequence = -1 };
+	for (;;) {
+		pthread_mutex_lock(f->mu);
+		int go = *f->left >= f->size;
+		if (go)
+			*f->left -= f->size;
+		pthread_mutex_unlock(f->mu);
+		if (!go)
+			break;
+		int64_t r = kaas_log_append_sync(f->log, &d);
+		if (r < 0) {
+			f->err = (int)r;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static int die(const char *what, int rc)
+{
+	fprintf(stderr, "kaas-bench-log: %s: %s (%s)\n", what, strerror(-rc), kaas_sub_errdetail());
+	return 1;
+}
+
+/* One timed run of the log: bytes, fsyncs, seconds. */
+static int run_log(struct kaas_substrate *sub, const char *dir, const unsigned char *batch,
+		   size_t size, int nthreads, double secs, struct kaas_log_stats *st, double *t,
+		   uint64_t *appends)
+{
+	struct kaas_log *log;
+	struct kaas_log_config cfg;
+	kaas_log_config_default(&cfg);
+	if (getenv("KAAS_BENCH_NO_FENCE_CHECK"))
+		cfg.fence_check = 0;
+	int rc = kaas_log_open(sub, dir, 1, &cfg, &log);
+	if (rc < 0)
+		return die("open log", rc);
+	struct worker w[64];
+	pthread_t th[64];
+	double t0 = now_s();
+	for (int i = 0; i < nthreads; i++) {
+		w[i] = (struct worker){ .log = log, .batch = batch, .size = size, .until = t0 + secs };
+		pthread_create(&th[i], NULL, append_main, &w[i]);
+	}
+	*appends = 0;
+	int err = 0;
+	for (int i = 0; i < nthreads; i++) {
+		pthread_join(th[i], NULL);
+		*appends += w[i].n;
+		if (w[i].err)
+			err = w[i].err;
+	}
+	*t = now_s() - t0;
+	kaas_log_get_stats(log, st);
+	kaas_log_close(log);
+	return err ? die("append", err) : 0;
+}
+
+/* The plain loop: `count` times pwrite `per` bytes + fsync, on a new file. */
+static int run_plain(struct kaas_substrate *sub, const char *path, const unsigned char *chunk,
+		     uint64_t per, uint64_t count, double *t)
+{
+	struct kaas_file *f;
+	int rc = kaas_sub_open(sub, path, KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_TRUNC, 0644, &f);
+	if (rc < 0)
+		return die("open plain file", rc);
+	uint64_t pos = 0;
+	double t0 = now_s();
+	for (uint64_t i = 0; i < count; i++) {
+		rc = kaas_sub_pwrite_full(f, chunk, per, pos);
+		if (rc == 0)
+			rc = kaas_sub_fsync(f);
+		if (rc < 0)
+			return die("plain loop", rc);
+		pos += per;
+	}
+	*t = now_s() - t0;
+	kaas_sub_close(f);
+	kaas_sub_unlink(sub, path);
+	return 0;
+}
+
+/* log, plain, log: the plain loop runs between two log runs (at the first
+ * run's fsync cadence) so that drift in the machine's load over the run
+ * favours neither side; the log's throughput is the mean of its two runs. */
+static int bench_append(const char *url, size_t size, int nthreads, double secs)
+{
+	struct kaas_substrate *sub;
+	int rc = kaas_substrate_open(url, &sub);
+	if (rc < 0)
+		return die("open substrate", rc);
+	unsigned char *batch = make_batch(size);
+	char top[64], dir[96], path[128];
+	snprintf(top, sizeof top, "bench-append-%ld", (long)getpid());
+	struct kaas_log_stats st1, st2;
+	double t1 = 0, t2 = 0, tp = 0;
+	uint64_t n1, n2;
+	snprintf(dir, sizeof dir, "%s/a", top);
+	if (run_log(sub, dir, batch, size, nthreads, secs, &st1, &t1, &n1))
+		return 1;
+	uint64_t per = st1.fsyncs ? st1.bytes / st1.fsyncs : st1.bytes;
+	unsigned char *chunk = malloc(per ? per : 1);
+	for (uint64_t i = 0; i < per; i++)
+		chunk[i] = batch[i % size];
+	snprintf(path, sizeof path, "%s/a/plain.dat", top);
+	if (run_plain(sub, path, chunk, per, st1.fsyncs, &tp))
+		return 1;
+	snprintf(dir, sizeof dir, "%s/b", top);
+	if (run_log(sub, dir, batch, size, nthreads, secs, &st2, &t2, &n2))
+		return 1;
+	double mb_log = ((double)st1.bytes / t1 + (double)st2.bytes / t2) / 2 / 1e6;
+	double mb_plain = (double)(per * st1.fsyncs) / tp / 1e6;
+	printf("batch=%zu appenders=%d appends=%" PRIu64 " fsyncs=%" PRIu64
+	       " bytes_per_fsync=%" PRIu64 " log_MBps=%.1f plain_MBps=%.1f ratio=%.2f\n",
+	       size, nthreads, n1 + n2, st1.fsyncs + st2.fsyncs, per, mb_log, mb_plain,
+	       mb_log / mb_plain);
+	free(chunk);
+	free(batch);
+	kaas_remove_tree(sub, top, NULL);
+	kaas_substrate_close(sub);
+	return 0;
+}
+
+static int bench_fill(const char *url, const char *dir, uint64_t bytes)
+{
+	struct kaas_substrate *sub;
+	int rc = kaas_substrate_open(url, &sub);
+	if (rc < 0)
+		return die("open substrate", rc);
+	struct kaas_log *log;
+	rc = kaas_log_open(sub, dir, 1, NULL, &log);
+	if (rc < 0)
+		return die("open log", rc);
+	size_t size = 100 << 10;
+	unsigned char *batch = make_batch(size);
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	uint64_t left = bytes;
+	struct filler fl[8];
+	pthread_t th[8];
+	for (int i = 0; i < 8; i++) {
+		fl[i] = (struct filler){ .log = log, .batch = batch, .size = size, .left = &left, .mu = &mu };
+		pthread_create(&th[i], NULL, fill_main, &fl[i]);
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		if (fl[i].err)
+			return die("append", fl[i].err);
+	}
+	printf("filled=%" PRIu64 " hwm=%" PRId64 "\n", bytes - left, kaas_log_high_watermark(log));
+	fflush(stdout);
+	_exit(0); /* unclean stop: no close, no final checkpoint */
+}
+
+static int bench_recover(const char *url, const char *dir)
+{
+	struct kaas_substrate *sub;
+	int rc = kaas_substrate_open(url, &sub);
+	if (rc < 0)
+		return die("open substrate", rc);
+	struct kaas_log *log;
+	double t0 = now_s();
+	rc = kaas_log_open(sub, dir, 2, NULL, &log);
+	double t = now_s() - t0;
+	if (rc < 0)
+		return die("recover", rc);
+	struct kaas_log_stats st;
+	kaas_log_get_stats(log, &st);
+	printf("recover_ms=%.1f recovered_bytes=%" PRIu64 " segments=%" PRIu64 " hwm=%" PRId64 "\n",
+	       t * 1e3, st.recovered_bytes, st.segments, kaas_log_high_watermark(log));
+	kaas_log_close(log);
+	kaas_substrate_close(sub);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 6 && !strcmp(argv[1], "append"))
+		return bench_append(argv[2], strtoul(argv[3], NULL, 10), atoi(argv[4]), atof(argv[5]));
+	if (argc == 5 && !strcmp(argv[1], "fill"))
+		return bench_fill(argv[2], argv[3], strtoull(argv[4], NULL, 10));
+	if (argc == 4 && !strcmp(argv[1], "recover"))
+		return bench_recover(argv[2], argv[3]);
+	fprintf(stderr, "usage: kaas-bench-log append URL BATCH_BYTES APPENDERS SECONDS\n"
+			"       kaas-bench-log fill URL DIR BYTES\n"
+			"       kaas-bench-log recover URL DIR\n");
+	return 2;
+}

@@ -1,0 +1,37 @@
+/* logtest.h — helpers shared by the partition log tests. */
+#ifndef KAAS_TEST_LOGTEST_H
+#define KAAS_TEST_LOGTEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log/log.h"
+#include "substrate/substrate.h"
+
+/* A scratch location for one test: the substrate URL (KAAS_TEST_URL when
+ * set, else a fresh temp dir) and a partition directory unique to the test. */
+struct lt_env {
+	char *url;        /* malloc'd */
+	char *tmpdir;     /* the temp dir when KAAS_TEST_URL is unset, else NULL */
+	char dir[160];    /* "<test>-<pid>/0" */
+	char top[128];    /* "<test>-<pid>" */
+};
+
+/* 0, or -errno (a message is printed). */
+int lt_env_init(struct lt_env *e, const char *tag);
+/* Remove the test's files and free. */
+void lt_env_fini(struct lt_env *e);
+/* Open a new substrate ("host") on the env's URL; aborts the test on failure. */
+struct kaas_substrate *lt_sub(struct lt_env *e);
+
+/* Build a RecordBatch v2 of `records` records into a malloc'd buffer:
+ * payload bytes derived from `seed`, max timestamp ts, producer fields.
+ * The CRC is valid.  *len is the batch size. */
+unsigned char *lt_batch(size_t payload, uint32_t records, int64_t ts, int64_t pid, int16_t pep,
+			int32_t seq, uint32_t seed, size_t *len);
+/* A kaas_log_batch describing buf. */
+struct kaas_log_batch lt_desc(const unsigned char *buf, size_t len);
+/* Expected stored form: baseOffset and partitionLeaderEpoch patched. */
+void lt_patch(unsigned char *buf, int64_t base, uint32_t epoch);
+
+#endif
