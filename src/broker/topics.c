@@ -265,10 +265,14 @@ static int open_err_final(int err)
 	return err == -EBADMSG || err == -EUCLEAN || err == KAAS_LOG_EFENCED || err == -EPROTO;
 }
 
-static int needs_reopen(const struct kaas_partition *p)
+static int needs_reopen(struct kaas_partition *p)
 {
-	return __atomic_load_n(&p->failed, __ATOMIC_ACQUIRE) ||
-	       (!p->log && !open_err_final(p->open_err));
+	if (!p->log)
+		return !open_err_final(p->open_err);
+	if (__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE))
+		return 1;
+	int st = kaas_log_status(p->log);
+	return st != 0 && st != KAAS_LOG_EFENCED;
 }
 
 /* Close and re-open every failed partition.  Caller holds admin_mu (so no
