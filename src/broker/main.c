@@ -53,6 +53,10 @@ int main(int argc, char **argv)
 		return 2;
 	kaas_log_set_level((enum kaas_log_level)b.cfg.log_level);
 	signal(SIGPIPE, SIG_IGN);
+	/* Fetch reads, metadata and admin work run on libuv's work queue and may
+	 * wait on the volume: more than libuv's default 4 threads, unless the
+	 * operator chose a size. */
+	setenv("UV_THREADPOOL_SIZE", "16", 0);
 	snprintf(b.cluster_id, sizeof(b.cluster_id), "kaas-cluster");
 	rc = kaas_substrate_open(b.cfg.data_url, &b.data);
 	if (rc == -ENOENT && create_local_root(b.cfg.data_url) == 0)
