@@ -58,7 +58,7 @@ typedef void (*kaas_loop_handler)(struct kaas_req *req);
 typedef int (*kaas_pool_handler)(struct kaas_req *req);
 
 /* Handlers (src/kafka/api_*.c). */
-int kaas_api_versions(struct kaas_req *req);       /* pool or inline: memory only */
+int kaas_api_versions(struct kaas_req *req);       /* memory only */
 int kaas_api_metadata(struct kaas_req *req);       /* pool: may create topics */
 void kaas_api_produce(struct kaas_req *req);       /* loop */
 void kaas_api_fetch(struct kaas_req *req);         /* loop (+ work queue reads) */
@@ -69,7 +69,9 @@ int kaas_api_delete_topics(struct kaas_req *req);  /* pool */
 int kaas_api_create_partitions(struct kaas_req *req); /* pool */
 int kaas_api_describe_configs(struct kaas_req *req);
 
-/* Write the error-only response for an unsupported version of a known API
- * (ApiVersions answers with its own format; others just close). */
+/* Unsupported versions: ApiVersions answers UNSUPPORTED_VERSION in its v0
+ * format (KIP-511); for every other API the server closes the connection,
+ * as Apache Kafka does, since no response of an unknown version can be
+ * encoded. */
 
 #endif
