@@ -213,35 +213,66 @@ static void topic_free(struct kaas_topic *tp)
 {
 	if (!tp)
 		return;
-	for (int32_t i = 0; i < tp->npart; i++) {
+	for (int32_t i = 0; tp->parts && i < tp->npart; i++) {
 		if (tp->parts[i].log) {
 			int rc = kaas_log_close(tp->parts[i].log);
 			if (rc < 0)
 				kaas_error("topic %s partition %d: close failed: %s", tp->name, i,
 					   strerror(-rc));
 		}
+		kaas_hw_token_put(tp->parts[i].token);
 	}
 	free(tp->parts);
 	free(tp->name);
 	free(tp);
 }
 
-/* Open the log of partition `idx` of topic `name` into *p. */
+struct kaas_hw_token *kaas_hw_token_get(struct kaas_hw_token *tok)
+{
+	if (tok)
+		__atomic_add_fetch(&tok->refs, 1, __ATOMIC_RELAXED);
+	return tok;
+}
+
+void kaas_hw_token_put(struct kaas_hw_token *tok)
+{
+	if (tok && __atomic_sub_fetch(&tok->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(tok);
+}
+
+/* The log's notify callback (its sync thread): record, then pass on. */
+static void token_notify(void *arg, int64_t hw)
+{
+	struct kaas_hw_token *tok = arg;
+	__atomic_store_n(&tok->hw, hw, __ATOMIC_RELEASE);
+	if (tok->fn)
+		tok->fn(tok->arg, hw);
+}
+
+/* Open the log of partition `idx` of topic `name` into *p, with `token`
+ * (ownership passes to *p) or a new one. */
 static void open_one(struct kaas_topics *t, const char *name, int32_t idx,
-		     struct kaas_partition *p)
+		     struct kaas_partition *p, struct kaas_hw_token *token)
 {
 	memset(p, 0, sizeof(*p));
 	p->index = idx;
+	if (!token && (token = calloc(1, sizeof(*token)))) {
+		token->refs = 1;
+		token->fn = t->notify;
+		token->arg = t->notify_arg;
+	}
+	p->token = token;
 	char dir[300];
 	snprintf(dir, sizeof(dir), "%s/%d", name, idx);
-	int rc = kaas_log_open(t->data, dir, t->epoch, NULL, &p->log);
+	int rc = token ? kaas_log_open(t->data, dir, t->epoch, NULL, &p->log) : -ENOMEM;
 	if (rc < 0) {
 		p->log = NULL;
 		p->open_err = rc;
 		kaas_error("topic %s partition %d: open failed: %s (%s)", name, idx, strerror(-rc),
 			   kaas_sub_errdetail());
-	} else if (t->notify) {
-		kaas_log_set_notify(p->log, t->notify, t->notify_arg);
+	} else {
+		__atomic_store_n(&token->hw, kaas_log_high_watermark(p->log), __ATOMIC_RELEASE);
+		kaas_log_set_notify(p->log, token_notify, token);
 	}
 }
 
@@ -250,7 +281,7 @@ static void open_range(struct kaas_topics *t, const char *name, struct kaas_part
 		       int32_t from, int32_t to)
 {
 	for (int32_t i = from; i < to; i++)
-		open_one(t, name, i, &arr[i]);
+		open_one(t, name, i, &arr[i], NULL);
 }
 
 void kaas_partition_mark_failed(struct kaas_partition *p)
@@ -316,7 +347,7 @@ static size_t reopen_failed_locked(struct kaas_topics *t)
 						  tp->name, k, strerror(-rc));
 			}
 			struct kaas_partition fresh;
-			open_one(t, tp->name, k, &fresh);
+			open_one(t, tp->name, k, &fresh, tp->parts[k].token);
 			if (fresh.log)
 				kaas_info("topic %s partition %d: re-opened", tp->name, k);
 			else

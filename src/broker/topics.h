@@ -35,8 +35,27 @@
 
 struct kaas_topics;
 
+/* A partition's data-arrival token: the high watermark its log last
+ * announced (kaas_log_set_notify), shared by reference with parked fetches
+ * so the loop can tell whether their partitions moved without touching a
+ * log that may be closed meanwhile.  Kept across re-opens of the log. */
+struct kaas_hw_token {
+	int refs;                 /* atomic */
+	int64_t hw;               /* atomic: the last announced high watermark */
+	kaas_log_notify_cb fn;    /* the registry's notify callback, then called */
+	void *arg;
+};
+/* Take / drop a reference (any thread; NULL is a no-op). */
+struct kaas_hw_token *kaas_hw_token_get(struct kaas_hw_token *tok);
+void kaas_hw_token_put(struct kaas_hw_token *tok);
+static inline int64_t kaas_hw_token_hw(const struct kaas_hw_token *tok)
+{
+	return __atomic_load_n(&tok->hw, __ATOMIC_ACQUIRE);
+}
+
 struct kaas_partition {
 	int32_t index;
+	struct kaas_hw_token *token; /* never NULL once the topic is listed */
 	struct kaas_log *log;     /* NULL when it failed to open (open_err) */
 	int open_err;             /* -errno of the failed open, or 0 */
 	int failed;               /* the log failed (a write or fsync error):

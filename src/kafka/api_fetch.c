@@ -26,6 +26,7 @@ struct fp {
 	int64_t hw, log_start;
 	void *data;
 	size_t len;
+	struct kaas_hw_token *token;    /* the partition's, while parked (referenced) */
 };
 
 struct ft {
@@ -80,6 +81,9 @@ static void ctx_free(void *arg)
 		return;
 	kaas_broker_unpark(&ctx->waiter);
 	drop_data(ctx);
+	for (int32_t i = 0; i < ctx->nt; i++)
+		for (int32_t j = 0; j < ctx->topics[i].n; j++)
+			kaas_hw_token_put(ctx->topics[i].parts[j].token);
 	if (ctx->timer_live) {
 		uv_timer_stop(&ctx->timer);
 		uv_close((uv_handle_t *)&ctx->timer, on_timer_closed);
@@ -117,7 +121,12 @@ static void round_work(uv_work_t *w)
 				ctx->errors++;
 				continue;
 			}
-			struct kaas_log *log = tp->parts[p->index].log;
+			struct kaas_partition *kp = &tp->parts[p->index];
+			if (p->token != kp->token) {
+				kaas_hw_token_put(p->token);
+				p->token = kaas_hw_token_get(kp->token);
+			}
+			struct kaas_log *log = kp->log;
 			if (!log) {
 				p->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
 				ctx->errors++;
@@ -157,6 +166,18 @@ static void round_work(uv_work_t *w)
 	}
 }
 
+/* Has any partition of the request moved past what the last round saw? */
+static int moved(struct fetch_ctx *ctx)
+{
+	for (int32_t i = 0; i < ctx->nt; i++)
+		for (int32_t j = 0; j < ctx->topics[i].n; j++) {
+			struct fp *p = &ctx->topics[i].parts[j];
+			if (!p->token || kaas_hw_token_hw(p->token) > p->hw)
+				return 1;
+		}
+	return 0;
+}
+
 static void respond(struct fetch_ctx *ctx)
 {
 	struct kaas_req *req = ctx->req;
@@ -192,9 +213,15 @@ static void respond(struct fetch_ctx *ctx)
 
 static void start_round(struct fetch_ctx *ctx);
 
+/* Some log's high watermark moved: read again only if one of ours did. */
 static void on_wake(struct kaas_fetch_waiter *wt)
 {
 	struct fetch_ctx *ctx = (struct fetch_ctx *)((char *)wt - offsetof(struct fetch_ctx, waiter));
+	struct kaas_broker *b = ctx->req->broker;
+	if (!b->draining && !moved(ctx)) {
+		kaas_broker_park(b, &ctx->waiter);
+		return;
+	}
 	ctx->parked = 0;
 	start_round(ctx);
 }
@@ -221,8 +248,9 @@ static void round_done(uv_work_t *w, int status)
 		respond(ctx);
 		return;
 	}
-	/* Not enough yet: park until data arrives or the deadline. */
-	if (ctx->woken) {
+	/* Not enough yet: park until data arrives or the deadline, unless data
+	 * already arrived while this round was reading. */
+	if (ctx->woken || moved(ctx)) {
 		ctx->woken = 0;
 		start_round(ctx);
 		return;

@@ -30,6 +30,11 @@ done
 # A good hand-made batch is accepted; long poll at its end waits max_wait.
 timeout 30 "$RAW" "$BROKER" good-batch good || kaas_fail "good batch rejected"
 timeout 30 "$RAW" "$BROKER" longpoll good 1 || kaas_fail "long poll bounds"
+# Data arriving on another topic does not end the wait early.
+(for i in $(seq 1 20); do echo "x$i" | kc -P -t other; sleep 0.03; done) &
+other_pid=$!
+timeout 30 "$RAW" "$BROKER" longpoll good 1 || kaas_fail "long poll ended by another topic's data"
+wait "$other_pid"
 out=$(kc -C -t good -e -o beginning 2>/dev/null)
 [ "$out" = value ] || kaas_fail "good batch read back as '$out'"
 
