@@ -84,6 +84,9 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 	} else if (strcmp(key, "message-max-bytes") == 0) {
 		rc = parse_long(v, 64, 1L << 30, &x);
 		c->message_max_bytes = (size_t)x;
+	} else if (strcmp(key, "zero-copy-min-bytes") == 0) {
+		rc = parse_long(v, 0, 1L << 30, &x);
+		c->zero_copy_min_bytes = (size_t)x;
 	} else if (strcmp(key, "max-request-bytes") == 0) {
 		rc = parse_long(v, 1024, 1L << 30, &x);
 		c->max_request_bytes = (size_t)x;
@@ -151,6 +154,7 @@ static void usage(FILE *out)
 		"             [--advertise HOST:PORT] [--broker-id N] [--log-level L]\n"
 		"             [--config FILE] [--auto-create-topics true|false]\n"
 		"             [--num-partitions N] [--message-max-bytes N] [--max-request-bytes N]\n"
+		"             [--zero-copy-min-bytes N]\n"
 		"defaults: --data ./kaas-data --listen 127.0.0.1:9092 --log-level info;\n"
 		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n");
 }
@@ -165,6 +169,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	c->num_partitions = 1;
 	c->message_max_bytes = (1u << 20) + 12;
 	c->max_request_bytes = 100u << 20;
+	c->zero_copy_min_bytes = 64u << 10;
 	int adv_set = 0;
 	const char *env = getenv("KAAS_CLUSTER_DIR");
 	if (env && *env && set_dup(&c->cluster_url, env) < 0)
@@ -182,6 +187,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		{ "num-partitions", required_argument, NULL, 'n' },
 		{ "message-max-bytes", required_argument, NULL, 'm' },
 		{ "max-request-bytes", required_argument, NULL, 'r' },
+		{ "zero-copy-min-bytes", required_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -207,6 +213,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		case 'n': key = "num-partitions"; break;
 		case 'm': key = "message-max-bytes"; break;
 		case 'r': key = "max-request-bytes"; break;
+		case 'z': key = "zero-copy-min-bytes"; break;
 		case 'f': continue;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;
