@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/logging.h"
+#include "substrate/substrate.h"
 
 int kaas_parse_hostport(const char *s, char *host, size_t hostsz, int *port)
 {
@@ -113,18 +114,50 @@ static char *trim(char *s)
 	return s;
 }
 
-/* The config file is a local operator file read once at start-up, before
- * any volume is opened (not state on the shared volume). */
+/* Read a whole local file through a POSIX substrate opened on its
+ * directory (kaas code outside backends/ never calls the OS file API). */
+static int read_local_file(const char *path, char **buf)
+{
+	char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	char *slash = strrchr(copy, '/');
+	const char *dir = ".", *name = copy;
+	if (slash == copy) {
+		dir = "/";
+		name = copy + 1;
+	} else if (slash) {
+		*slash = '\0';
+		dir = copy;
+		name = slash + 1;
+	}
+	struct kaas_substrate *sub = NULL;
+	size_t len;
+	int rc = kaas_substrate_open(dir, &sub);
+	if (rc >= 0)
+		rc = kaas_sub_read_all(sub, name, 1u << 20, buf, &len);
+	kaas_substrate_close(sub);
+	free(copy);
+	return rc;
+}
+
+/* The config file: read once at start-up, before any volume is opened. */
 static int load_file(struct kaas_config *c, const char *path, int *adv_set)
 {
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		fprintf(stderr, "kaasd: cannot read config file %s: %s\n", path, strerror(errno));
+	char *text = NULL;
+	int rc = read_local_file(path, &text);
+	if (rc < 0) {
+		fprintf(stderr, "kaasd: cannot read config file %s: %s\n", path, strerror(-rc));
 		return -EINVAL;
 	}
-	char line[1024];
-	int lineno = 0, rc = 0;
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
+	int lineno = 0;
+	rc = 0;
+	char *save = NULL;
+	for (char *line = text; rc == 0 && line && *line; line = save) {
+		char *nl = strchr(line, '\n');
+		save = nl ? nl + 1 : NULL;
+		if (nl)
+			*nl = '\0';
 		lineno++;
 		char *hash = strchr(line, '#');
 		if (hash)
@@ -143,7 +176,7 @@ static int load_file(struct kaas_config *c, const char *path, int *adv_set)
 		if (rc < 0)
 			fprintf(stderr, "kaasd: in %s line %d\n", path, lineno);
 	}
-	fclose(f);
+	free(text);
 	return rc;
 }
 
