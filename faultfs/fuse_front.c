@@ -19,6 +19,17 @@ struct host_session {
 	struct fuse *fuse;
 	pthread_t thread;
 	int mounted, running;
+	pthread_mutex_t mu;
+	struct hidden *hidden;
+};
+
+/* libfuse (without hard_remove) hides a file its session still has open by
+ * renaming it to .fuse_hiddenXXXX; the front turns that into the model's
+ * unlink (which silly-renames it to .nfsXXXX) and remembers the pair, so
+ * the library's later ops on the hidden name reach the .nfs file. */
+struct hidden {
+	char *hidden, *silly;
+	struct hidden *next;
 };
 
 struct kaas_fuse_front {
@@ -36,16 +47,57 @@ static struct host_session *me(void)
 /* "/a/b" -> "a/b", "/" -> "" */
 static const char *rel(const char *path)
 {
+	if (!path)
+		return ""; /* an unlinked file (nullpath_ok): only handle ops get it */
 	while (*path == '/')
 		path++;
 	return path;
+}
+
+static int is_hidden_name(const char *path)
+{
+	return !strncmp(kaas_path_basename(path), ".fuse_hidden", 12);
+}
+
+/* The model path for a library path (a hidden name maps to its .nfs file);
+ * malloc'd. */
+static char *mpath(struct host_session *s, const char *path)
+{
+	const char *r = rel(path);
+	if (path && is_hidden_name(r)) {
+		pthread_mutex_lock(&s->mu);
+		for (struct hidden *h = s->hidden; h; h = h->next)
+			if (!strcmp(h->hidden, r)) {
+				char *p = strdup(h->silly);
+				pthread_mutex_unlock(&s->mu);
+				return p;
+			}
+		pthread_mutex_unlock(&s->mu);
+	}
+	return strdup(r);
+}
+
+static void forget_hidden(struct host_session *s, const char *r)
+{
+	pthread_mutex_lock(&s->mu);
+	for (struct hidden **pp = &s->hidden; *pp; pp = &(*pp)->next)
+		if (!strcmp((*pp)->hidden, r)) {
+			struct hidden *h = *pp;
+			*pp = h->next;
+			free(h->hidden);
+			free(h->silly);
+			free(h);
+			break;
+		}
+	pthread_mutex_unlock(&s->mu);
 }
 
 #define FH(fi) ((struct kaas_fault_handle *)(uintptr_t)(fi)->fh)
 
 static void *ff_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
-	cfg->hard_remove = 1;       /* the model does its own silly-rename */
+	cfg->hard_remove = 0;       /* hides become the model's silly-rename (see mpath) */
+	cfg->nullpath_ok = 1;
 	cfg->direct_io = 1;         /* no page cache across opens */
 	cfg->kernel_cache = 0;
 	cfg->auto_cache = 0;
@@ -78,7 +130,14 @@ static int ff_getattr(const char *path, struct stat *st, struct fuse_file_info *
 {
 	struct host_session *s = me();
 	struct kaas_stat ks;
-	int rc = fi && fi->fh ? kaas_fault_fstat(FH(fi), &ks) : kaas_fault_stat(s->m, s->host, rel(path), &ks);
+	int rc;
+	if (fi && fi->fh) {
+		rc = kaas_fault_fstat(FH(fi), &ks);
+	} else {
+		char *p = mpath(s, path);
+		rc = p ? kaas_fault_stat(s->m, s->host, p, &ks) : -ENOMEM;
+		free(p);
+	}
 	if (rc == 0)
 		fill(&ks, st);
 	return rc;
@@ -210,7 +269,9 @@ static int ff_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	if (fi && fi->fh)
 		return kaas_fault_ftruncate(FH(fi), (uint64_t)size);
 	struct kaas_fault_handle *h;
-	int rc = kaas_fault_open(s->m, s->host, rel(path), KAAS_O_WRITE, 0, &h);
+	char *p = mpath(s, path);
+	int rc = p ? kaas_fault_open(s->m, s->host, p, KAAS_O_WRITE, 0, &h) : -ENOMEM;
+	free(p);
 	if (rc < 0)
 		return rc;
 	rc = kaas_fault_ftruncate(h, (uint64_t)size);
@@ -221,6 +282,15 @@ static int ff_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 static int ff_unlink(const char *path)
 {
 	struct host_session *s = me();
+	if (is_hidden_name(rel(path))) {
+		/* the library removing its hidden name after the last close: the
+		 * model already removed the .nfs file */
+		char *p = mpath(s, path);
+		int rc = p ? kaas_fault_unlink(s->m, s->host, p) : -ENOMEM;
+		free(p);
+		forget_hidden(s, rel(path));
+		return rc == -ENOENT ? 0 : rc;
+	}
 	return kaas_fault_unlink(s->m, s->host, rel(path));
 }
 
@@ -241,7 +311,29 @@ static int ff_rename(const char *from, const char *to, unsigned int flags)
 	struct host_session *s = me();
 	if (flags)
 		return -EINVAL; /* RENAME_NOREPLACE / EXCHANGE: not on NFS either */
-	return kaas_fault_rename(s->m, s->host, rel(from), rel(to));
+	if (is_hidden_name(rel(to))) {
+		/* the library hiding an open file: the model's unlink */
+		struct hidden *h = calloc(1, sizeof *h);
+		if (!h || !(h->hidden = strdup(rel(to)))) {
+			free(h);
+			return -ENOMEM;
+		}
+		int rc = kaas_fault_unlink_silly(s->m, s->host, rel(from), &h->silly);
+		if (rc < 0 || !h->silly) {
+			free(h->hidden);
+			free(h);
+			return rc;
+		}
+		pthread_mutex_lock(&s->mu);
+		h->next = s->hidden;
+		s->hidden = h;
+		pthread_mutex_unlock(&s->mu);
+		return 0;
+	}
+	char *src = mpath(s, from);
+	int rc = src ? kaas_fault_rename(s->m, s->host, src, rel(to)) : -ENOMEM;
+	free(src);
+	return rc;
 }
 
 static int ff_statfs(const char *path, struct statvfs *sv)
@@ -332,6 +424,14 @@ void kaas_fuse_front_stop(struct kaas_fuse_front *f)
 			pthread_join(s->thread, NULL);
 		if (s->fuse)
 			fuse_destroy(s->fuse);
+		while (s->hidden) {
+			struct hidden *h = s->hidden;
+			s->hidden = h->next;
+			free(h->hidden);
+			free(h->silly);
+			free(h);
+		}
+		pthread_mutex_destroy(&s->mu);
 	}
 	free(f->s);
 	free(f);
@@ -352,6 +452,7 @@ int kaas_fuse_front_start(struct kaas_fault_model *m, int nhosts, char **mountpo
 		s->m = m;
 		s->host = i;
 		s->mnt = mountpoints[i];
+		pthread_mutex_init(&s->mu, NULL);
 		char fsname[64];
 		snprintf(fsname, sizeof fsname, "fsname=faultfs-host%d,subtype=faultfs", i);
 		char *argv[] = { "faultfs", "-o", fsname, NULL };

@@ -312,6 +312,23 @@ static int save_undo(struct kaas_fault_model *m, struct fm_node *node, int host,
 	return 0;
 }
 
+/* Truncate the lower file to size, first saving for other hosts the bytes
+ * they still see beyond it. */
+static int truncate_lower(struct kaas_fault_model *m, struct fm_node *node, int host,
+			  struct kaas_file *lower, uint64_t size)
+{
+	uint64_t top = 0;
+	for (int g = 0; g < KAAS_FAULT_MAX_HOSTS; g++)
+		if (g != host && node->view[g].nopen > 0 && node->view[g].size > top)
+			top = node->view[g].size;
+	if (top > size) {
+		int rc = save_undo(m, node, host, lower, size, (size_t)(top - size));
+		if (rc < 0)
+			return rc;
+	}
+	return kaas_sub_ftruncate(lower, size);
+}
+
 /* Write bytes [from, to) of the extents' concatenation to the lower. */
 static int write_range(struct kaas_fault_model *m, struct fm_node *node, int host,
 		       struct kaas_file *lower, const struct fm_extents *d, size_t from, size_t to)
@@ -591,6 +608,8 @@ int kaas_fault_open(struct kaas_fault_model *m, int host, const char *path, int 
 	int lflags = flags;
 	if (!m->passthrough && (flags & KAAS_O_WRITE))
 		lflags |= KAAS_O_READ; /* publication reads old bytes for other hosts */
+	if (!m->passthrough && !(flags & KAAS_O_DIRECTORY))
+		lflags &= ~KAAS_O_TRUNC; /* done below, after saving what others see */
 	if (rc == 0) {
 		if (m->excl_race && (flags & KAAS_O_CREAT) && (flags & KAAS_O_EXCL))
 			rc = racy_create(m, path, lflags, mode, &h->lower);
@@ -619,15 +638,24 @@ int kaas_fault_open(struct kaas_fault_model *m, int host, const char *path, int 
 			m->nodes = node;
 		}
 		struct fm_view *v = &node->view[host];
-		if (flags & KAAS_O_TRUNC)
+		v->nopen++;
+		node->nopen++;
+		h->node = node;
+		if (flags & KAAS_O_TRUNC) {
 			ext_free(&v->dirty);
+			rc = truncate_lower(m, node, host, h->lower, 0);
+			st.size = 0;
+			if (rc < 0) {
+				v->nopen--;
+				node->nopen--;
+				node_release_if_unused(m, node);
+				goto fail;
+			}
+		}
 		/* close-to-open: an open revalidates this host's view of the file */
 		ext_free(&v->undo);
 		uint64_t dend = ext_end(&v->dirty);
 		v->size = st.size > dend ? st.size : dend;
-		v->nopen++;
-		node->nopen++;
-		h->node = node;
 		st.size = v->size;
 		attr_store(m, host, path, &st);
 	}
@@ -821,7 +849,8 @@ int kaas_fault_ftruncate(struct kaas_fault_handle *h, uint64_t size)
 	if (rc == 0 && h->node)
 		rc = publish(m, h, NULL);
 	if (rc == 0)
-		rc = kaas_sub_ftruncate(h->lower, size);
+		rc = h->node ? truncate_lower(m, h->node, h->host, h->lower, size)
+			     : kaas_sub_ftruncate(h->lower, size);
 	if (rc == 0 && h->node)
 		h->node->view[h->host].size = size;
 	UNLOCK(m);
@@ -954,6 +983,13 @@ int kaas_fault_rename(struct kaas_fault_model *m, int host, const char *from, co
 
 int kaas_fault_unlink(struct kaas_fault_model *m, int host, const char *path)
 {
+	return kaas_fault_unlink_silly(m, host, path, NULL);
+}
+
+int kaas_fault_unlink_silly(struct kaas_fault_model *m, int host, const char *path, char **silly)
+{
+	if (silly)
+		*silly = NULL;
 	if (bad_host(host))
 		return kaas_sub_fail(EINVAL, "faultfs: no host %d", host);
 	LOCK(m);
@@ -974,6 +1010,8 @@ int kaas_fault_unlink(struct kaas_fault_model *m, int host, const char *path)
 		node = node_find(m, st.ino);
 	if (node && node->view[host].nopen > 0) {
 		rc = silly_rename(m, host, node, path);
+		if (rc == 0 && silly)
+			*silly = strdup(node->view[host].silly);
 	} else {
 		rc = kaas_sub_unlink(m->lower, path);
 		if (rc == 0 && node)

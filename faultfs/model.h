@@ -99,6 +99,9 @@ int kaas_fault_fstat(struct kaas_fault_handle *h, struct kaas_stat *st);
 int kaas_fault_stat(struct kaas_fault_model *m, int host, const char *path, struct kaas_stat *st);
 int kaas_fault_rename(struct kaas_fault_model *m, int host, const char *from, const char *to);
 int kaas_fault_unlink(struct kaas_fault_model *m, int host, const char *path);
+/* unlink, and if it was silly-renamed, its new lower path in *silly
+ * (malloc'd; NULL if the file was really removed). */
+int kaas_fault_unlink_silly(struct kaas_fault_model *m, int host, const char *path, char **silly);
 int kaas_fault_mkdir(struct kaas_fault_model *m, int host, const char *path, uint32_t mode);
 int kaas_fault_rmdir(struct kaas_fault_model *m, int host, const char *path);
 int kaas_fault_readdir(struct kaas_fault_model *m, int host, const char *path, kaas_dirent_cb cb,
