@@ -11,3 +11,4 @@ include tests/faultfs/local.mk
 include tests/nfs/local.mk
 include tests/log/local.mk
 include tests/kafka/local.mk
+include tests/cluster/local.mk

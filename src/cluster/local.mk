@@ -1,0 +1,2 @@
+libkaas_a_SOURCES += src/cluster/producer_ids.c src/cluster/producer_ids.h \
+	src/cluster/group_store.c src/cluster/group_store.h
