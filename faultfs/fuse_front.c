@@ -19,17 +19,6 @@ struct host_session {
 	struct fuse *fuse;
 	pthread_t thread;
 	int mounted, running;
-	pthread_mutex_t mu;
-	struct hidden *hidden;
-};
-
-/* libfuse (without hard_remove) hides a file its session still has open by
- * renaming it to .fuse_hiddenXXXX; the front turns that into the model's
- * unlink (which silly-renames it to .nfsXXXX) and remembers the pair, so
- * the library's later ops on the hidden name reach the .nfs file. */
-struct hidden {
-	char *hidden, *silly;
-	struct hidden *next;
 };
 
 struct kaas_fuse_front {
@@ -54,50 +43,12 @@ static const char *rel(const char *path)
 	return path;
 }
 
-static int is_hidden_name(const char *path)
-{
-	return !strncmp(kaas_path_basename(path), ".fuse_hidden", 12);
-}
-
-/* The model path for a library path (a hidden name maps to its .nfs file);
- * malloc'd. */
-static char *mpath(struct host_session *s, const char *path)
-{
-	const char *r = rel(path);
-	if (path && is_hidden_name(r)) {
-		pthread_mutex_lock(&s->mu);
-		for (struct hidden *h = s->hidden; h; h = h->next)
-			if (!strcmp(h->hidden, r)) {
-				char *p = strdup(h->silly);
-				pthread_mutex_unlock(&s->mu);
-				return p;
-			}
-		pthread_mutex_unlock(&s->mu);
-	}
-	return strdup(r);
-}
-
-static void forget_hidden(struct host_session *s, const char *r)
-{
-	pthread_mutex_lock(&s->mu);
-	for (struct hidden **pp = &s->hidden; *pp; pp = &(*pp)->next)
-		if (!strcmp((*pp)->hidden, r)) {
-			struct hidden *h = *pp;
-			*pp = h->next;
-			free(h->hidden);
-			free(h->silly);
-			free(h);
-			break;
-		}
-	pthread_mutex_unlock(&s->mu);
-}
-
 #define FH(fi) ((struct kaas_fault_handle *)(uintptr_t)(fi)->fh)
 
 static void *ff_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
-	cfg->hard_remove = 0;       /* hides become the model's silly-rename (see mpath) */
-	cfg->nullpath_ok = 1;
+	cfg->hard_remove = 1;       /* the model does its own silly-rename, in one op */
+	cfg->nullpath_ok = 1;       /* handle ops on removed files still reach the model */
 	cfg->direct_io = 1;         /* no page cache across opens */
 	cfg->kernel_cache = 0;
 	cfg->auto_cache = 0;
@@ -134,9 +85,7 @@ static int ff_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	if (fi && fi->fh) {
 		rc = kaas_fault_fstat(FH(fi), &ks);
 	} else {
-		char *p = mpath(s, path);
-		rc = p ? kaas_fault_stat(s->m, s->host, p, &ks) : -ENOMEM;
-		free(p);
+		rc = kaas_fault_stat(s->m, s->host, rel(path), &ks);
 	}
 	if (rc == 0)
 		fill(&ks, st);
@@ -157,6 +106,25 @@ static int dir_cb(void *arg, const char *name, enum kaas_file_type type)
 	return d->filler(d->buf, name, &st, 0, 0) ? 1 : 0;
 }
 
+/* With nullpath_ok, readdir and fsyncdir get no path: opendir keeps it. */
+static int ff_opendir(const char *path, struct fuse_file_info *fi)
+{
+	me();
+	char *p = strdup(rel(path));
+	if (!p)
+		return -ENOMEM;
+	fi->fh = (uint64_t)(uintptr_t)p;
+	return 0;
+}
+
+static int ff_releasedir(const char *path, struct fuse_file_info *fi)
+{
+	free((char *)(uintptr_t)fi->fh);
+	return 0;
+}
+
+#define DIRPATH(path, fi) ((fi) && (fi)->fh ? (const char *)(uintptr_t)(fi)->fh : rel(path))
+
 static int ff_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off,
 		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
@@ -164,7 +132,7 @@ static int ff_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 	filler(buf, ".", NULL, 0, 0);
 	filler(buf, "..", NULL, 0, 0);
 	struct dir_fill d = { buf, filler };
-	int rc = kaas_fault_readdir(s->m, s->host, rel(path), dir_cb, &d);
+	int rc = kaas_fault_readdir(s->m, s->host, DIRPATH(path, fi), dir_cb, &d);
 	return rc == 1 ? 0 : rc;
 }
 
@@ -269,9 +237,7 @@ static int ff_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	if (fi && fi->fh)
 		return kaas_fault_ftruncate(FH(fi), (uint64_t)size);
 	struct kaas_fault_handle *h;
-	char *p = mpath(s, path);
-	int rc = p ? kaas_fault_open(s->m, s->host, p, KAAS_O_WRITE, 0, &h) : -ENOMEM;
-	free(p);
+	int rc = kaas_fault_open(s->m, s->host, rel(path), KAAS_O_WRITE, 0, &h);
 	if (rc < 0)
 		return rc;
 	rc = kaas_fault_ftruncate(h, (uint64_t)size);
@@ -282,15 +248,6 @@ static int ff_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 static int ff_unlink(const char *path)
 {
 	struct host_session *s = me();
-	if (is_hidden_name(rel(path))) {
-		/* the library removing its hidden name after the last close: the
-		 * model already removed the .nfs file */
-		char *p = mpath(s, path);
-		int rc = p ? kaas_fault_unlink(s->m, s->host, p) : -ENOMEM;
-		free(p);
-		forget_hidden(s, rel(path));
-		return rc == -ENOENT ? 0 : rc;
-	}
 	return kaas_fault_unlink(s->m, s->host, rel(path));
 }
 
@@ -311,29 +268,7 @@ static int ff_rename(const char *from, const char *to, unsigned int flags)
 	struct host_session *s = me();
 	if (flags)
 		return -EINVAL; /* RENAME_NOREPLACE / EXCHANGE: not on NFS either */
-	if (is_hidden_name(rel(to))) {
-		/* the library hiding an open file: the model's unlink */
-		struct hidden *h = calloc(1, sizeof *h);
-		if (!h || !(h->hidden = strdup(rel(to)))) {
-			free(h);
-			return -ENOMEM;
-		}
-		int rc = kaas_fault_unlink_silly(s->m, s->host, rel(from), &h->silly);
-		if (rc < 0 || !h->silly) {
-			free(h->hidden);
-			free(h);
-			return rc;
-		}
-		pthread_mutex_lock(&s->mu);
-		h->next = s->hidden;
-		s->hidden = h;
-		pthread_mutex_unlock(&s->mu);
-		return 0;
-	}
-	char *src = mpath(s, from);
-	int rc = src ? kaas_fault_rename(s->m, s->host, src, rel(to)) : -ENOMEM;
-	free(src);
-	return rc;
+	return kaas_fault_rename(s->m, s->host, rel(from), rel(to));
 }
 
 static int ff_statfs(const char *path, struct statvfs *sv)
@@ -356,7 +291,7 @@ static int ff_statfs(const char *path, struct statvfs *sv)
 static int ff_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi)
 {
 	struct host_session *s = me();
-	return kaas_fault_fsync_dir(s->m, s->host, rel(path));
+	return kaas_fault_fsync_dir(s->m, s->host, DIRPATH(path, fi));
 }
 
 /* Attributes the model does not keep: accepted and ignored. */
@@ -378,6 +313,8 @@ static int ff_utimens(const char *path, const struct timespec tv[2], struct fuse
 static const struct fuse_operations ff_ops = {
 	.init = ff_init,
 	.getattr = ff_getattr,
+	.opendir = ff_opendir,
+	.releasedir = ff_releasedir,
 	.readdir = ff_readdir,
 	.open = ff_open,
 	.create = ff_create,
@@ -424,14 +361,7 @@ void kaas_fuse_front_stop(struct kaas_fuse_front *f)
 			pthread_join(s->thread, NULL);
 		if (s->fuse)
 			fuse_destroy(s->fuse);
-		while (s->hidden) {
-			struct hidden *h = s->hidden;
-			s->hidden = h->next;
-			free(h->hidden);
-			free(h->silly);
-			free(h);
-		}
-		pthread_mutex_destroy(&s->mu);
+
 	}
 	free(f->s);
 	free(f);
@@ -452,7 +382,6 @@ int kaas_fuse_front_start(struct kaas_fault_model *m, int nhosts, char **mountpo
 		s->m = m;
 		s->host = i;
 		s->mnt = mountpoints[i];
-		pthread_mutex_init(&s->mu, NULL);
 		char fsname[64];
 		snprintf(fsname, sizeof fsname, "fsname=faultfs-host%d,subtype=faultfs", i);
 		char *argv[] = { "faultfs", "-o", fsname, NULL };

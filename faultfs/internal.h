@@ -90,6 +90,7 @@ struct kaas_fault_handle {
 	char *path;
 	int flags;
 	int dead;               /* host crashed since open: -EIO */
+	struct fm_extents lied; /* fsync_lies: writes only this handle sees until close */
 	struct kaas_fault_handle *next, *prev;
 };
 
