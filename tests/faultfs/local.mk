@@ -1,1 +1,7 @@
-# tests/faultfs: nothing yet
+# tests/faultfs: every behaviour through the in-process front (test_model)
+# and through a FUSE mount (the .sh tests; they skip only without FUSE).
+check_PROGRAMS += tests/faultfs/test_model
+TESTS += tests/faultfs/test_model
+tests_faultfs_test_model_SOURCES = tests/faultfs/test_model.c
+tests_faultfs_test_model_CFLAGS = $(TEST_CFLAGS)
+tests_faultfs_test_model_LDADD = $(TEST_LIBS)
