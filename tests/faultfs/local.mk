@@ -5,3 +5,6 @@ TESTS += tests/faultfs/test_model
 tests_faultfs_test_model_SOURCES = tests/faultfs/test_model.c
 tests_faultfs_test_model_CFLAGS = $(TEST_CFLAGS)
 tests_faultfs_test_model_LDADD = $(TEST_LIBS)
+FAULTFS_SH_TESTS = tests/faultfs/fuse_behaviours.sh
+TESTS += $(FAULTFS_SH_TESTS)
+EXTRA_DIST += $(FAULTFS_SH_TESTS) tests/faultfs/fuse_lib.sh
