@@ -3,6 +3,7 @@
 #include "faultfs/fuse_front.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fuse.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -43,7 +44,30 @@ static const char *rel(const char *path)
 	return path;
 }
 
-#define FH(fi) ((struct kaas_fault_handle *)(uintptr_t)(fi)->fh)
+/* An open file: the model's handle, and whether every write must be made
+ * durable before it returns (O_SYNC/O_DSYNC; with direct_io the kernel
+ * leaves that to us). */
+struct ff_file {
+	struct kaas_fault_handle *h;
+	int dsync;
+};
+
+#define FF(fi) ((struct ff_file *)(uintptr_t)(fi)->fh)
+#define FH(fi) (FF(fi)->h)
+
+static int wrap(struct kaas_fault_handle *h, int flags, struct fuse_file_info *fi)
+{
+	struct ff_file *f = calloc(1, sizeof *f);
+	if (!f) {
+		kaas_fault_close(h);
+		return -ENOMEM;
+	}
+	f->h = h;
+	f->dsync = (flags & (O_SYNC | O_DSYNC)) != 0;
+	fi->fh = (uint64_t)(uintptr_t)f;
+	fi->direct_io = 1;
+	return 0;
+}
 
 static void *ff_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
@@ -161,9 +185,7 @@ static int ff_open(const char *path, struct fuse_file_info *fi)
 	int rc = kaas_fault_open(s->m, s->host, rel(path), kflags(fi->flags), 0, &h);
 	if (rc < 0)
 		return rc;
-	fi->fh = (uint64_t)(uintptr_t)h;
-	fi->direct_io = 1;
-	return 0;
+	return wrap(h, fi->flags, fi);
 }
 
 static int ff_create(const char *path, mode_t mode, struct fuse_file_info *fi)
@@ -176,9 +198,7 @@ static int ff_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	int rc = kaas_fault_open(s->m, s->host, rel(path), k, (uint32_t)(mode & 07777), &h);
 	if (rc < 0)
 		return rc;
-	fi->fh = (uint64_t)(uintptr_t)h;
-	fi->direct_io = 1;
-	return 0;
+	return wrap(h, fi->flags, fi);
 }
 
 static int ff_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
@@ -209,6 +229,11 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 			return done ? (int)done : -EIO;
 		done += (size_t)n;
 	}
+	if (FF(fi)->dsync) {
+		int rc = kaas_fault_fsync(FH(fi));
+		if (rc < 0)
+			return rc;
+	}
 	return (int)done;
 }
 
@@ -222,6 +247,7 @@ static int ff_release(const char *path, struct fuse_file_info *fi)
 {
 	me();
 	kaas_fault_close(FH(fi));
+	free(FF(fi));
 	return 0;
 }
 
