@@ -478,7 +478,7 @@ int kaas_fault_model_new(const char *lower_url, const char *config_json, uint64_
 	if (log_path && *log_path) {
 		m->log = fopen(log_path, "w");
 		if (!m->log) {
-			rc = kaas_sub_fail(errno, "faultfs: cannot write the event log %s: %s", log_path,
+			rc = kaas_sub_fail(errno, "cannot write the event log %s: %s", log_path,
 					   strerror(errno));
 			kaas_fault_model_free(m);
 			return rc;

@@ -6,6 +6,6 @@ tests_faultfs_test_model_SOURCES = tests/faultfs/test_model.c
 tests_faultfs_test_model_CFLAGS = $(TEST_CFLAGS)
 tests_faultfs_test_model_LDADD = $(TEST_LIBS)
 FAULTFS_SH_TESTS = tests/faultfs/fuse_behaviours.sh tests/faultfs/fuse_determinism.sh \
-	tests/faultfs/conformance_fuse.sh tests/faultfs/conformance_fault.sh
+	tests/faultfs/conformance_fuse.sh tests/faultfs/conformance_fault.sh tests/faultfs/fuse_cleanup.sh
 TESTS += $(FAULTFS_SH_TESTS)
 EXTRA_DIST += $(FAULTFS_SH_TESTS) tests/faultfs/fuse_lib.sh
