@@ -822,6 +822,13 @@ ssize_t kaas_fault_pwrite(struct kaas_fault_handle *h, const void *buf, size_t l
 	if (m->fsync_lies) {
 		/* the lying substrate buffers per handle: nobody else sees it */
 		rc = ext_add(&h->lied, buf, len, off);
+		if (rc == 0 && h->lied.bytes >= 8 * m->writeback_bytes) {
+			/* bounded memory: past 8x the write-back limit even the liar
+			 * writes back */
+			rc = unlie(h);
+			if (rc == 0)
+				rc = publish(m, h, NULL);
+		}
 		UNLOCK(m);
 		return rc < 0 ? rc : (ssize_t)len;
 	}
@@ -859,9 +866,12 @@ static int flush_common(struct kaas_fault_handle *h, enum fm_op op)
 		rc = unlie(h);
 	if (rc == 0)
 		rc = publish(m, h, &d);
+	UNLOCK(m);
+	/* the lower fsync runs unlocked so hosts do not queue behind each
+	 * other's disk flushes; this handle is used by one thread at a time
+	 * and stays open until its close */
 	if (rc == 0 && op == FM_FSYNC && (h->flags & KAAS_O_WRITE))
 		rc = kaas_sub_fsync(h->lower);
-	UNLOCK(m);
 	return rc;
 }
 
