@@ -4,5 +4,3 @@ check_PROGRAMS += tests/conformance/conformance
 TESTS += tests/conformance/conformance tests/conformance/substrate_check_cli.sh
 EXTRA_DIST += tests/conformance/substrate_check_cli.sh
 tests_conformance_conformance_SOURCES = tests/conformance/conformance.c
-tests_conformance_conformance_CFLAGS = $(TEST_CFLAGS)
-tests_conformance_conformance_LDADD = $(TEST_LIBS)
