@@ -1001,6 +1001,14 @@ static int copy_rename(struct kaas_fault_model *m, const char *from, const char 
 
 int kaas_fault_rename(struct kaas_fault_model *m, int host, const char *from, const char *to)
 {
+	return kaas_fault_rename_silly(m, host, from, to, NULL);
+}
+
+int kaas_fault_rename_silly(struct kaas_fault_model *m, int host, const char *from, const char *to,
+			    char **silly)
+{
+	if (silly)
+		*silly = NULL;
 	if (bad_host(host))
 		return kaas_sub_fail(EINVAL, "faultfs: no host %d", host);
 	LOCK(m);
@@ -1022,6 +1030,8 @@ int kaas_fault_rename(struct kaas_fault_model *m, int host, const char *from, co
 		victim = node_find(m, tst.ino);
 		if (victim && victim->view[host].nopen > 0) {
 			rc = silly_rename(m, host, victim, to);
+			if (rc == 0 && silly)
+				*silly = strdup(victim->view[host].silly);
 			victim = NULL;
 		}
 	}

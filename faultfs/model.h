@@ -99,6 +99,10 @@ int kaas_fault_fstat(struct kaas_fault_handle *h, struct kaas_stat *st);
 int kaas_fault_stat(struct kaas_fault_model *m, int host, const char *path, struct kaas_stat *st);
 int kaas_fault_rename(struct kaas_fault_model *m, int host, const char *from, const char *to);
 int kaas_fault_unlink(struct kaas_fault_model *m, int host, const char *path);
+/* rename, and if the replaced target was silly-renamed, its new lower path
+ * in *silly (malloc'd; NULL otherwise). */
+int kaas_fault_rename_silly(struct kaas_fault_model *m, int host, const char *from, const char *to,
+			    char **silly);
 /* unlink, and if it was silly-renamed, its new lower path in *silly
  * (malloc'd; NULL if the file was really removed). */
 int kaas_fault_unlink_silly(struct kaas_fault_model *m, int host, const char *path, char **silly);

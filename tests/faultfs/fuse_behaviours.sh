@@ -16,8 +16,8 @@ exec 3<"$A/d/f"
 rm "$A/d/f" || kaas_fail "unlink of an open file failed"
 expect "silly-renamed file in the lower dir" "$(nsilly "$FFS_LOWER/d")" 1
 expect "silly-renamed file visible to the other host" "$(nsilly "$B/d")" 1
-IFS= read -r line <&3
-expect "read through the open handle after unlink" "$line" hello
+expect "fstat through the open handle after unlink" "$(stat -L -c %s /proc/self/fd/3)" 6
+expect "read through the open handle after unlink" "$(cat <&3)" hello
 silly=$(ls -a "$A/d" | grep '^\.nfs')
 expect_err "unlink of the .nfs file" "busy" rm "$B/d/$silly"
 expect_err "rmdir of its directory" "not empty" rmdir "$A/d"
