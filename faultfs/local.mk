@@ -1,5 +1,6 @@
 # faultfs: the fault model (no FUSE), its in-process substrate front (in
 # libkaas.a, registered as scheme "fault"), and the FUSE daemon.
+EXTRA_DIST += faultfs/README.md
 libkaas_a_SOURCES += faultfs/model.h faultfs/internal.h faultfs/model.c faultfs/rules.c \
 	faultfs/ctl.c faultfs/substrate.h faultfs/substrate.c
 
