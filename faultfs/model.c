@@ -712,6 +712,8 @@ int kaas_fault_close(struct kaas_fault_handle *h)
 			rc = apply(m, h->host, FM_CLOSE, h->path, &d);
 			if (rc < 0)
 				ext_free(&v->dirty); /* a failed close-time flush loses the data */
+			else if (h->dead) /* crashed during a delay */
+				rc = kaas_sub_fail(EIO, "faultfs: %s: host %d crashed", h->path, h->host);
 			else
 				rc = publish(m, h, &d);
 		}
@@ -765,6 +767,8 @@ ssize_t kaas_fault_pread(struct kaas_fault_handle *h, void *buf, size_t len, uin
 	int rc = handle_check(h);
 	if (rc == 0)
 		rc = apply(m, h->host, FM_READ, h->path, NULL);
+	if (rc == 0)
+		rc = handle_check(h); /* a delay may have let a crash or removal in */
 	if (rc < 0) {
 		UNLOCK(m);
 		return rc;
@@ -810,6 +814,8 @@ ssize_t kaas_fault_pwrite(struct kaas_fault_handle *h, const void *buf, size_t l
 	int rc = handle_check(h);
 	if (rc == 0)
 		rc = apply(m, h->host, FM_WRITE, h->path, NULL);
+	if (rc == 0)
+		rc = handle_check(h); /* a delay may have let a crash or removal in */
 	if (rc < 0) {
 		UNLOCK(m);
 		return rc;
@@ -847,8 +853,16 @@ static int flush_common(struct kaas_fault_handle *h, enum fm_op op)
 	LOCK(m);
 	int rc = handle_check(h);
 	struct decided d = { 0, 0 };
-	if (rc == 0)
+	if (rc == 0) {
 		rc = apply(m, h->host, op, h->path, &d);
+		if (rc < 0 && op == FM_CLOSE && h->node) {
+			/* a failed close-time flush loses the data, as in close */
+			ext_free(&h->node->view[h->host].dirty);
+			ext_free(&h->lied);
+		}
+		if (rc == 0)
+			rc = handle_check(h); /* a delay may have let a crash in */
+	}
 	if (rc < 0) {
 		UNLOCK(m);
 		return rc;
@@ -892,6 +906,8 @@ int kaas_fault_ftruncate(struct kaas_fault_handle *h, uint64_t size)
 	int rc = handle_check(h);
 	if (rc == 0)
 		rc = apply(m, h->host, FM_TRUNCATE, h->path, NULL);
+	if (rc == 0)
+		rc = handle_check(h); /* a delay may have let a crash or removal in */
 	if (rc == 0 && h->node)
 		rc = unlie(h);
 	if (rc == 0 && h->node)
@@ -912,6 +928,8 @@ int kaas_fault_fstat(struct kaas_fault_handle *h, struct kaas_stat *st)
 	int rc = handle_check(h);
 	if (rc == 0)
 		rc = apply(m, h->host, FM_STAT, h->path, NULL);
+	if (rc == 0)
+		rc = handle_check(h); /* a delay may have let a crash or removal in */
 	if (rc == 0)
 		rc = kaas_sub_fstat(h->lower, st);
 	if (rc == 0 && h->node) {
