@@ -129,6 +129,55 @@ struct kaas_fault_model {
 	unsigned long fault_count[FM_NOPS];
 };
 
+#define LOCK(m) pthread_mutex_lock(&(m)->mu)
+#define UNLOCK(m) pthread_mutex_unlock(&(m)->mu)
+
+/* extents.c */
+void fm_ext_free(struct fm_extents *x);
+/* Append bytes at off (a write continuing the last extent extends it):
+ * 0 or -ENOMEM. */
+int fm_ext_add(struct fm_extents *x, const void *buf, size_t len, uint64_t off);
+/* Copy the part of e inside [off, off+len) into buf. */
+void fm_ext_overlay(const struct fm_extent *e, char *buf, size_t len, uint64_t off);
+/* The end of the furthest extent (0 if none). */
+uint64_t fm_ext_end(const struct fm_extents *x);
+
+/* attrcache.c — m->mu held. */
+void fm_attr_forget_all(struct fm_host *hs);
+void fm_attr_forget(struct fm_host *hs, const char *path);
+void fm_attr_store(struct kaas_fault_model *m, int host, const char *path, const struct kaas_stat *st);
+/* The cached attributes of path if younger than attr_timeout_ms, or NULL. */
+const struct fm_attr *fm_attr_fresh(struct kaas_fault_model *m, int host, const char *path);
+
+/* model.c — m->mu held unless said otherwise. */
+/* What fm_apply decided besides an error: a torn flush. */
+struct fm_decided {
+	int torn;
+	int torn_delay_ms;
+};
+/* The pid blamed for this thread's ops (no lock needed). */
+pid_t fm_caller(void);
+/* 1 if host is out of range (no lock needed). */
+int fm_bad_host(int host);
+struct fm_node *fm_node_find(struct kaas_fault_model *m, uint64_t ino);
+/* Free the node if no handle is open on it. */
+void fm_node_release(struct kaas_fault_model *m, struct fm_node *node);
+/* 1 if path is a silly-renamed name some host still holds. */
+int fm_silly_held(struct kaas_fault_model *m, const char *path);
+/* Rename the file node at path (held open by host) to its .nfs name:
+ * 0 or -errno. */
+int fm_silly_rename(struct kaas_fault_model *m, int host, struct fm_node *node, const char *path);
+/* Decide and apply the fault for op: 0 to go on, or -errno; d (may be NULL)
+ * receives a torn decision.  May unlock m->mu while delaying. */
+int fm_apply(struct kaas_fault_model *m, int host, enum fm_op op, const char *path,
+	     struct fm_decided *d);
+/* 0, or -EIO (host crashed) / -ESTALE (removed by another host). */
+int fm_handle_check(struct kaas_fault_handle *h);
+
+/* handles.c — m->mu held. */
+/* excl_race: 1 if another process's racy create of path is in its window. */
+int fm_racy_hidden(struct kaas_fault_model *m, const char *path);
+
 /* rules.c — all called with m->mu held. */
 /* The fault for this op, or NULL; logs it.  May draw from the PRNG. */
 struct fm_rule *fm_decide(struct kaas_fault_model *m, int host, enum fm_op op, const char *path);
