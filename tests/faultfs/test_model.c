@@ -327,13 +327,13 @@ static void test_torn_flush_concurrent_opener(void **state)
 {
 	struct fx x;
 	fx_open(&x, NULL);
-	set_rule(x.m, "{\"op\":\"fsync\",\"fault\":\"torn\",\"delay_ms\":400,\"times\":1}");
+	set_rule(x.m, "{\"op\":\"fsync\",\"fault\":\"torn\",\"delay_ms\":1500,\"times\":1}");
 	struct torn_arg t = { x.a, -1 };
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, torn_writer, &t), 0);
 	/* wait (bounded) until the prefix is out, then look from host b */
 	struct kaas_stat st = { 0 };
-	for (int i = 0; i < 200 && !(kaas_sub_stat(x.lower, "f", &st) == 0 && st.size > 0); i++)
+	for (int i = 0; i < 1000 && !(kaas_sub_stat(x.lower, "f", &st) == 0 && st.size > 0); i++)
 		usleep(5000);
 	struct kaas_file *r;
 	assert_int_equal(kaas_sub_open(x.b, "f", KAAS_O_READ, 0, &r), 0);
