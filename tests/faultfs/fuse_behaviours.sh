@@ -49,10 +49,10 @@ exec 4<&-
 mkfifo "$KAAS_SCRATCH/go"
 { printf unpublished; read -r -t 20 _ <"$KAAS_SCRATCH/go"; } >"$A/c" &
 writer=$!
-kaas_wait_for 10 test -e "$FFS_LOWER/c" || kaas_fail "writer did not start"
-sleep 0.3
+sees() { [ "$(cat "$1")" = "$2" ]; }
+kaas_wait_for 10 sees "$A/c" unpublished || kaas_fail "the writing host does not see its own write"
+echo "ok: the writing host sees its own write"
 expect "other host before the writer's close" "$(cat "$B/c")" ""
-expect "the writing host sees its own write" "$(cat "$A/c")" unpublished
 echo go >"$KAAS_SCRATCH/go"
 wait $writer
 expect "other host after the writer's close" "$(cat "$B/c")" unpublished
@@ -106,8 +106,7 @@ echo "ok: killed delete left $left files"
 # --- host crash: unpublished data lost, handles dead, silly files until heal
 { printf unpublished; read -r -t 20 _ <"$KAAS_SCRATCH/go"; printf more || exit 5; } >"$A/lost" &
 writer=$!
-kaas_wait_for 10 test -e "$FFS_LOWER/lost" || kaas_fail "writer did not start"
-sleep 0.3
+kaas_wait_for 10 sees "$A/lost" unpublished || kaas_fail "writer did not start"
 echo held >"$A/held"
 exec 6<"$A/held"
 rm "$A/held"
