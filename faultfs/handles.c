@@ -465,6 +465,11 @@ static int flush_common(struct kaas_fault_handle *h, enum fm_op op)
 		UNLOCK(m);
 		return 0;
 	}
+	if (op == FM_CLOSE && !(h->flags & KAAS_O_WRITE)) {
+		/* closing a read-only handle flushes nothing (as NFS) */
+		UNLOCK(m);
+		return 0;
+	}
 	if (op == FM_CLOSE)
 		rc = unlie(h);
 	if (rc == 0)

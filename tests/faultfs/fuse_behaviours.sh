@@ -47,8 +47,9 @@ exec 4<&-
 # --- close-to-open: unpublished until close; an earlier opener keeps its view
 # (a writer that keeps its fd open without dup/close: every close(2) flushes)
 mkfifo "$KAAS_SCRATCH/go"
-{ printf unpublished; read -r -t 20 _ <"$KAAS_SCRATCH/go"; } >"$A/c" &
+{ printf unpublished; read -r -t 20 _ <>"$KAAS_SCRATCH/go"; } >"$A/c" &
 writer=$!
+kaas_on_exit "kill $writer"
 sees() { [ "$(cat "$1")" = "$2" ]; }
 kaas_wait_for 10 sees "$A/c" unpublished || kaas_fail "the writing host does not see its own write"
 echo "ok: the writing host sees its own write"
@@ -104,8 +105,9 @@ rm -rf "$A/tree2" || kaas_fail "re-drive after kill failed"
 echo "ok: killed delete left $left files"
 
 # --- host crash: unpublished data lost, handles dead, silly files until heal
-{ printf unpublished; read -r -t 20 _ <"$KAAS_SCRATCH/go"; printf more || exit 5; } >"$A/lost" &
+{ printf unpublished; read -r -t 20 _ <>"$KAAS_SCRATCH/go"; printf more || exit 5; } >"$A/lost" &
 writer=$!
+kaas_on_exit "kill $writer"
 kaas_wait_for 10 sees "$A/lost" unpublished || kaas_fail "writer did not start"
 echo held >"$A/held"
 exec 6<"$A/held"

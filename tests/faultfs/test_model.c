@@ -222,9 +222,13 @@ static void test_close_to_open(void **state)
 	char *s = get(c, "f");
 	assert_string_equal(s, "v1");
 	free(s);
-	/* the writing host sees its own write */
+	/* the writing host sees its own write, and a reader's close there
+	 * publishes nothing */
 	s = get(x.a, "f");
 	assert_string_equal(s, "version-two");
+	free(s);
+	s = get(c, "f");
+	assert_string_equal(s, "v1");
 	free(s);
 	assert_int_equal(kaas_sub_close(w), 0); /* published */
 	s = get(c, "f");
