@@ -238,8 +238,11 @@ static void wait_acks_drained(struct kaas_log *log)
 int log_roll_locked(struct kaas_log *log)
 {
 	wait_acks_drained(log);
-	if (log->failed)
-		return log->failed;
+	pthread_mutex_lock(&log->mu);
+	int failed = log->failed;
+	pthread_mutex_unlock(&log->mu);
+	if (failed)
+		return failed;
 	struct segment *a = log->segs[log->nsegs - 1];
 	if (a->end == 0)
 		return 0;
