@@ -193,6 +193,7 @@ struct kaas_log {
 	struct round *writing;      /* the round the sync thread is writing */
 	struct round *ackq_head, *ackq_tail; /* written, not yet acknowledged */
 	bool ack_stop;
+	bool acking;                /* a thread is acknowledging the queue's head */
 	pthread_t ack_thread;
 	bool ack_started;
 	uint64_t wpos;              /* written end of the active segment (wlock) */
