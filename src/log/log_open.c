@@ -256,6 +256,44 @@ static int sweep_orphans(struct kaas_log *log)
 	return rc < 0 ? rc : 0;
 }
 
+/* Before touching anything: a segment with data whose epoch is above the
+ * manifest's, and which the manifest does not name, means the manifest lost
+ * a newer leader's segments (an older leader's manifest write landed over
+ * it).  Refuse with an error naming the file rather than sweep it away. */
+static int check_unlisted(struct kaas_log *log, uint64_t mepoch)
+{
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(log->sub, log->dir, &l);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < l.n && rc == 0; i++) {
+		int64_t base;
+		uint32_t ep;
+		const char *ext;
+		if (seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || strcmp(ext, "log") ||
+		    ep <= mepoch)
+			continue;
+		int known = 0;
+		for (size_t k = 0; k < log->nsegs && !known; k++)
+			known = log->segs[k]->base == base && log->segs[k]->epoch == ep;
+		if (known)
+			continue;
+		char *p = kaas_path_join(log->dir, l.names[i]);
+		struct kaas_stat st;
+		int s2 = p ? kaas_sub_stat(log->sub, p, &st) : -ENOMEM;
+		if (s2 == 0 && st.size > 0)
+			rc = kaas_sub_fail(EUCLEAN, "%s: holds data of leader epoch %" PRIu32
+					   " but %s (epoch %" PRIu64 ") does not name it: refusing to "
+					   "open (an older leader's manifest write may have replaced a "
+					   "newer one)", p, ep, log->manifest_path, mepoch);
+		else if (s2 < 0 && s2 != -ENOENT)
+			rc = s2;
+		free(p);
+	}
+	kaas_dirlist_free(&l);
+	return rc;
+}
+
 /* No manifest: allowed only when no segment holds a byte (a first open that
  * crashed before its first manifest). */
 static int check_fresh(struct kaas_log *log)
@@ -283,6 +321,30 @@ static int check_fresh(struct kaas_log *log)
 	}
 	kaas_dirlist_free(&l);
 	return rc;
+}
+
+/* Read manifest.json into log (segments, log start, checkpoint) and check
+ * it: refuse a newer epoch, a missing manifest beside data, or data of a
+ * newer epoch that the manifest does not name. */
+static int load_manifest(struct kaas_log *log, uint64_t *mepoch)
+{
+	cJSON *body = NULL;
+	int ver = 0;
+	*mepoch = 0;
+	int rc = kaas_doc_read(log->sub, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, &body,
+			       &ver);
+	if (rc == -ENOENT)
+		return check_fresh(log);
+	if (rc < 0)
+		return rc; /* -EBADMSG names the file: the partition stays offline */
+	rc = manifest_load(log, body, mepoch);
+	cJSON_Delete(body);
+	if (rc < 0)
+		return rc;
+	if (*mepoch > log->epoch)
+		return kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64 " is above ours (%" PRIu32
+				     ")", log->manifest_path, *mepoch, log->epoch);
+	return check_unlisted(log, *mepoch);
 }
 
 /* Make leader.json name our epoch: refuse if it (or the manifest, epoch
@@ -377,32 +439,25 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		goto fail;
 
 	/* 1. Read the manifest; refuse if a newer leader owns the partition. */
-	cJSON *body = NULL;
-	int ver = 0;
 	uint64_t mepoch = 0;
-	rc = kaas_doc_read(data, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, &body, &ver);
-	if (rc == -ENOENT) {
-		rc = check_fresh(log);
-		if (rc < 0)
-			goto fail;
-	} else if (rc < 0) {
-		goto fail; /* -EBADMSG names the file: the partition stays offline */
-	} else {
-		rc = manifest_load(log, body, &mepoch);
-		cJSON_Delete(body);
-		if (rc < 0)
-			goto fail;
-		if (mepoch > leader_epoch) {
-			rc = kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64
-					   " is above ours (%" PRIu32 ")", log->manifest_path, mepoch,
-					   leader_epoch);
-			goto fail;
-		}
-	}
+	rc = load_manifest(log, &mepoch);
+	if (rc < 0)
+		goto fail;
 	/* 2. Fence before looking at the tail: from this rename on, an older
 	 * leader's commit check fails, so whatever it acknowledged was fsynced
-	 * before the scan below and is recovered by it. */
+	 * before the scan below and is recovered by it.  The manifest is read
+	 * again after the fence: a roll the old leader made just before it is
+	 * then in view (a roll's manifest precedes any data in its segment). */
 	rc = fence_partition(log, mepoch);
+	if (rc < 0)
+		goto fail;
+	for (size_t i = 0; i < log->nsegs; i++)
+		seg_free(log->segs[i]);
+	log->nsegs = 0;
+	log->log_start = 0;
+	log->ckpt_pos = 0;
+	log->ckpt_next = 0;
+	rc = load_manifest(log, &mepoch);
 	if (rc < 0)
 		goto fail;
 	/* 3. We are the fenced single writer: every temp here is stale. */
