@@ -252,4 +252,20 @@ void *log_ack_main(void *arg);
 
 int64_t now_ms_wall(void);
 
+/* Opening (log_recover.c).  Each returns 0 or -errno with a detail naming
+ * the file concerned. */
+/* Apply producer state from the batches in [from, to) of the segments. */
+int pstate_scan(struct kaas_log *log, int64_t from, int64_t to);
+/* Scan the active segment L from the checkpoint by length and CRC; fsync
+ * what is valid; seal L at that end. */
+int recover_tail(struct kaas_log *log, struct segment *L);
+/* Load producer-state.json; *from = the offset it covers up to. */
+int load_pstate(struct kaas_log *log, int64_t *from);
+/* Remove segment files no manifest entry names (epoch <= ours). */
+int sweep_orphans(struct kaas_log *log);
+/* -EUCLEAN if a segment of an epoch above mepoch holds data unnamed. */
+int check_unlisted(struct kaas_log *log, uint64_t mepoch);
+/* -EUCLEAN if there is no manifest but a segment holds data. */
+int check_fresh(struct kaas_log *log);
+
 #endif
