@@ -1,2 +1,2 @@
 libkaas_a_SOURCES += backends/posix.c backends/posix.h
-# backends/nfs.c (libnfs) is added by the libnfs backend work.
+libkaas_a_SOURCES += backends/nfs.c backends/nfs.h

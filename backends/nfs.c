@@ -1,0 +1,1163 @@
+/* nfs.c — the substrate over libnfs (no mount); see nfs.h for the contract. */
+#include "backends/nfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nfsc/libnfs.h>
+#include <nfsc/libnfs-raw.h>
+#include <nfsc/libnfs-raw-nfs.h>
+
+#define NFS_MAX_CONNS 64
+#define NFS_DEFAULT_CONNS 4
+#define NFS_DEFAULT_TIMEOUT_S 10
+
+/* One libnfs context: one TCP connection, used by one thread at a time. */
+struct conn {
+	pthread_mutex_t lock;
+	struct nfs_context *nfs; /* NULL when it could not be (re)connected */
+	unsigned nfiles;         /* open handles bound to it (under sub->lock) */
+	uint64_t writemax;
+};
+
+/* The files of this substrate that are open, by server file id, for silly
+ * rename (under sub->lock). */
+struct open_ino {
+	struct open_ino *next;
+	uint64_t ino;
+	unsigned refs;
+	char *silly; /* set once unlinked while open: remove at last close */
+};
+
+struct nfs_sub {
+	struct kaas_substrate base;
+	char *root;      /* "nfs://server/export/path" for messages */
+	char *liburl;    /* the URL handed to libnfs (our own arguments removed) */
+	int version;
+	int timeout_ms;
+	int nfsport, mountport; /* 0: ask the portmapper */
+	unsigned maxconns;
+	pthread_mutex_t lock; /* guards nconns, conns[], nfiles, inos, silly_seq */
+	unsigned nconns;
+	struct conn *conns[NFS_MAX_CONNS];
+	unsigned rr;
+	struct open_ino *inos;
+	unsigned silly_seq;
+};
+
+struct nfs_file {
+	struct kaas_file base;
+	struct conn *c;
+	struct nfsfh *fh;
+	uint64_t ino;
+};
+
+#define S(sub) ((struct nfs_sub *)(sub))
+#define F(f) ((struct nfs_file *)(f))
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                               */
+
+/* libnfs's -errno (or odd values) to the substrate's -errno. */
+static int map_err(int rc, const char *msg)
+{
+	int e = rc < 0 ? -rc : rc;
+	if (e == EINTR) /* libnfs: "Command timed out" / "Command was cancelled" */
+		return ETIMEDOUT;
+	if (e == EFAULT) /* libnfs: RPC_STATUS_ERROR, the transport failed */
+		return ECONNRESET;
+	if (e == ERANGE && msg && strstr(msg, "EXIST"))
+		return EEXIST;
+	if (e == 0 || e > 4095)
+		return EIO;
+	return e;
+}
+
+static int is_conn_err(int e)
+{
+	return e == -ETIMEDOUT || e == -ECONNRESET || e == -ECONNREFUSED || e == -EPIPE ||
+	       e == -ENOTCONN;
+}
+
+static int failc(struct nfs_sub *s, struct conn *c, int rc, const char *what, const char *path)
+{
+	const char *msg = c && c->nfs ? nfs_get_error(c->nfs) : NULL;
+	int e = map_err(rc, msg);
+	return kaas_sub_fail(e, "%s %s/%s: %s", what, s->root, path,
+			     msg && *msg ? msg : strerror(e));
+}
+
+/* "/" + path: libnfs paths are relative to the mounted directory. */
+static char *abspath(const char *path)
+{
+	size_t n = strlen(path);
+	char *p = malloc(n + 2);
+	if (!p)
+		return NULL;
+	p[0] = '/';
+	memcpy(p + 1, path, n + 1);
+	return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Connections                                                          */
+
+/* libnfs 4.0 says only "nfs_service failed" when it cannot connect: find
+ * out which port refuses (or why the host is unreachable) with a plain TCP
+ * connect, bounded by the substrate's timeout. */
+static int try_connect(const char *server, int port, int timeout_ms)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
+	char ps[16];
+	snprintf(ps, sizeof ps, "%d", port);
+	if (getaddrinfo(server, ps, &hints, &ai) != 0 || !ai)
+		return EHOSTUNREACH;
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int e = 0;
+	if (fd < 0) {
+		e = errno;
+	} else if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+		e = errno;
+		if (e == EINPROGRESS) {
+			struct pollfd p = {.fd = fd, .events = POLLOUT};
+			int n = poll(&p, 1, timeout_ms);
+			socklen_t sl = sizeof e;
+			if (n == 0)
+				e = ETIMEDOUT;
+			else if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &sl) < 0)
+				e = errno;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(ai);
+	return e;
+}
+
+static int diagnose_connect(const char *server, struct nfs_sub *s, char *why, size_t size)
+{
+	int ports[2] = {s->nfsport, s->version == 3 ? s->mountport : 0};
+	const char *names[2] = {"nfsport", "mountport"};
+	for (int i = 0; i < 2; i++) {
+		if (!ports[i])
+			continue;
+		int e = try_connect(server, ports[i], s->timeout_ms);
+		if (e) {
+			snprintf(why, size, " (%s %d: %s)", names[i], ports[i], strerror(e));
+			return e;
+		}
+	}
+	if (!s->nfsport) {
+		int e = try_connect(server, 111, s->timeout_ms);
+		if (e) {
+			snprintf(why, size, " (portmapper port 111: %s; give nfsport and mountport)", strerror(e));
+			return e;
+		}
+	}
+	snprintf(why, size, " (the server's RPC service does not answer)");
+	return ECONNRESET;
+}
+
+/* A connected, mounted context, or NULL with the failure recorded. */
+static struct nfs_context *connect_ctx(struct nfs_sub *s, int *err)
+{
+	struct nfs_context *nfs = nfs_init_context();
+	if (!nfs) {
+		*err = kaas_sub_fail(ENOMEM, "%s: cannot create an NFS context", s->root);
+		return NULL;
+	}
+	nfs_set_timeout(nfs, s->timeout_ms);
+	if (s->version == 4) {
+		/* Every context is its own NFSv4 client: a shared client name
+		 * would let one context's SETCLIENTID expire another's state. */
+		static unsigned seq;
+		char name[96], verf[8];
+		unsigned n = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+		snprintf(name, sizeof name, "kaas-%s-%ld-%u", s->base.host[0] ? s->base.host : "host",
+			 (long)getpid(), n);
+		nfs4_set_client_name(nfs, name);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)n << 48) ^ (uint64_t)getpid();
+		memcpy(verf, &v, sizeof verf);
+		nfs4_set_verifier(nfs, verf);
+	}
+	/* A SYN to a black hole must not take the kernel's two minutes. */
+	nfs_set_tcp_syncnt(nfs, 2);
+	struct nfs_url *u = nfs_parse_url_dir(nfs, s->liburl);
+	if (!u) {
+		*err = kaas_sub_fail(EINVAL, "%s: not a valid nfs:// URL: %s", s->base.url ? s->base.url : s->root,
+				     nfs_get_error(nfs));
+		nfs_destroy_context(nfs);
+		return NULL;
+	}
+	nfs_set_dircache(nfs, 0); /* other hosts' creates and removes must show at once */
+	int rc = nfs_mount(nfs, u->server, u->path);
+	if (rc < 0) {
+		const char *msg = nfs_get_error(nfs);
+		int e = map_err(rc, msg);
+		char why[160] = "";
+		if (msg && strstr(msg, "nfs_service failed"))
+			e = diagnose_connect(u->server, s, why, sizeof why);
+		else if (msg && strstr(msg, "resolv"))
+			e = EHOSTUNREACH;
+		else if (msg && strstr(msg, "MNT3ERR_NOENT"))
+			e = ENOENT;
+		else if (msg && (strstr(msg, "MNT3ERR_ACCES") || strstr(msg, "NFS4ERR_ACCESS")))
+			e = EACCES;
+		else if (msg && strstr(msg, "timed out"))
+			e = ETIMEDOUT;
+		if (e == EACCES)
+			snprintf(why, sizeof why, " (is %s exported to this client?)", u->path);
+		*err = kaas_sub_fail(e, "%s: cannot mount %s on %s: %s%s", s->root, u->path, u->server,
+				     msg && *msg ? msg : strerror(e), why);
+		nfs_destroy_url(u);
+		nfs_destroy_context(nfs);
+		return NULL;
+	}
+	nfs_destroy_url(u);
+	return nfs;
+}
+
+static struct conn *conn_new(struct nfs_sub *s, int *err)
+{
+	struct conn *c = calloc(1, sizeof *c);
+	if (!c) {
+		*err = kaas_sub_fail(ENOMEM, "%s: out of memory", s->root);
+		return NULL;
+	}
+	c->nfs = connect_ctx(s, err);
+	if (!c->nfs) {
+		free(c);
+		return NULL;
+	}
+	c->writemax = nfs_get_writemax(c->nfs);
+	if (s->version == 4 && (c->writemax == 0 || c->writemax > KAAS_NFS4_MAX_WRITE))
+		c->writemax = KAAS_NFS4_MAX_WRITE;
+	pthread_mutex_init(&c->lock, NULL);
+	return c;
+}
+
+/* Replace a conn's context by a fresh one (called with c->lock held).
+ * Only done when no handle is bound to it: handles belong to a context. */
+static int conn_reconnect(struct nfs_sub *s, struct conn *c)
+{
+	int err = 0;
+	struct nfs_context *nfs = connect_ctx(s, &err);
+	if (!nfs)
+		return err;
+	if (c->nfs)
+		nfs_destroy_context(c->nfs);
+	c->nfs = nfs;
+	return 0;
+}
+
+/* Borrow a context for an op by name: an idle one, else a new one while
+ * the pool has room, else wait for one in turn.  Returns it locked. */
+static struct conn *conn_borrow(struct nfs_sub *s, int *err)
+{
+	pthread_mutex_lock(&s->lock);
+	unsigned n = s->nconns;
+	pthread_mutex_unlock(&s->lock);
+	for (unsigned i = 0; i < n; i++)
+		if (pthread_mutex_trylock(&s->conns[i]->lock) == 0)
+			return s->conns[i];
+	pthread_mutex_lock(&s->lock);
+	if (s->nconns < s->maxconns) {
+		struct conn *c = conn_new(s, err);
+		if (!c) {
+			pthread_mutex_unlock(&s->lock);
+			return NULL;
+		}
+		pthread_mutex_lock(&c->lock);
+		s->conns[s->nconns++] = c;
+		pthread_mutex_unlock(&s->lock);
+		return c;
+	}
+	struct conn *c = s->conns[s->rr++ % s->nconns];
+	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&c->lock);
+	return c;
+}
+
+/* Pick the context a new handle is bound to: the one with the fewest
+ * handles, a new one if every existing one has some and there is room.
+ * Returns it locked with nfiles already counted. */
+static struct conn *conn_for_file(struct nfs_sub *s, int *err)
+{
+	pthread_mutex_lock(&s->lock);
+	struct conn *best = NULL;
+	for (unsigned i = 0; i < s->nconns; i++)
+		if (!best || s->conns[i]->nfiles < best->nfiles)
+			best = s->conns[i];
+	if ((!best || best->nfiles > 0) && s->nconns < s->maxconns) {
+		struct conn *c = conn_new(s, err);
+		if (c) {
+			s->conns[s->nconns++] = c;
+			best = c;
+		} else if (!best) {
+			pthread_mutex_unlock(&s->lock);
+			return NULL;
+		}
+	}
+	best->nfiles++;
+	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&best->lock);
+	return best;
+}
+
+static void conn_unbind(struct nfs_sub *s, struct conn *c)
+{
+	pthread_mutex_lock(&s->lock);
+	c->nfiles--;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* After a connection error on an op that is safe to repeat: reconnect the
+ * context if no handle is bound to it (else libnfs's own reconnect is all
+ * there is) and say whether to re-drive. */
+static int redrive(struct nfs_sub *s, struct conn *c, int rc)
+{
+	if (!is_conn_err(rc))
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	unsigned bound = c->nfiles;
+	pthread_mutex_unlock(&s->lock);
+	if (bound)
+		return 1; /* libnfs reconnects under the handles; try once more */
+	return conn_reconnect(s, c) == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Open files by server file id (silly rename)                          */
+
+static struct open_ino *ino_find(struct nfs_sub *s, uint64_t ino)
+{
+	for (struct open_ino *o = s->inos; o; o = o->next)
+		if (o->ino == ino)
+			return o;
+	return NULL;
+}
+
+static int ino_ref(struct nfs_sub *s, uint64_t ino)
+{
+	pthread_mutex_lock(&s->lock);
+	struct open_ino *o = ino_find(s, ino);
+	if (!o) {
+		o = calloc(1, sizeof *o);
+		if (!o) {
+			pthread_mutex_unlock(&s->lock);
+			return -ENOMEM;
+		}
+		o->ino = ino;
+		o->next = s->inos;
+		s->inos = o;
+	}
+	o->refs++;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+/* Drop a reference; returns the silly name to remove (malloc'd) if this was
+ * the last handle on an unlinked-while-open file, else NULL. */
+static char *ino_unref(struct nfs_sub *s, uint64_t ino)
+{
+	char *silly = NULL;
+	pthread_mutex_lock(&s->lock);
+	for (struct open_ino **pp = &s->inos; *pp; pp = &(*pp)->next) {
+		struct open_ino *o = *pp;
+		if (o->ino != ino)
+			continue;
+		if (--o->refs == 0) {
+			silly = o->silly;
+			*pp = o->next;
+			free(o);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return silly;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ops                                                                  */
+
+static void fill_stat(const struct nfs_stat_64 *n, struct kaas_stat *st)
+{
+	st->size = n->nfs_size;
+	st->mtime_ns = (int64_t)n->nfs_mtime * 1000000000 + (int64_t)n->nfs_mtime_nsec;
+	st->ino = n->nfs_ino;
+	st->mode = (uint32_t)(n->nfs_mode & 07777);
+	st->nlink = (uint32_t)n->nfs_nlink;
+	st->type = S_ISDIR(n->nfs_mode) ? KAAS_FT_DIR : S_ISREG(n->nfs_mode) ? KAAS_FT_FILE : KAAS_FT_OTHER;
+}
+
+static void nfs_sub_destroy(struct kaas_substrate *sub)
+{
+	struct nfs_sub *s = S(sub);
+	for (unsigned i = 0; i < s->nconns; i++) {
+		struct conn *c = s->conns[i];
+		if (c->nfs)
+			nfs_destroy_context(c->nfs);
+		pthread_mutex_destroy(&c->lock);
+		free(c);
+	}
+	while (s->inos) {
+		struct open_ino *o = s->inos;
+		s->inos = o->next;
+		free(o->silly);
+		free(o);
+	}
+	pthread_mutex_destroy(&s->lock);
+	free(s->root);
+	free(s->liburl);
+	free(s);
+}
+
+static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags, uint32_t mode,
+			 struct kaas_file *f)
+{
+	struct nfs_sub *s = S(sub);
+	int o = 0;
+	if ((flags & KAAS_O_READ) && (flags & KAAS_O_WRITE))
+		o = O_RDWR;
+	else if (flags & KAAS_O_WRITE)
+		o = O_WRONLY;
+	else
+		o = O_RDONLY;
+	if (flags & KAAS_O_CREAT)
+		o |= O_CREAT;
+	if (flags & KAAS_O_EXCL)
+		o |= O_EXCL;
+	if (flags & KAAS_O_TRUNC)
+		o |= O_TRUNC;
+	if (flags & KAAS_O_DIRECTORY) {
+		/* A directory handle carries no NFS file handle (libnfs's NFSv4
+		 * open refuses directories): fstat goes by name, data ops fail
+		 * with -EISDIR, fsync is a no-op (metadata ops are synchronous). */
+		struct kaas_stat st;
+		int rc = s->base.ops->stat(sub, path, &st);
+		if (rc < 0)
+			return rc;
+		if (st.type != KAAS_FT_DIR)
+			return kaas_sub_fail(ENOTDIR, "open %s/%s: not a directory", s->root, path);
+		if (flags & KAAS_O_WRITE)
+			return kaas_sub_fail(EISDIR, "open %s/%s: a directory cannot be opened for writing", s->root,
+					     path);
+		F(f)->c = NULL;
+		F(f)->fh = NULL;
+		return 0;
+	}
+	char *ap = abspath(path);
+	if (!ap)
+		return kaas_sub_fail(ENOMEM, "open %s/%s: out of memory", s->root, path);
+	int err = 0;
+	struct conn *c = conn_for_file(s, &err);
+	if (!c) {
+		free(ap);
+		return err;
+	}
+	struct nfsfh *fh = NULL;
+	int rc;
+	for (int attempt = 0;; attempt++) {
+		rc = nfs_open2(c->nfs, ap, o, (int)(mode ? mode : 0644), &fh);
+		if (rc >= 0)
+			break;
+		rc = -map_err(rc, nfs_get_error(c->nfs));
+		/* Only a plain open is safe to send again. */
+		if (attempt > 0 || (flags & KAAS_O_CREAT) || !is_conn_err(rc))
+			break;
+	}
+	if (rc < 0) {
+		int e = failc(s, c, rc, "open", path);
+		pthread_mutex_unlock(&c->lock);
+		conn_unbind(s, c);
+		free(ap);
+		return e;
+	}
+	struct nfs_stat_64 st;
+	rc = nfs_fstat64(c->nfs, fh, &st);
+	if (rc < 0) {
+		int e = failc(s, c, rc, "open (getattr)", path);
+		nfs_close(c->nfs, fh);
+		pthread_mutex_unlock(&c->lock);
+		conn_unbind(s, c);
+		free(ap);
+		return e;
+	}
+	int e = S_ISDIR(st.nfs_mode) ? EISDIR : 0;
+	if (e) {
+		nfs_close(c->nfs, fh);
+		pthread_mutex_unlock(&c->lock);
+		conn_unbind(s, c);
+		free(ap);
+		return kaas_sub_fail(e, "open %s/%s: %s", s->root, path, strerror(e));
+	}
+	pthread_mutex_unlock(&c->lock);
+	free(ap);
+	rc = ino_ref(s, st.nfs_ino);
+	if (rc < 0) {
+		pthread_mutex_lock(&c->lock);
+		nfs_close(c->nfs, fh);
+		pthread_mutex_unlock(&c->lock);
+		conn_unbind(s, c);
+		return kaas_sub_fail(ENOMEM, "open %s/%s: out of memory", s->root, path);
+	}
+	F(f)->c = c;
+	F(f)->fh = fh;
+	F(f)->ino = st.nfs_ino;
+	return 0;
+}
+
+static int nfs_sub_close(struct kaas_file *f)
+{
+	struct nfs_sub *s = S(f->sub);
+	struct conn *c = F(f)->c;
+	if (!c) /* a directory handle */
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	int rc = nfs_close(c->nfs, F(f)->fh); /* no client cache: nothing to flush */
+	pthread_mutex_unlock(&c->lock);
+	conn_unbind(s, c);
+	char *silly = ino_unref(s, F(f)->ino);
+	if (silly) {
+		int err = 0;
+		struct conn *b = conn_borrow(s, &err);
+		if (b) {
+			int u = nfs_unlink(b->nfs, silly);
+			pthread_mutex_unlock(&b->lock);
+			/* A silly file left behind (server gone) is removed by
+			 * the next convergent sweep of the directory. */
+			(void)u;
+		}
+		free(silly);
+	}
+	return rc < 0 ? failc(s, NULL, rc, "close", f->path) : 0;
+}
+
+/* libnfs 4.0.0 reports every failed READ or WRITE as -EFAULT with no
+ * status text, whether the server answered NFS3ERR_STALE, NFS3ERR_NOSPC or
+ * the connection broke.  Find out which: a GETATTR on the same handle tells
+ * a stale handle and a dead connection apart; for a write, the volume's free
+ * space tells ENOSPC.  Called with c->lock held; records the detail. */
+static int io_failure(struct nfs_sub *s, struct conn *c, struct kaas_file *f, int rc, const char *what,
+		      size_t len)
+{
+	if (rc != -EFAULT)
+		return failc(s, c, rc, what, f->path);
+	struct nfs_stat_64 n;
+	int g = nfs_fstat64(c->nfs, F(f)->fh, &n);
+	if (g < 0) {
+		const char *msg = nfs_get_error(c->nfs);
+		int e = map_err(g, msg);
+		return kaas_sub_fail(e, "%s %s/%s: %s", what, s->root, f->path, msg && *msg ? msg : strerror(e));
+	}
+	if (!strcmp(what, "write")) {
+		struct nfs_statvfs_64 v;
+		if (nfs_statvfs64(c->nfs, "/", &v) == 0 && v.f_bavail * v.f_frsize < len)
+			return kaas_sub_fail(ENOSPC, "%s %s/%s: the server refused the WRITE and the volume is full",
+					     what, s->root, f->path);
+	}
+	return kaas_sub_fail(EIO, "%s %s/%s: the server refused the %s (libnfs 4.0 does not say why)", what,
+			     s->root, f->path, !strcmp(what, "write") ? "WRITE" : "READ");
+}
+
+static ssize_t nfs_sub_pread(struct kaas_file *f, void *buf, size_t len, uint64_t off)
+{
+	if (!F(f)->c)
+		return kaas_sub_fail(EISDIR, "%s %s/%s: is a directory", "read", S(f->sub)->root, f->path);
+	struct nfs_sub *s = S(f->sub);
+	struct conn *c = F(f)->c;
+	if (len == 0)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	uint64_t max = nfs_get_readmax(c->nfs);
+	if (max && len > max)
+		len = (size_t)max;
+	ssize_t r;
+	for (int attempt = 0;; attempt++) {
+		int rc = nfs_pread(c->nfs, F(f)->fh, off, len, buf);
+		if (rc >= 0) {
+			r = rc;
+			break;
+		}
+		r = io_failure(s, c, f, rc, "read", len);
+		/* A read is safe to send again once the connection is back. */
+		if (attempt > 0 || !is_conn_err((int)r))
+			break;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+static ssize_t nfs_sub_pwrite(struct kaas_file *f, const void *buf, size_t len, uint64_t off)
+{
+	if (!F(f)->c)
+		return kaas_sub_fail(EISDIR, "%s %s/%s: is a directory", "write", S(f->sub)->root, f->path);
+	struct nfs_sub *s = S(f->sub);
+	struct conn *c = F(f)->c;
+	if (len == 0)
+		return 0;
+	if (len > c->writemax && c->writemax)
+		len = (size_t)c->writemax;
+	pthread_mutex_lock(&c->lock);
+	int rc = nfs_pwrite(c->nfs, F(f)->fh, off, len, buf);
+	ssize_t r = rc < 0 ? io_failure(s, c, f, rc, "write", len) : rc;
+	pthread_mutex_unlock(&c->lock);
+	if (r == 0) /* the server accepted nothing: no progress */
+		return kaas_sub_fail(EIO, "write %s/%s: server wrote 0 of %zu bytes", s->root, f->path, len);
+	return r;
+}
+
+static int nfs_sub_fsync(struct kaas_file *f)
+{
+	if (!F(f)->c) /* directory: metadata ops are synchronous on NFS */
+		return 0;
+	struct nfs_sub *s = S(f->sub);
+	struct conn *c = F(f)->c;
+	pthread_mutex_lock(&c->lock);
+	int rc = nfs_fsync(c->nfs, F(f)->fh); /* COMMIT; never re-driven */
+	int r = rc < 0 ? failc(s, c, rc, "fsync (COMMIT)", f->path) : 0;
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+static int nfs_sub_ftruncate(struct kaas_file *f, uint64_t size)
+{
+	if (!F(f)->c)
+		return kaas_sub_fail(EISDIR, "%s %s/%s: is a directory", "truncate", S(f->sub)->root, f->path);
+	struct nfs_sub *s = S(f->sub);
+	struct conn *c = F(f)->c;
+	pthread_mutex_lock(&c->lock);
+	int rc = nfs_ftruncate(c->nfs, F(f)->fh, size);
+	int r = rc < 0 ? failc(s, c, rc, "truncate", f->path) : 0;
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+static int nfs_sub_fstat(struct kaas_file *f, struct kaas_stat *st)
+{
+	if (!F(f)->c)
+		return f->sub->ops->stat(f->sub, f->path, st);
+	struct nfs_sub *s = S(f->sub);
+	struct conn *c = F(f)->c;
+	struct nfs_stat_64 n;
+	pthread_mutex_lock(&c->lock);
+	int rc;
+	for (int attempt = 0;; attempt++) {
+		rc = nfs_fstat64(c->nfs, F(f)->fh, &n);
+		if (rc >= 0 || attempt > 0 || !is_conn_err(-map_err(rc, nfs_get_error(c->nfs))))
+			break;
+	}
+	int r = rc < 0 ? failc(s, c, rc, "fstat", f->path) : 0;
+	pthread_mutex_unlock(&c->lock);
+	if (r == 0)
+		fill_stat(&n, st);
+	return r;
+}
+
+static int nfs_sub_stat(struct kaas_substrate *sub, const char *path, struct kaas_stat *st)
+{
+	struct nfs_sub *s = S(sub);
+	char *ap = abspath(path);
+	if (!ap)
+		return -ENOMEM;
+	struct nfs_stat_64 n;
+	int r = 0;
+	do {
+		int err_ = 0;
+		struct conn *c = conn_borrow(s, &err_);
+		if (!c) {
+			r = err_;
+			break;
+		}
+		int rc;
+		for (int attempt = 0;; attempt++) {
+			rc = nfs_stat64(c->nfs, ap, &n);
+			if (rc >= 0 || attempt > 0 || !redrive(s, c, -map_err(rc, nfs_get_error(c->nfs))))
+				break;
+		}
+		r = rc < 0 ? failc(s, c, rc, "stat", path) : 0;
+		pthread_mutex_unlock(&c->lock);
+	} while (0);
+	free(ap);
+	if (r == 0)
+		fill_stat(&n, st);
+	return r;
+}
+
+static int nfs_sub_rename(struct kaas_substrate *sub, const char *from, const char *to)
+{
+	struct nfs_sub *s = S(sub);
+	char *af = abspath(from), *at = abspath(to);
+	int r = 0;
+	if (!af || !at) {
+		r = -ENOMEM;
+	} else {
+		int err = 0;
+		struct conn *c = conn_borrow(s, &err);
+		if (!c) {
+			r = err;
+		} else {
+			int rc = nfs_rename(c->nfs, af, at);
+			if (rc < 0) {
+				const char *msg = nfs_get_error(c->nfs);
+				int e = map_err(rc, msg);
+				r = kaas_sub_fail(e, "rename %s/%s -> %s: %s", s->root, from, to,
+						  msg && *msg ? msg : strerror(e));
+			}
+			pthread_mutex_unlock(&c->lock);
+		}
+	}
+	free(af);
+	free(at);
+	return r;
+}
+
+static int silly_name(struct nfs_sub *s, const char *path, uint64_t ino, char **out)
+{
+	char *dir = kaas_path_dirname(path);
+	if (!dir)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->lock);
+	unsigned n = ++s->silly_seq;
+	pthread_mutex_unlock(&s->lock);
+	char name[64];
+	snprintf(name, sizeof name, ".nfs%016" PRIx64 "%08x", ino, n);
+	char *p = kaas_path_join(dir, name);
+	free(dir);
+	if (!p)
+		return -ENOMEM;
+	*out = p;
+	return 0;
+}
+
+static int nfs_sub_unlink(struct kaas_substrate *sub, const char *path)
+{
+	struct nfs_sub *s = S(sub);
+	char *ap = abspath(path);
+	if (!ap)
+		return -ENOMEM;
+	int err = 0;
+	struct conn *c = conn_borrow(s, &err);
+	if (!c) {
+		free(ap);
+		return err;
+	}
+	int r = 0;
+	pthread_mutex_lock(&s->lock);
+	int any_open = s->inos != NULL;
+	pthread_mutex_unlock(&s->lock);
+	struct nfs_stat_64 n;
+	int rc = nfs_stat64(c->nfs, ap, &n); /* also tells a directory from a file */
+	if (rc < 0) {
+		r = failc(s, c, rc, "unlink", path);
+		goto out;
+	}
+	if (S_ISDIR(n.nfs_mode)) {
+		r = kaas_sub_fail(EISDIR, "unlink %s/%s: is a directory", s->root, path);
+		goto out;
+	}
+	if (any_open) {
+		pthread_mutex_lock(&s->lock);
+		struct open_ino *o = ino_find(s, n.nfs_ino);
+		int open_here = o != NULL, already_silly = o && o->silly;
+		pthread_mutex_unlock(&s->lock);
+		if (open_here && already_silly) {
+			r = kaas_sub_fail(EBUSY, "unlink %s/%s: a silly-renamed file still open on this host",
+					  s->root, path);
+			goto out;
+		}
+		if (open_here) {
+			/* Open on this host: rename it aside; the last close removes it. */
+			char *silly = NULL;
+			r = silly_name(s, path, n.nfs_ino, &silly);
+			if (r < 0)
+				goto out;
+			char *asilly = abspath(silly);
+			rc = asilly ? nfs_rename(c->nfs, ap, asilly) : -ENOMEM;
+			free(asilly);
+			if (rc < 0) {
+				r = failc(s, c, rc, "unlink (silly rename)", path);
+				free(silly);
+				goto out;
+			}
+			pthread_mutex_lock(&s->lock);
+			o = ino_find(s, n.nfs_ino);
+			if (o && !o->silly) {
+				o->silly = abspath(silly);
+			} else if (!o) {
+				/* Closed meanwhile: remove it now. */
+				pthread_mutex_unlock(&s->lock);
+				char *asl = abspath(silly);
+				if (asl)
+					nfs_unlink(c->nfs, asl);
+				free(asl);
+				pthread_mutex_lock(&s->lock);
+			}
+			pthread_mutex_unlock(&s->lock);
+			free(silly);
+			goto out;
+		}
+	}
+	rc = nfs_unlink(c->nfs, ap);
+	if (rc < 0)
+		r = failc(s, c, rc, "unlink", path);
+out:
+	pthread_mutex_unlock(&c->lock);
+	free(ap);
+	return r;
+}
+
+static int nfs_sub_mkdir(struct kaas_substrate *sub, const char *path, uint32_t mode)
+{
+	struct nfs_sub *s = S(sub);
+	char *ap = abspath(path);
+	if (!ap)
+		return -ENOMEM;
+	int r = 0;
+	int err = 0;
+	struct conn *c = conn_borrow(s, &err);
+	if (!c) {
+		r = err;
+	} else {
+		int rc = nfs_mkdir2(c->nfs, ap, (int)(mode ? mode : 0755));
+		if (rc < 0)
+			r = failc(s, c, rc, "mkdir", path);
+		pthread_mutex_unlock(&c->lock);
+	}
+	free(ap);
+	return r;
+}
+
+static int nfs_sub_rmdir(struct kaas_substrate *sub, const char *path)
+{
+	struct nfs_sub *s = S(sub);
+	char *ap = abspath(path);
+	if (!ap)
+		return -ENOMEM;
+	int r = 0;
+	int err = 0;
+	struct conn *c = conn_borrow(s, &err);
+	if (!c) {
+		r = err;
+	} else {
+		int rc = nfs_rmdir(c->nfs, ap);
+		if (rc < 0) {
+			const char *msg = nfs_get_error(c->nfs);
+			int e = map_err(rc, msg);
+			if (e == EEXIST)
+				e = ENOTEMPTY;
+			r = kaas_sub_fail(e, "rmdir %s/%s: %s", s->root, path, msg && *msg ? msg : strerror(e));
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	free(ap);
+	return r;
+}
+
+static enum kaas_file_type dirent_type(const struct nfsdirent *d)
+{
+	if (S_ISDIR(d->mode) || d->type == NF3DIR)
+		return KAAS_FT_DIR;
+	if (S_ISREG(d->mode) || d->type == NF3REG)
+		return KAAS_FT_FILE;
+	return KAAS_FT_OTHER;
+}
+
+static int nfs_sub_readdir(struct kaas_substrate *sub, const char *path, kaas_dirent_cb cb, void *arg)
+{
+	struct nfs_sub *s = S(sub);
+	char *ap = abspath(path);
+	if (!ap)
+		return -ENOMEM;
+	int err = 0;
+	struct conn *c = conn_borrow(s, &err);
+	if (!c) {
+		free(ap);
+		return err;
+	}
+	struct nfsdir *d = NULL;
+	int rc;
+	for (int attempt = 0;; attempt++) {
+		rc = nfs_opendir(c->nfs, ap, &d);
+		if (rc >= 0 || attempt > 0 || !redrive(s, c, -map_err(rc, nfs_get_error(c->nfs))))
+			break;
+	}
+	free(ap);
+	if (rc < 0) {
+		int r = failc(s, c, rc, "readdir", path);
+		pthread_mutex_unlock(&c->lock);
+		return r;
+	}
+	/* The whole listing is in memory now: hand it over without holding
+	 * the context, so a callback may use the substrate. */
+	struct nfsdirent *e;
+	size_t n = 0;
+	while ((e = nfs_readdir(c->nfs, d)) != NULL)
+		n++;
+	char **names = calloc(n ? n : 1, sizeof *names);
+	enum kaas_file_type *types = calloc(n ? n : 1, sizeof *types);
+	size_t k = 0;
+	int r = 0;
+	if (!names || !types) {
+		r = kaas_sub_fail(ENOMEM, "readdir %s/%s: out of memory", s->root, path);
+	} else {
+		nfs_rewinddir(c->nfs, d);
+		while (k < n && (e = nfs_readdir(c->nfs, d)) != NULL) {
+			if (!strcmp(e->name, ".") || !strcmp(e->name, ".."))
+				continue;
+			names[k] = strdup(e->name);
+			if (!names[k]) {
+				r = kaas_sub_fail(ENOMEM, "readdir %s/%s: out of memory", s->root, path);
+				break;
+			}
+			types[k++] = dirent_type(e);
+		}
+	}
+	nfs_closedir(c->nfs, d);
+	pthread_mutex_unlock(&c->lock);
+	for (size_t i = 0; r == 0 && i < k; i++)
+		r = cb(arg, names[i], types[i]);
+	for (size_t i = 0; i < k; i++)
+		free(names[i]);
+	free(names);
+	free(types);
+	return r;
+}
+
+static int nfs_sub_fsync_dir(struct kaas_substrate *sub, const char *path)
+{
+	/* NFS metadata ops (CREATE, RENAME, REMOVE, MKDIR) are synchronous on
+	 * the server: nothing to flush.  Report a missing directory though. */
+	struct kaas_stat st;
+	int rc = nfs_sub_stat(sub, path, &st);
+	if (rc < 0)
+		return rc;
+	if (st.type != KAAS_FT_DIR)
+		return kaas_sub_fail(ENOTDIR, "fsync dir %s/%s: not a directory", S(sub)->root, path);
+	return 0;
+}
+
+static int nfs_sub_statfs(struct kaas_substrate *sub, const char *path, struct kaas_statfs *out)
+{
+	struct nfs_sub *s = S(sub);
+	char *ap = abspath(path);
+	if (!ap)
+		return -ENOMEM;
+	struct nfs_statvfs_64 v;
+	int r = 0;
+	int err = 0;
+	struct conn *c = conn_borrow(s, &err);
+	if (!c) {
+		r = err;
+	} else {
+		int rc;
+		for (int attempt = 0;; attempt++) {
+			rc = nfs_statvfs64(c->nfs, ap, &v);
+			if (rc >= 0 || attempt > 0 || !redrive(s, c, -map_err(rc, nfs_get_error(c->nfs))))
+				break;
+		}
+		if (rc < 0)
+			r = failc(s, c, rc, "statfs", path);
+		pthread_mutex_unlock(&c->lock);
+	}
+	free(ap);
+	if (r == 0) {
+		out->total_bytes = v.f_blocks * v.f_frsize;
+		out->free_bytes = v.f_bavail * v.f_frsize;
+		out->total_files = v.f_files;
+		out->free_files = v.f_favail;
+	}
+	return r;
+}
+
+static const struct kaas_substrate_ops nfs_ops = {
+	.version = KAAS_SUBSTRATE_OPS_VERSION,
+	.name = "nfs",
+	.file_size = sizeof(struct nfs_file),
+	.destroy = nfs_sub_destroy,
+	.open = nfs_sub_openf,
+	.close = nfs_sub_close,
+	.pread = nfs_sub_pread,
+	.pwrite = nfs_sub_pwrite,
+	.fsync = nfs_sub_fsync,
+	.ftruncate = nfs_sub_ftruncate,
+	.fstat = nfs_sub_fstat,
+	.stat = nfs_sub_stat,
+	.rename = nfs_sub_rename,
+	.unlink = nfs_sub_unlink,
+	.mkdir = nfs_sub_mkdir,
+	.rmdir = nfs_sub_rmdir,
+	.readdir = nfs_sub_readdir,
+	.fsync_dir = nfs_sub_fsync_dir,
+	.statfs = nfs_sub_statfs,
+	.sendfile = NULL,
+	.fallocate = NULL,
+};
+
+/* ------------------------------------------------------------------ */
+/* Opening from a URL                                                   */
+
+/* Parse a decimal argument in [lo, hi]; -1 if malformed. */
+static long parse_num(const char *v, long lo, long hi)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(v, &end, 10);
+	if (errno || end == v || *end || x < lo || x > hi)
+		return -1;
+	return x;
+}
+
+/* Split the URL: take out our own arguments (conns, timeout), check
+ * version, and build the URL handed to libnfs. */
+static int parse_url(const char *url, struct nfs_sub *s)
+{
+	if (strncmp(url, "nfs://", 6) != 0)
+		return kaas_sub_fail(EINVAL, "%s: not an nfs:// URL", url);
+	const char *hostp = url + 6;
+	const char *q = strchr(hostp, '?');
+	size_t baselen = q ? (size_t)(q - url) : strlen(url);
+	const char *slash = memchr(hostp, '/', baselen - 6);
+	if (!slash || slash == hostp)
+		return kaas_sub_fail(EINVAL, "%s: an nfs:// URL needs a server and an export path "
+				     "(nfs://server/export/path)", url);
+	if ((size_t)(slash - url) + 1 >= baselen)
+		return kaas_sub_fail(EINVAL, "%s: the export path is missing (nfs://server/export/path)", url);
+	s->root = strndup(url, baselen);
+	while (s->root && strlen(s->root) > 7 && s->root[strlen(s->root) - 1] == '/')
+		s->root[strlen(s->root) - 1] = '\0';
+	size_t cap = strlen(url) + 64;
+	s->liburl = malloc(cap);
+	if (!s->root || !s->liburl)
+		return -ENOMEM;
+	memcpy(s->liburl, s->root, strlen(s->root) + 1);
+	s->version = 3;
+	s->timeout_ms = NFS_DEFAULT_TIMEOUT_S * 1000;
+	s->maxconns = NFS_DEFAULT_CONNS;
+	char sep = '?';
+	if (q) {
+		char *args = strdup(q + 1);
+		if (!args)
+			return -ENOMEM;
+		char *save = NULL;
+		for (char *kv = strtok_r(args, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
+			char *eq = strchr(kv, '=');
+			const char *val = eq ? eq + 1 : "";
+			size_t klen = eq ? (size_t)(eq - kv) : strlen(kv);
+			if (klen == 5 && !strncmp(kv, "conns", 5)) {
+				long v = parse_num(val, 1, NFS_MAX_CONNS);
+				if (v < 0) {
+					int rc_ = kaas_sub_fail(EINVAL, "%s: conns must be 1..%d, got '%s'", url,
+							     NFS_MAX_CONNS, val);
+					free(args);
+					return rc_;
+				}
+				s->maxconns = (unsigned)v;
+				continue;
+			}
+			if (klen == 7 && !strncmp(kv, "timeout", 7)) {
+				long v = parse_num(val, 1, 3600);
+				if (v < 0) {
+					int rc_ = kaas_sub_fail(EINVAL, "%s: timeout must be 1..3600 seconds, got '%s'",
+							     url, val);
+					free(args);
+					return rc_;
+				}
+				s->timeout_ms = (int)v * 1000;
+				continue;
+			}
+			if (klen == 7 && !strncmp(kv, "version", 7)) {
+				long v = parse_num(val, 3, 4);
+				if (v < 0) {
+					int rc_ = kaas_sub_fail(EINVAL, "%s: version must be 3 or 4, got '%s'", url, val);
+					free(args);
+					return rc_;
+				}
+				s->version = (int)v;
+			}
+			int known = (klen == 7 && !strncmp(kv, "version", 7)) || (klen == 7 && !strncmp(kv, "nfsport", 7)) ||
+				    (klen == 9 && !strncmp(kv, "mountport", 9)) || (klen == 3 && !strncmp(kv, "uid", 3)) ||
+				    (klen == 3 && !strncmp(kv, "gid", 3));
+			if (!known) {
+				int rc_ = kaas_sub_fail(EINVAL, "%s: unknown URL argument '%.*s' (known: version, nfsport, "
+						     "mountport, uid, gid, conns, timeout)", url, (int)klen, kv);
+				free(args);
+				return rc_;
+			}
+			if (klen == 7 && !strncmp(kv, "nfsport", 7))
+				s->nfsport = (int)parse_num(val, 1, 65535);
+			if (klen == 9 && !strncmp(kv, "mountport", 9))
+				s->mountport = (int)parse_num(val, 1, 65535);
+			if ((klen == 7 && !strncmp(kv, "nfsport", 7)) || (klen == 9 && !strncmp(kv, "mountport", 9))) {
+				if (parse_num(val, 1, 65535) < 0) {
+					int rc_ = kaas_sub_fail(EINVAL, "%s: %.*s must be a port number, got '%s'", url,
+							     (int)klen, kv, val);
+					free(args);
+					return rc_;
+				}
+			}
+			size_t used = strlen(s->liburl);
+			snprintf(s->liburl + used, cap - used, "%c%s", sep, kv);
+			sep = '&';
+		}
+		free(args);
+	}
+	return 0;
+}
+
+static int nfs_sub_open(const char *url, struct kaas_substrate **out)
+{
+	struct nfs_sub *s = calloc(1, sizeof *s);
+	if (!s)
+		return kaas_sub_fail(ENOMEM, "%s: out of memory", url);
+	pthread_mutex_init(&s->lock, NULL);
+	s->base.ops = &nfs_ops;
+	int rc = parse_url(url, s);
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			kaas_sub_fail(ENOMEM, "%s: out of memory", url);
+		nfs_sub_destroy(&s->base);
+		return rc;
+	}
+	/* Connect one context now, so a bad URL fails here, and check that the
+	 * root is a directory. */
+	int err = 0;
+	struct conn *c = conn_new(s, &err);
+	if (!c) {
+		nfs_sub_destroy(&s->base);
+		return err;
+	}
+	s->conns[s->nconns++] = c;
+	struct nfs_stat_64 st;
+	rc = nfs_stat64(c->nfs, "/", &st);
+	if (rc < 0) {
+		rc = failc(s, c, rc, "stat", "");
+		nfs_sub_destroy(&s->base);
+		return rc;
+	}
+	if (!S_ISDIR(st.nfs_mode)) {
+		nfs_sub_destroy(&s->base);
+		return kaas_sub_fail(ENOTDIR, "%s: not a directory", url);
+	}
+	*out = &s->base;
+	return 0;
+}
+
+const struct kaas_backend kaas_backend_nfs = {
+	.scheme = "nfs",
+	.open = nfs_sub_open,
+};
