@@ -3,7 +3,9 @@ check_LIBRARIES += libkaastest.a
 libkaastest_a_SOURCES = tests/support/crashsub.c tests/support/crashsub.h \
 	tests/support/testdir.c tests/support/testdir.h
 TEST_LIBS = libkaastest.a $(KAAS_LIBS) $(CMOCKA_LIBS)
-TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+TEST_CFLAGS = $(AM_CFLAGS)
+# Programs without their own _LDADD (the tests) link this:
+LDADD = $(TEST_LIBS)
 
 include tests/unit/local.mk
 include tests/conformance/local.mk
@@ -11,3 +13,4 @@ include tests/faultfs/local.mk
 include tests/nfs/local.mk
 include tests/log/local.mk
 include tests/kafka/local.mk
+include tests/cluster/local.mk

@@ -1,1 +1,1 @@
-# substrate qualification probes: filled in below
+libkaas_a_SOURCES += src/check/substrate_check.c src/check/substrate_check.h

@@ -38,7 +38,7 @@ int kaas_replace(struct kaas_substrate *sub, const char *path, const void *buf, 
 	struct kaas_file *f = NULL;
 	rc = kaas_sub_open(sub, tmp, KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_EXCL, 0644, &f);
 	if (rc < 0)
-		goto out;
+		goto fail;
 	rc = kaas_sub_pwrite_full(f, buf, len, 0);
 	if (rc == 0)
 		rc = kaas_sub_fsync(f);
@@ -51,12 +51,20 @@ int kaas_replace(struct kaas_substrate *sub, const char *path, const void *buf, 
 	if (rc < 0)
 		goto unlink_tmp;
 	rc = kaas_sub_fsync_dir(sub, dir);
+	if (rc < 0)
+		goto fail;
 	goto out;
 unlink_tmp: {
 	/* Keep the first error's detail; the temp is swept later if this fails. */
 	char keep[1024];
 	snprintf(keep, sizeof keep, "%s", kaas_sub_errdetail());
 	kaas_sub_unlink(sub, tmp);
+	kaas_sub_fail(rc, "replace %s: %s", path, keep);
+	goto out;
+}
+fail: {
+	char keep[1024];
+	snprintf(keep, sizeof keep, "%s", kaas_sub_errdetail());
 	kaas_sub_fail(rc, "replace %s: %s", path, keep);
 }
 out:

@@ -23,7 +23,7 @@ struct crash_sub {
 	struct kaas_substrate base;
 	struct kaas_substrate *lower;
 	struct kaas_crashsub_opts o;
-	unsigned ops, fsyncs, renames;
+	unsigned ops, fsyncs, renames, unlinks, rmdirs;
 	int crashed;
 	uint64_t rng;
 	struct pathrec *paths;
@@ -312,6 +312,9 @@ static int cs_unlink(struct kaas_substrate *sub, const char *path)
 	int rc = gate(s);
 	if (rc < 0)
 		return rc;
+	if (s->o.fail_unlink_at && ++s->unlinks == s->o.fail_unlink_at)
+		return kaas_sub_fail(s->o.fail_errno ? s->o.fail_errno : EIO,
+				     "crashsub: injected failure of unlink %u (%s)", s->unlinks, path);
 	rc = kaas_sub_unlink(s->lower, path);
 	if (rc == 0)
 		drop_path(s, path);
@@ -326,8 +329,14 @@ static int cs_mkdir(struct kaas_substrate *sub, const char *path, uint32_t mode)
 
 static int cs_rmdir(struct kaas_substrate *sub, const char *path)
 {
-	int rc = gate(CS(sub));
-	return rc < 0 ? rc : kaas_sub_rmdir(CS(sub)->lower, path);
+	struct crash_sub *s = CS(sub);
+	int rc = gate(s);
+	if (rc < 0)
+		return rc;
+	if (s->o.fail_rmdir_at && ++s->rmdirs == s->o.fail_rmdir_at)
+		return kaas_sub_fail(s->o.fail_errno ? s->o.fail_errno : EIO,
+				     "crashsub: injected failure of rmdir %u (%s)", s->rmdirs, path);
+	return kaas_sub_rmdir(s->lower, path);
 }
 
 static int cs_readdir(struct kaas_substrate *sub, const char *path, kaas_dirent_cb cb, void *arg)

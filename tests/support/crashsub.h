@@ -23,7 +23,9 @@
 
 struct kaas_crashsub_opts {
 	unsigned fail_op_at;      /* 0: off; the Nth op (1-based, counting every op) fails */
-	int fail_errno;           /* errno for fail_op_at (default EIO) */
+	int fail_errno;           /* errno for the fail_* schedules (default EIO) */
+	unsigned fail_unlink_at;  /* 0: off; the Nth unlink fails with fail_errno */
+	unsigned fail_rmdir_at;   /* 0: off; the Nth rmdir fails with fail_errno */
 	unsigned crash_at_fsync;  /* 0: off; the Nth fsync (file or directory) crashes instead */
 	unsigned crash_at_rename; /* 0: off; the Nth rename crashes instead of renaming */
 	int torn_tail;            /* on crash keep a random prefix of unsynced appended bytes */

@@ -1,0 +1,231 @@
+/* assignment.c — controller claims, the assignment document, placement. */
+#include "cluster/assignment.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contract/contract.h"
+#include "contract/doc.h"
+
+#define DOC_KIND "assignment"
+#define DOC_VERSION 1
+
+int kaas_controller_latest(struct kaas_substrate *cluster, uint64_t *epoch)
+{
+	int rc = kaas_claim_latest(cluster, KAAS_CONTROLLER_DIR, "epoch", epoch);
+	return rc;
+}
+
+int kaas_controller_claim_next(struct kaas_substrate *cluster, uint64_t *won)
+{
+	int rc = kaas_sub_mkdirs(cluster, KAAS_CONTROLLER_DIR, 0755);
+	if (rc < 0)
+		return rc;
+	uint64_t latest = 0;
+	rc = kaas_controller_latest(cluster, &latest);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	rc = kaas_claim_exact(cluster, KAAS_CONTROLLER_DIR, "epoch", latest + 1, NULL);
+	if (rc == 0)
+		*won = latest + 1;
+	return rc;
+}
+
+static cJSON *to_json(const struct kaas_assignment *a)
+{
+	cJSON *o = cJSON_CreateObject();
+	kaas_json_add_u64(o, "controller_epoch", a->controller_epoch);
+	kaas_json_add_u64(o, "version", a->version);
+	cJSON *arr = cJSON_AddArrayToObject(o, "slots");
+	for (size_t i = 0; i < a->n; i++) {
+		cJSON *s = cJSON_CreateObject();
+		cJSON_AddStringToObject(s, "topic", a->e[i].topic);
+		kaas_json_add_i64(s, "partition", a->e[i].partition);
+		kaas_json_add_i64(s, "leader", a->e[i].leader);
+		kaas_json_add_u64(s, "leader_epoch", a->e[i].leader_epoch);
+		cJSON_AddItemToArray(arr, s);
+	}
+	return o;
+}
+
+int kaas_assignment_write(struct kaas_substrate *cluster, const struct kaas_assignment *a)
+{
+	uint64_t latest;
+	int rc = kaas_controller_latest(cluster, &latest);
+	if (rc == 0 && latest > a->controller_epoch)
+		return kaas_sub_fail(ESTALE, "assignment: fenced: controller epoch %" PRIu64 " < claim %" PRIu64,
+				     a->controller_epoch, latest);
+	cJSON *o = to_json(a);
+	rc = kaas_doc_write(cluster, KAAS_ASSIGNMENT_PATH, DOC_KIND, DOC_VERSION, o);
+	cJSON_Delete(o);
+	if (rc < 0)
+		return rc;
+	rc = kaas_controller_latest(cluster, &latest);
+	if (rc == 0 && latest > a->controller_epoch)
+		return kaas_sub_fail(ESTALE, "assignment: fenced after write: claim %" PRIu64, latest);
+	return 0;
+}
+
+int kaas_assignment_read(struct kaas_substrate *cluster, struct kaas_assignment *a, int *current)
+{
+	memset(a, 0, sizeof *a);
+	cJSON *o;
+	int rc = kaas_doc_read(cluster, KAAS_ASSIGNMENT_PATH, DOC_KIND, DOC_VERSION, &o, NULL);
+	if (rc < 0)
+		return rc;
+	const cJSON *slots = cJSON_GetObjectItemCaseSensitive(o, "slots");
+	if (kaas_json_get_u64(o, "controller_epoch", &a->controller_epoch) < 0 ||
+	    kaas_json_get_u64(o, "version", &a->version) < 0 || !cJSON_IsArray(slots)) {
+		cJSON_Delete(o);
+		return kaas_sub_fail(EBADMSG, KAAS_ASSIGNMENT_PATH ": malformed");
+	}
+	size_t n = (size_t)cJSON_GetArraySize(slots);
+	a->e = calloc(n ? n : 1, sizeof *a->e);
+	if (!a->e) {
+		cJSON_Delete(o);
+		return -ENOMEM;
+	}
+	const cJSON *s;
+	cJSON_ArrayForEach(s, slots)
+	{
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "topic");
+		int64_t p, l;
+		uint64_t ep;
+		if (!cJSON_IsString(t) || strlen(t->valuestring) >= sizeof a->e[0].topic ||
+		    kaas_json_get_i64(s, "partition", &p) < 0 || kaas_json_get_i64(s, "leader", &l) < 0 ||
+		    kaas_json_get_u64(s, "leader_epoch", &ep) < 0 || p < 0 || p > INT32_MAX ||
+		    l < -1 || l > INT32_MAX || ep > UINT32_MAX) {
+			cJSON_Delete(o);
+			kaas_assignment_free(a);
+			return kaas_sub_fail(EBADMSG, KAAS_ASSIGNMENT_PATH ": malformed slot");
+		}
+		struct kaas_assign_entry *e = &a->e[a->n++];
+		snprintf(e->topic, sizeof e->topic, "%s", t->valuestring);
+		e->partition = (int32_t)p;
+		e->leader = (int32_t)l;
+		e->leader_epoch = (uint32_t)ep;
+	}
+	cJSON_Delete(o);
+	if (current) {
+		uint64_t latest;
+		rc = kaas_controller_latest(cluster, &latest);
+		*current = !(rc == 0 && latest > a->controller_epoch);
+	}
+	return 0;
+}
+
+const struct kaas_assign_entry *kaas_assignment_find(const struct kaas_assignment *a,
+						     const char *topic, int32_t partition)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->e[i].partition == partition && !strcmp(a->e[i].topic, topic))
+			return &a->e[i];
+	return NULL;
+}
+
+void kaas_assignment_free(struct kaas_assignment *a)
+{
+	free(a->e);
+	memset(a, 0, sizeof *a);
+}
+
+/* ---- placement ---- */
+
+static int is_alive(int32_t id, const int32_t *alive, size_t nalive)
+{
+	for (size_t i = 0; i < nalive; i++)
+		if (alive[i] == id)
+			return 1;
+	return 0;
+}
+
+static size_t load_of(const struct kaas_assignment *a, int32_t id)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->e[i].leader == id)
+			n++;
+	return n;
+}
+
+/* The live broker with the least (most) load; ties to the lowest id. */
+static int32_t pick(const struct kaas_assignment *a, const int32_t *alive, size_t nalive, int most)
+{
+	int32_t best = KAAS_NO_LEADER;
+	size_t best_load = 0;
+	for (size_t i = 0; i < nalive; i++) {
+		size_t l = load_of(a, alive[i]);
+		if (best == KAAS_NO_LEADER || (most ? l > best_load : l < best_load) ||
+		    (l == best_load && alive[i] < best)) {
+			best = alive[i];
+			best_load = l;
+		}
+	}
+	return best;
+}
+
+int kaas_assignment_plan(const struct kaas_assignment *cur, const struct kaas_slot_want *want,
+			 size_t nwant, const int32_t *alive, size_t nalive, uint64_t controller_epoch,
+			 unsigned max_moves, struct kaas_assignment *next, int *changed)
+{
+	memset(next, 0, sizeof *next);
+	*changed = 0;
+	next->e = calloc(nwant ? nwant : 1, sizeof *next->e);
+	if (!next->e)
+		return -ENOMEM;
+	next->controller_epoch = controller_epoch;
+	/* 1. Carry over every wanted slot, keeping live leaders. */
+	for (size_t i = 0; i < nwant; i++) {
+		struct kaas_assign_entry *e = &next->e[next->n++];
+		snprintf(e->topic, sizeof e->topic, "%s", want[i].topic);
+		e->partition = want[i].partition;
+		const struct kaas_assign_entry *old = kaas_assignment_find(cur, want[i].topic, want[i].partition);
+		if (old) {
+			e->leader = old->leader;
+			e->leader_epoch = old->leader_epoch;
+		} else {
+			e->leader = KAAS_NO_LEADER;
+			e->leader_epoch = 0;
+			*changed = 1;
+		}
+	}
+	if (cur->n != next->n)
+		*changed = 1; /* some slot was dropped (or added) */
+	/* 2. Slots without a live leader go to the least-loaded live broker. */
+	for (size_t i = 0; i < next->n; i++) {
+		struct kaas_assign_entry *e = &next->e[i];
+		if (e->leader != KAAS_NO_LEADER && is_alive(e->leader, alive, nalive))
+			continue;
+		int32_t to = pick(next, alive, nalive, 0);
+		if (to == KAAS_NO_LEADER) {
+			if (e->leader != KAAS_NO_LEADER) {
+				e->leader = KAAS_NO_LEADER;
+				*changed = 1;
+			}
+			continue;
+		}
+		e->leader = to;
+		e->leader_epoch++;
+		*changed = 1;
+	}
+	/* 3. Gradual rebalance toward a returning or new broker. */
+	for (unsigned m = 0; m < max_moves && nalive > 1; m++) {
+		int32_t hi = pick(next, alive, nalive, 1), lo = pick(next, alive, nalive, 0);
+		if (load_of(next, hi) <= load_of(next, lo) + 1)
+			break;
+		/* Move the hi broker's last slot (deterministic). */
+		for (size_t i = next->n; i-- > 0;) {
+			if (next->e[i].leader == hi) {
+				next->e[i].leader = lo;
+				next->e[i].leader_epoch++;
+				*changed = 1;
+				break;
+			}
+		}
+	}
+	next->version = cur->version + (*changed ? 1 : 0);
+	return 0;
+}

@@ -1,0 +1,355 @@
+/* group_store.c — epoch-fenced committed offsets of consumer groups. */
+#include "cluster/group_store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contract/contract.h"
+#include "contract/doc.h"
+
+#define DOC_KIND "group-offsets"
+#define DOC_VERSION 1
+
+static int keep_byte(unsigned char c, size_t pos)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-')
+		return 1;
+	return c == '.' && pos > 0;
+}
+
+int kaas_group_dirname(const char *group, char *out, size_t size)
+{
+	if (size < 200)
+		return -ENAMETOOLONG;
+	if (!*group) {
+		snprintf(out, size, "%%");
+		return 0;
+	}
+	size_t j = 0;
+	const size_t cut = 180;
+	int long_name = 0;
+	for (size_t i = 0; group[i]; i++) {
+		unsigned char c = (unsigned char)group[i];
+		size_t need = keep_byte(c, i) ? 1 : 3;
+		if (j + need > cut) {
+			long_name = 1;
+			break;
+		}
+		if (need == 1)
+			out[j++] = (char)c;
+		else
+			j += (size_t)snprintf(out + j, size - j, "%%%02X", c);
+	}
+	out[j] = '\0';
+	if (long_name) {
+		uint64_t h = 1469598103934665603ull; /* FNV-1a 64 */
+		for (const unsigned char *p = (const unsigned char *)group; *p; p++)
+			h = (h ^ *p) * 1099511628211ull;
+		snprintf(out + j, size - j, "~%016" PRIx64, h);
+	}
+	return 0;
+}
+
+static int group_path(const char *group, char *out, size_t size)
+{
+	char enc[256];
+	int rc = kaas_group_dirname(group, enc, sizeof enc);
+	if (rc < 0)
+		return rc;
+	snprintf(out, size, KAAS_GROUPS_DIR "/%s", enc);
+	return 0;
+}
+
+/* Parse "offsets-<20>.json" -> epoch. */
+static int parse_offsets_name(const char *name, uint64_t *e)
+{
+	size_t n = strlen(name);
+	if (n != strlen("offsets-") + 20 + 5 || strcmp(name + n - 5, ".json") != 0)
+		return -EINVAL;
+	char tmp[64];
+	memcpy(tmp, name, n - 5);
+	tmp[n - 5] = '\0';
+	return kaas_claim_parse(tmp, "offsets", e);
+}
+
+struct scan {
+	uint64_t newest_offsets, newest_takeover;
+	int have_offsets, have_takeover;
+};
+
+static int scan_cb(void *arg, const char *name, enum kaas_file_type t)
+{
+	struct scan *s = arg;
+	uint64_t e;
+	if (parse_offsets_name(name, &e) == 0 && (!s->have_offsets || e > s->newest_offsets)) {
+		s->newest_offsets = e;
+		s->have_offsets = 1;
+	} else if (kaas_claim_parse(name, "takeover", &e) == 0 && (!s->have_takeover || e > s->newest_takeover)) {
+		s->newest_takeover = e;
+		s->have_takeover = 1;
+	}
+	return 0;
+}
+
+static int scan_dir(struct kaas_substrate *sub, const char *dir, struct scan *s)
+{
+	memset(s, 0, sizeof *s);
+	return kaas_sub_readdir(sub, dir, scan_cb, s);
+}
+
+void kaas_group_offsets_free(struct kaas_group_offsets *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->n; i++) {
+		free(g->items[i].topic);
+		free(g->items[i].metadata);
+	}
+	free(g->items);
+	free(g->group);
+	memset(g, 0, sizeof *g);
+}
+
+const struct kaas_committed *kaas_group_get(const struct kaas_group_offsets *g, const char *topic,
+					    int32_t partition)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->items[i].partition == partition && !strcmp(g->items[i].topic, topic))
+			return &g->items[i];
+	return NULL;
+}
+
+int kaas_group_set(struct kaas_group_offsets *g, const char *topic, int32_t partition, int64_t offset,
+		   int32_t leader_epoch, const char *metadata, int64_t commit_ms)
+{
+	struct kaas_committed *c = (struct kaas_committed *)kaas_group_get(g, topic, partition);
+	char *md = metadata ? strdup(metadata) : NULL;
+	if (metadata && !md)
+		return -ENOMEM;
+	if (!c) {
+		if (g->n == g->cap) {
+			size_t cap = g->cap ? g->cap * 2 : 16;
+			struct kaas_committed *items = realloc(g->items, cap * sizeof *items);
+			if (!items) {
+				free(md);
+				return -ENOMEM;
+			}
+			g->items = items;
+			g->cap = cap;
+		}
+		c = &g->items[g->n];
+		memset(c, 0, sizeof *c);
+		c->topic = strdup(topic);
+		if (!c->topic) {
+			free(md);
+			return -ENOMEM;
+		}
+		c->partition = partition;
+		g->n++;
+	}
+	free(c->metadata);
+	c->metadata = md;
+	c->offset = offset;
+	c->leader_epoch = leader_epoch;
+	c->commit_ms = commit_ms;
+	return 0;
+}
+
+size_t kaas_group_forget_topic(struct kaas_group_offsets *g, const char *topic)
+{
+	size_t removed = 0, j = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		if (!strcmp(g->items[i].topic, topic)) {
+			free(g->items[i].topic);
+			free(g->items[i].metadata);
+			removed++;
+		} else {
+			g->items[j++] = g->items[i];
+		}
+	}
+	g->n = j;
+	return removed;
+}
+
+static int load_doc(struct kaas_substrate *sub, const char *dir, const char *group, uint64_t e,
+		    struct kaas_group_offsets *g)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/offsets-%020" PRIu64 ".json", dir, e);
+	cJSON *body;
+	int rc = kaas_doc_read(sub, path, DOC_KIND, DOC_VERSION, &body, NULL);
+	if (rc < 0)
+		return rc;
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(body, "group");
+	const cJSON *offs = cJSON_GetObjectItemCaseSensitive(body, "offsets");
+	if (!cJSON_IsString(name) || !cJSON_IsArray(offs)) {
+		cJSON_Delete(body);
+		return kaas_sub_fail(EBADMSG, "%s: group document lacks group/offsets", path);
+	}
+	if (strcmp(name->valuestring, group) != 0) {
+		cJSON_Delete(body);
+		return kaas_sub_fail(EEXIST, "%s: belongs to group '%s', not '%s' (name hash collision)", path,
+				     name->valuestring, group);
+	}
+	const cJSON *it;
+	cJSON_ArrayForEach(it, offs)
+	{
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(it, "topic");
+		const cJSON *md = cJSON_GetObjectItemCaseSensitive(it, "metadata");
+		int64_t p, o, le = -1, ms = 0;
+		if (!cJSON_IsString(t) || kaas_json_get_i64(it, "partition", &p) < 0 ||
+		    kaas_json_get_i64(it, "offset", &o) < 0 || p < 0 || p > INT32_MAX) {
+			cJSON_Delete(body);
+			return kaas_sub_fail(EBADMSG, "%s: malformed offset entry", path);
+		}
+		kaas_json_get_i64(it, "leader_epoch", &le);
+		kaas_json_get_i64(it, "commit_ms", &ms);
+		rc = kaas_group_set(g, t->valuestring, (int32_t)p, o, (int32_t)le,
+				    cJSON_IsString(md) ? md->valuestring : NULL, ms);
+		if (rc < 0) {
+			cJSON_Delete(body);
+			return rc;
+		}
+	}
+	cJSON_Delete(body);
+	return 0;
+}
+
+static int load_newest(struct kaas_substrate *sub, const char *dir, const char *group,
+		       const struct scan *s, struct kaas_group_offsets *g)
+{
+	if (!s->have_offsets)
+		return 0;
+	return load_doc(sub, dir, group, s->newest_offsets, g);
+}
+
+int kaas_group_open(struct kaas_substrate *cluster, const char *group, uint64_t epoch,
+		    struct kaas_group_offsets *g)
+{
+	memset(g, 0, sizeof *g);
+	char dir[512];
+	int rc = group_path(group, dir, sizeof dir);
+	if (rc < 0)
+		return rc;
+	rc = kaas_sub_mkdirs(cluster, dir, 0755);
+	if (rc < 0)
+		return rc;
+	/* 1. Claim the takeover first: from now on a zombie's commit sees it. */
+	rc = kaas_claim_exact(cluster, dir, "takeover", epoch, NULL);
+	if (rc < 0 && rc != -EEXIST) /* EEXIST: this epoch re-opening after a restart */
+		return rc;
+	struct scan s;
+	rc = scan_dir(cluster, dir, &s);
+	if (rc < 0)
+		return rc;
+	if (s.have_takeover && s.newest_takeover > epoch)
+		return kaas_sub_fail(ESTALE, "group '%s': fenced: coordinator epoch %" PRIu64 " < %" PRIu64,
+				     group, epoch, s.newest_takeover);
+	/* 2. Then load the newest state. */
+	g->group = strdup(group);
+	g->epoch = epoch;
+	if (!g->group)
+		return -ENOMEM;
+	rc = load_newest(cluster, dir, group, &s, g);
+	/* 3. Publish the loaded state under our epoch at once, so readers of
+	 * the newest document never see a zombie's unacknowledged commit. */
+	if (rc == 0 && (!s.have_offsets || s.newest_offsets < epoch))
+		rc = kaas_group_commit(cluster, g);
+	if (rc < 0)
+		kaas_group_offsets_free(g);
+	return rc;
+}
+
+int kaas_group_peek(struct kaas_substrate *cluster, const char *group, struct kaas_group_offsets *g)
+{
+	memset(g, 0, sizeof *g);
+	char dir[512];
+	int rc = group_path(group, dir, sizeof dir);
+	if (rc < 0)
+		return rc;
+	struct scan s;
+	rc = scan_dir(cluster, dir, &s);
+	if (rc < 0)
+		return rc;
+	if (!s.have_offsets)
+		return -ENOENT;
+	g->group = strdup(group);
+	g->epoch = s.newest_offsets;
+	rc = load_newest(cluster, dir, group, &s, g);
+	if (rc < 0)
+		kaas_group_offsets_free(g);
+	return rc;
+}
+
+static cJSON *to_json(const struct kaas_group_offsets *g)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "group", g->group);
+	kaas_json_add_u64(b, "epoch", g->epoch);
+	cJSON *arr = cJSON_AddArrayToObject(b, "offsets");
+	for (size_t i = 0; i < g->n; i++) {
+		const struct kaas_committed *c = &g->items[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "topic", c->topic);
+		kaas_json_add_i64(o, "partition", c->partition);
+		kaas_json_add_i64(o, "offset", c->offset);
+		kaas_json_add_i64(o, "leader_epoch", c->leader_epoch);
+		if (c->metadata)
+			cJSON_AddStringToObject(o, "metadata", c->metadata);
+		kaas_json_add_i64(o, "commit_ms", c->commit_ms);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return b;
+}
+
+struct prune {
+	struct kaas_substrate *sub;
+	const char *dir;
+	uint64_t below;
+	int rc;
+};
+
+static int prune_cb(void *arg, const char *name, enum kaas_file_type t)
+{
+	struct prune *p = arg;
+	uint64_t e;
+	if ((parse_offsets_name(name, &e) == 0 || kaas_claim_parse(name, "takeover", &e) == 0) && e < p->below) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/%s", p->dir, name);
+		int rc = kaas_sub_unlink(p->sub, path);
+		if (rc < 0 && rc != -ENOENT)
+			p->rc = rc;
+	}
+	return 0;
+}
+
+int kaas_group_commit(struct kaas_substrate *cluster, const struct kaas_group_offsets *g)
+{
+	char dir[512];
+	int rc = group_path(g->group, dir, sizeof dir);
+	if (rc < 0)
+		return rc;
+	char path[600];
+	snprintf(path, sizeof path, "%s/offsets-%020" PRIu64 ".json", dir, g->epoch);
+	cJSON *b = to_json(g);
+	if (!b)
+		return -ENOMEM;
+	rc = kaas_doc_write(cluster, path, DOC_KIND, DOC_VERSION, b);
+	cJSON_Delete(b);
+	if (rc < 0)
+		return rc;
+	struct scan s;
+	rc = scan_dir(cluster, dir, &s);
+	if (rc < 0)
+		return rc;
+	if (s.have_takeover && s.newest_takeover > g->epoch)
+		return kaas_sub_fail(ESTALE, "group '%s': commit fenced: coordinator epoch %" PRIu64 " taken over by %" PRIu64,
+				     g->group, g->epoch, s.newest_takeover);
+	/* Older incarnations' files: removed now, or by the next commit. */
+	struct prune p = {cluster, dir, g->epoch, 0};
+	kaas_sub_readdir(cluster, dir, prune_cb, &p);
+	return 0;
+}

@@ -1,0 +1,94 @@
+/*
+ * group_store.h — committed offsets of consumer groups on the cluster volume.
+ *
+ * Each group has one writer: its coordinator, fenced by a coordinator epoch
+ * (assigned like a partition leader epoch).  On the volume:
+ *
+ *   <cluster>/groups/<encoded group>/takeover-<E:020>       claims, exclusive create
+ *   <cluster>/groups/<encoded group>/offsets-<E:020>.json   documents, replace
+ *
+ * A coordinator taking the group over at epoch E first claims takeover-E,
+ * then loads the newest offsets document, and from then on writes only
+ * offsets-E.json.  Readers take the newest offsets document.  So a zombie
+ * coordinator (epoch < E) can never overwrite the new coordinator's state:
+ * its late writes land in an older file that readers ignore, and every
+ * commit checks, after its rename, that no newer takeover exists — if one
+ * does, the commit is reported fenced (-ESTALE) and must not be
+ * acknowledged.  The claim-before-load order closes the window in which a
+ * zombie's commit could land after the new coordinator loaded but before it
+ * wrote.
+ *
+ * This refines DESIGN.md's single <group>.json: a single file rewritten by
+ * rename cannot fence a paused zombie (its rename would win), the epoch in
+ * the file name can.
+ *
+ * Group names: any Kafka group id (any bytes but NUL) maps to a safe,
+ * distinct directory name (see kaas_group_dirname); the full name is stored
+ * in every document and checked on load, so two names never share state.
+ */
+#ifndef KAAS_GROUP_STORE_H
+#define KAAS_GROUP_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "substrate/substrate.h"
+
+#define KAAS_GROUPS_DIR "groups"
+
+struct kaas_committed {
+	char *topic;
+	int32_t partition;
+	int64_t offset;
+	int32_t leader_epoch;   /* -1 if the client sent none */
+	char *metadata;         /* may be NULL */
+	int64_t commit_ms;      /* the coordinator's wall clock at commit (informational) */
+};
+
+struct kaas_group_offsets {
+	char *group;
+	uint64_t epoch;         /* the coordinator epoch this state is written under */
+	size_t n, cap;
+	struct kaas_committed *items;
+};
+
+/* Encode a group id as a directory name: [A-Za-z0-9_-] and non-leading '.'
+ * are kept, every other byte is %XX; "" is "%"; names whose encoding exceeds
+ * 180 bytes are cut and suffixed with "~" and a 64-bit hash of the whole
+ * name.  Returns 0, or -ENAMETOOLONG if size is too small (256 is enough). */
+int kaas_group_dirname(const char *group, char *out, size_t size);
+
+/* Take the group over as its coordinator at `epoch` and load its committed
+ * offsets into *g (an empty state if it has none yet).  Errors: -ESTALE if a
+ * newer coordinator epoch has already taken it (fenced; the detail says
+ * which), -EBADMSG if the newest document is corrupt (the group goes
+ * offline; never silently reset), -EEXIST if the directory belongs to a
+ * different name (hash collision), or the substrate's -errno. */
+int kaas_group_open(struct kaas_substrate *cluster, const char *group, uint64_t epoch,
+		    struct kaas_group_offsets *g);
+
+/* Read the newest committed offsets without taking the group over (for
+ * tools and tests).  -ENOENT if the group has none. */
+int kaas_group_peek(struct kaas_substrate *cluster, const char *group, struct kaas_group_offsets *g);
+
+/* Set (insert or update) one committed offset in memory.  0 or -ENOMEM. */
+int kaas_group_set(struct kaas_group_offsets *g, const char *topic, int32_t partition, int64_t offset,
+		   int32_t leader_epoch, const char *metadata, int64_t commit_ms);
+
+/* Look one up; NULL if the group has no commit for it. */
+const struct kaas_committed *kaas_group_get(const struct kaas_group_offsets *g, const char *topic,
+					    int32_t partition);
+
+/* Drop every committed offset of a topic (topic deleted).  Returns how many. */
+size_t kaas_group_forget_topic(struct kaas_group_offsets *g, const char *topic);
+
+/* Persist *g under its epoch (replace offsets-E.json), then check that no
+ * newer takeover exists.  0: durable and still ours — acknowledge the
+ * commit.  -ESTALE: fenced by a newer coordinator — do NOT acknowledge
+ * (answer NOT_COORDINATOR).  Other -errno: not durable.  Older epochs'
+ * files are pruned afterwards (idempotently; re-driven by every commit). */
+int kaas_group_commit(struct kaas_substrate *cluster, const struct kaas_group_offsets *g);
+
+void kaas_group_offsets_free(struct kaas_group_offsets *g);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * membership.h — broker registration, heartbeats and liveness.
+ *
+ *   <cluster>/brokers/<id>.json    written only by broker <id> (replace)
+ *
+ * Each broker rewrites its document every heartbeat with an increasing
+ * counter.  Liveness never compares clocks across hosts: an observer notes,
+ * on its OWN monotonic clock, when it last saw a broker's counter change,
+ * and calls the broker dead when that is older than the liveness timeout.
+ * The document also carries the broker's incarnation (random per process
+ * start) so a restarted broker is told apart from its previous life, and the
+ * controller epoch it holds (if it won a controller claim), which is how
+ * everyone learns who the controller is without trusting a claim file's
+ * content.
+ */
+#ifndef KAAS_MEMBERSHIP_H
+#define KAAS_MEMBERSHIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "substrate/substrate.h"
+
+#define KAAS_BROKERS_DIR "brokers"
+
+struct kaas_broker_info {
+	int32_t id;
+	char host[256];
+	int32_t port;
+	uint64_t incarnation;
+	uint64_t counter;           /* heartbeat counter, increasing within an incarnation */
+	uint64_t controller_epoch;  /* controller epoch this broker holds, 0 if none */
+};
+
+/* Write this broker's document (replace).  0 or -errno. */
+int kaas_broker_publish(struct kaas_substrate *cluster, const struct kaas_broker_info *b);
+
+/* Read one broker's document: 0, -ENOENT, -EBADMSG (corrupt), -errno. */
+int kaas_broker_read(struct kaas_substrate *cluster, int32_t id, struct kaas_broker_info *b);
+
+/* Read every broker document.  *out is malloc'd (free()); corrupt or
+ * foreign files are skipped (and counted in *skipped if not NULL).
+ * 0 or -errno. */
+int kaas_broker_list(struct kaas_substrate *cluster, struct kaas_broker_info **out, size_t *n,
+		     size_t *skipped);
+
+/* An observer's view of liveness, on its own monotonic clock. */
+struct kaas_liveness_entry {
+	struct kaas_broker_info info;
+	uint64_t changed_ms;        /* observer's clock when the counter last moved */
+	int seen;                   /* present in the last observation */
+};
+
+struct kaas_liveness {
+	uint64_t timeout_ms;
+	size_t n;
+	struct kaas_liveness_entry *e;
+};
+
+/* Fold a fresh listing into the view at observer time now_ms.  A broker
+ * seen for the first time counts as changed now (it gets a full timeout to
+ * prove itself), so a restarted observer never declares everyone dead.
+ * 0 or -ENOMEM. */
+int kaas_liveness_observe(struct kaas_liveness *lv, const struct kaas_broker_info *list, size_t n,
+			  uint64_t now_ms);
+
+/* Is broker id alive at now_ms?  Unknown brokers are not. */
+int kaas_liveness_alive(const struct kaas_liveness *lv, int32_t id, uint64_t now_ms);
+
+/* The ids alive at now_ms, sorted ascending, into ids (capacity max);
+ * returns how many. */
+size_t kaas_liveness_alive_ids(const struct kaas_liveness *lv, uint64_t now_ms, int32_t *ids,
+			       size_t max);
+
+void kaas_liveness_free(struct kaas_liveness *lv);
+
+/* The process's monotonic clock in milliseconds. */
+uint64_t kaas_mono_ms(void);
+
+#endif

@@ -1,0 +1,223 @@
+/* Membership, controller claims, the assignment document and placement. */
+#include "tests/unit/unit.h"
+
+#include <errno.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cluster/assignment.h"
+#include "cluster/membership.h"
+
+static void heartbeats_and_liveness(void **state)
+{
+	char *dir;
+	struct kaas_substrate *s = unit_open_tmp(&dir);
+	struct kaas_broker_info b = {.id = 1, .port = 9092, .incarnation = 77, .counter = 1};
+	snprintf(b.host, sizeof b.host, "127.0.0.1");
+	assert_int_equal(kaas_broker_publish(s, &b), 0);
+	b.id = 2;
+	b.incarnation = 1ull << 60; /* beyond 2^53: kept exactly */
+	assert_int_equal(kaas_broker_publish(s, &b), 0);
+	unit_put(s, "brokers/3.json", "torn");
+	struct kaas_broker_info *list;
+	size_t n, skipped;
+	assert_int_equal(kaas_broker_list(s, &list, &n, &skipped), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(skipped, 1);
+	assert_true(list[1].incarnation == 1ull << 60 || list[0].incarnation == 1ull << 60);
+
+	struct kaas_liveness lv = {.timeout_ms = 1000};
+	assert_int_equal(kaas_liveness_observe(&lv, list, n, 10000), 0);
+	assert_true(kaas_liveness_alive(&lv, 1, 10500)); /* first sight: a full timeout of grace */
+	assert_false(kaas_liveness_alive(&lv, 3, 10500));
+	/* Broker 1 keeps beating, broker 2 stalls. */
+	for (size_t i = 0; i < n; i++)
+		if (list[i].id == 1)
+			list[i].counter = 2;
+	assert_int_equal(kaas_liveness_observe(&lv, list, n, 10900), 0);
+	assert_true(kaas_liveness_alive(&lv, 1, 11500));
+	assert_false(kaas_liveness_alive(&lv, 2, 11500));
+	int32_t ids[8];
+	assert_int_equal(kaas_liveness_alive_ids(&lv, 11500, ids, 8), 1);
+	assert_int_equal(ids[0], 1);
+	/* Broker 2 restarts with a new incarnation and counter 1: alive again. */
+	for (size_t i = 0; i < n; i++)
+		if (list[i].id == 2) {
+			list[i].incarnation = 5;
+			list[i].counter = 1;
+		}
+	assert_int_equal(kaas_liveness_observe(&lv, list, n, 12000), 0);
+	assert_true(kaas_liveness_alive(&lv, 2, 12100));
+	/* A broker whose document vanished is not alive. */
+	assert_int_equal(kaas_liveness_observe(&lv, list, 1, 12200), 0);
+	assert_false(kaas_liveness_alive(&lv, list[1].id, 12300));
+	kaas_liveness_free(&lv);
+	free(list);
+	kaas_substrate_close(s);
+	kaas_testdir_remove(dir);
+}
+
+static void one_controller_per_epoch(void **state)
+{
+	char *dir;
+	struct kaas_substrate *s = unit_open_tmp(&dir);
+	enum { PROCS = 4, ROUNDS = 25 };
+	int fds[PROCS][2];
+	pid_t kids[PROCS];
+	for (int p = 0; p < PROCS; p++) {
+		assert_int_equal(pipe(fds[p]), 0);
+		kids[p] = fork();
+		if (kids[p] == 0) {
+			struct kaas_substrate *mine;
+			if (kaas_substrate_open(dir, &mine) < 0)
+				_exit(1);
+			uint64_t won[ROUNDS * 4];
+			unsigned k = 0;
+			for (int r = 0; r < ROUNDS; r++) {
+				uint64_t w;
+				int rc = kaas_controller_claim_next(mine, &w);
+				if (rc == 0)
+					won[k++] = w;
+				else if (rc != -EEXIST)
+					_exit(2);
+			}
+			if (write(fds[p][1], &k, sizeof k) != sizeof k ||
+			    write(fds[p][1], won, k * sizeof *won) != (ssize_t)(k * sizeof *won))
+				_exit(3);
+			_exit(0);
+		}
+		close(fds[p][1]);
+	}
+	unsigned char seen[PROCS * ROUNDS + 2] = {0};
+	unsigned total = 0;
+	for (int p = 0; p < PROCS; p++) {
+		unsigned k;
+		assert_int_equal(read(fds[p][0], &k, sizeof k), sizeof k);
+		uint64_t won[ROUNDS * 4];
+		size_t got = 0;
+		while (got < k * sizeof *won) {
+			ssize_t r = read(fds[p][0], (char *)won + got, k * sizeof *won - got);
+			assert_true(r > 0);
+			got += (size_t)r;
+		}
+		for (unsigned i = 0; i < k; i++) {
+			assert_true(won[i] >= 1 && won[i] <= PROCS * ROUNDS);
+			assert_int_equal(seen[won[i]]++, 0); /* never two winners */
+		}
+		total += k;
+		int st;
+		waitpid(kids[p], &st, 0);
+		assert_int_equal(WEXITSTATUS(st), 0);
+		close(fds[p][0]);
+	}
+	uint64_t latest;
+	assert_int_equal(kaas_controller_latest(s, &latest), 0);
+	assert_int_equal(latest, total); /* dense: every epoch 1..latest has one owner */
+	kaas_substrate_close(s);
+	kaas_testdir_remove(dir);
+}
+
+static void stale_assignment_is_ignored_and_fenced(void **state)
+{
+	char *dir;
+	struct kaas_substrate *s = unit_open_tmp(&dir);
+	uint64_t e1, e2;
+	assert_int_equal(kaas_controller_claim_next(s, &e1), 0);
+	struct kaas_assign_entry slot = {.topic = "t", .partition = 0, .leader = 1, .leader_epoch = 1};
+	struct kaas_assignment a = {.controller_epoch = e1, .version = 1, .n = 1, .e = &slot};
+	assert_int_equal(kaas_assignment_write(s, &a), 0);
+	struct kaas_assignment r;
+	int current;
+	assert_int_equal(kaas_assignment_read(s, &r, &current), 0);
+	assert_true(current);
+	assert_int_equal(kaas_assignment_find(&r, "t", 0)->leader, 1);
+	kaas_assignment_free(&r);
+	/* A new controller claims epoch 2: the old assignment is stale, and the
+	 * old controller can no longer write. */
+	assert_int_equal(kaas_controller_claim_next(s, &e2), 0);
+	assert_int_equal(kaas_assignment_read(s, &r, &current), 0);
+	assert_false(current);
+	kaas_assignment_free(&r);
+	slot.leader = 9;
+	assert_int_equal(kaas_assignment_write(s, &a), -ESTALE);
+	assert_int_equal(kaas_assignment_read(s, &r, &current), 0);
+	assert_int_equal(kaas_assignment_find(&r, "t", 0)->leader, 1);
+	kaas_assignment_free(&r);
+	kaas_substrate_close(s);
+	kaas_testdir_remove(dir);
+}
+
+static size_t count_led(const struct kaas_assignment *a, int32_t id)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < a->n; i++)
+		n += a->e[i].leader == id;
+	return n;
+}
+
+static void placement_fails_over_and_rebalances_gradually(void **state)
+{
+	struct kaas_slot_want want[7] = {
+		{"orders", 0}, {"orders", 1}, {"orders", 2}, {"orders", 3}, {"orders", 4}, {"orders", 5},
+		{KAAS_COORDINATOR_TOPIC, 0},
+	};
+	struct kaas_assignment empty = {0}, a, b, c;
+	int changed;
+	int32_t three[] = {1, 2, 3}, two[] = {1, 3};
+	assert_int_equal(kaas_assignment_plan(&empty, want, 7, three, 3, 1, 0, &a, &changed), 0);
+	assert_true(changed);
+	assert_int_equal(count_led(&a, 1), 3);
+	assert_int_equal(count_led(&a, 2), 2);
+	assert_int_equal(count_led(&a, 3), 2);
+	for (size_t i = 0; i < a.n; i++)
+		assert_int_equal(a.e[i].leader_epoch, 1);
+	/* Nothing changes while everyone lives: no flapping. */
+	assert_int_equal(kaas_assignment_plan(&a, want, 7, three, 3, 1, 4, &b, &changed), 0);
+	assert_false(changed);
+	assert_int_equal(b.version, a.version);
+	kaas_assignment_free(&b);
+	/* Broker 2 dies: only its slots move, with epoch + 1. */
+	assert_int_equal(kaas_assignment_plan(&a, want, 7, two, 2, 1, 0, &b, &changed), 0);
+	assert_true(changed);
+	assert_int_equal(count_led(&b, 2), 0);
+	for (size_t i = 0; i < b.n; i++) {
+		if (a.e[i].leader == 2)
+			assert_int_equal(b.e[i].leader_epoch, 2);
+		else {
+			assert_int_equal(b.e[i].leader, a.e[i].leader);
+			assert_int_equal(b.e[i].leader_epoch, 1);
+		}
+	}
+	/* Broker 2 returns: one move per round until balanced, then quiet. */
+	unsigned rounds = 0;
+	for (;;) {
+		assert_int_equal(kaas_assignment_plan(&b, want, 7, three, 3, 1, 1, &c, &changed), 0);
+		kaas_assignment_free(&b);
+		b = c;
+		if (!changed)
+			break;
+		assert_true(++rounds <= 3);
+	}
+	assert_int_equal(rounds, 2);
+	assert_true(count_led(&b, 2) >= 2);
+	/* Nobody alive: offline, epochs kept; a dropped slot disappears. */
+	assert_int_equal(kaas_assignment_plan(&b, want, 6, NULL, 0, 1, 1, &c, &changed), 0);
+	assert_true(changed);
+	assert_int_equal(c.n, 6);
+	for (size_t i = 0; i < c.n; i++)
+		assert_int_equal(c.e[i].leader, KAAS_NO_LEADER);
+	kaas_assignment_free(&c);
+	kaas_assignment_free(&b);
+	kaas_assignment_free(&a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(heartbeats_and_liveness),
+		cmocka_unit_test(one_controller_per_epoch),
+		cmocka_unit_test(stale_assignment_is_ignored_and_fenced),
+		cmocka_unit_test(placement_fails_over_and_rebalances_gradually),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
