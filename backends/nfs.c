@@ -340,6 +340,19 @@ static int redrive(struct nfs_sub *s, struct conn *c, int rc)
 	return conn_reconnect(s, c) == 0;
 }
 
+/* Whether to send an op by name again after it failed with rc: ESTALE
+ * (a name looked up just before another host replaced it: look it up
+ * again, a few times) or, once, a connection error on an op safe to repeat
+ * (idem).  The server answers ESTALE only for a handle in the request, so
+ * the op itself did not happen and repeating it is safe. */
+static int again(struct nfs_sub *s, struct conn *c, int rc, int attempt, int idem)
+{
+	int e = -map_err(rc, nfs_get_error(c->nfs));
+	if (e == -ESTALE)
+		return attempt < 4;
+	return idem && attempt == 0 && redrive(s, c, e);
+}
+
 /* ------------------------------------------------------------------ */
 /* Open files by server file id (silly rename)                          */
 
@@ -470,28 +483,42 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		return err;
 	}
 	struct nfsfh *fh = NULL;
+	struct nfs_stat_64 st;
 	int rc;
+	const char *stage = "open";
 	for (int attempt = 0;; attempt++) {
+		/* A name looked up just before another host replaced or removed
+		 * the file it named gives ESTALE on the next RPC: look the name up
+		 * again, as the kernel client does.  A connection error re-drives
+		 * only a plain open (a create may have happened). */
+		stage = "open";
 		rc = nfs_open2(c->nfs, ap, o, (int)(mode ? mode : 0644), &fh);
+		if (rc < 0) {
+			rc = -map_err(rc, nfs_get_error(c->nfs));
+			if (attempt < 4 && rc == -ESTALE)
+				continue;
+			if (attempt < 1 && !(flags & KAAS_O_CREAT) && is_conn_err(rc))
+				continue;
+			break;
+		}
+		stage = "open (getattr)";
+		rc = nfs_fstat64(c->nfs, fh, &st);
 		if (rc >= 0)
 			break;
 		rc = -map_err(rc, nfs_get_error(c->nfs));
-		/* Only a plain open is safe to send again. */
-		if (attempt > 0 || (flags & KAAS_O_CREAT) || !is_conn_err(rc))
-			break;
-	}
-	if (rc < 0) {
-		int e = failc(s, c, rc, "open", path);
+		char keep[256];
+		snprintf(keep, sizeof keep, "%s", nfs_get_error(c->nfs));
+		nfs_close(c->nfs, fh);
+		fh = NULL;
+		if (attempt < 4 && rc == -ESTALE && !(flags & KAAS_O_EXCL))
+			continue;
 		pthread_mutex_unlock(&c->lock);
 		conn_unbind(s, c);
 		free(ap);
-		return e;
+		return kaas_sub_fail(-rc, "%s %s/%s: %s", stage, s->root, path, keep);
 	}
-	struct nfs_stat_64 st;
-	rc = nfs_fstat64(c->nfs, fh, &st);
 	if (rc < 0) {
-		int e = failc(s, c, rc, "open (getattr)", path);
-		nfs_close(c->nfs, fh);
+		int e = failc(s, c, rc, stage, path);
 		pthread_mutex_unlock(&c->lock);
 		conn_unbind(s, c);
 		free(ap);
@@ -686,7 +713,7 @@ static int nfs_sub_stat(struct kaas_substrate *sub, const char *path, struct kaa
 		int rc;
 		for (int attempt = 0;; attempt++) {
 			rc = nfs_stat64(c->nfs, ap, &n);
-			if (rc >= 0 || attempt > 0 || !redrive(s, c, -map_err(rc, nfs_get_error(c->nfs))))
+			if (rc >= 0 || !again(s, c, rc, attempt, 1))
 				break;
 		}
 		r = rc < 0 ? failc(s, c, rc, "stat", path) : 0;
@@ -711,7 +738,12 @@ static int nfs_sub_rename(struct kaas_substrate *sub, const char *from, const ch
 		if (!c) {
 			r = err;
 		} else {
-			int rc = nfs_rename(c->nfs, af, at);
+			int rc;
+			for (int attempt = 0;; attempt++) {
+				rc = nfs_rename(c->nfs, af, at);
+				if (rc >= 0 || !again(s, c, rc, attempt, 0))
+					break;
+			}
 			if (rc < 0) {
 				const char *msg = nfs_get_error(c->nfs);
 				int e = map_err(rc, msg);
@@ -761,7 +793,12 @@ static int nfs_sub_unlink(struct kaas_substrate *sub, const char *path)
 	int any_open = s->inos != NULL;
 	pthread_mutex_unlock(&s->lock);
 	struct nfs_stat_64 n;
-	int rc = nfs_stat64(c->nfs, ap, &n); /* also tells a directory from a file */
+	int rc;
+	for (int attempt = 0;; attempt++) {
+		rc = nfs_stat64(c->nfs, ap, &n); /* also tells a directory from a file */
+		if (rc >= 0 || !again(s, c, rc, attempt, 1))
+			break;
+	}
 	if (rc < 0) {
 		r = failc(s, c, rc, "unlink", path);
 		goto out;
@@ -812,7 +849,11 @@ static int nfs_sub_unlink(struct kaas_substrate *sub, const char *path)
 			goto out;
 		}
 	}
-	rc = nfs_unlink(c->nfs, ap);
+	for (int attempt = 0;; attempt++) {
+		rc = nfs_unlink(c->nfs, ap);
+		if (rc >= 0 || !again(s, c, rc, attempt, 0))
+			break;
+	}
 	if (rc < 0)
 		r = failc(s, c, rc, "unlink", path);
 out:
@@ -833,7 +874,12 @@ static int nfs_sub_mkdir(struct kaas_substrate *sub, const char *path, uint32_t 
 	if (!c) {
 		r = err;
 	} else {
-		int rc = nfs_mkdir2(c->nfs, ap, (int)(mode ? mode : 0755));
+		int rc;
+		for (int attempt = 0;; attempt++) {
+			rc = nfs_mkdir2(c->nfs, ap, (int)(mode ? mode : 0755));
+			if (rc >= 0 || !again(s, c, rc, attempt, 0))
+				break;
+		}
 		if (rc < 0)
 			r = failc(s, c, rc, "mkdir", path);
 		pthread_mutex_unlock(&c->lock);
@@ -854,7 +900,12 @@ static int nfs_sub_rmdir(struct kaas_substrate *sub, const char *path)
 	if (!c) {
 		r = err;
 	} else {
-		int rc = nfs_rmdir(c->nfs, ap);
+		int rc;
+		for (int attempt = 0;; attempt++) {
+			rc = nfs_rmdir(c->nfs, ap);
+			if (rc >= 0 || !again(s, c, rc, attempt, 0))
+				break;
+		}
 		if (rc < 0) {
 			const char *msg = nfs_get_error(c->nfs);
 			int e = map_err(rc, msg);
@@ -893,8 +944,8 @@ static int nfs_sub_readdir(struct kaas_substrate *sub, const char *path, kaas_di
 	int rc;
 	for (int attempt = 0;; attempt++) {
 		rc = nfs_opendir(c->nfs, ap, &d);
-		if (rc >= 0 || attempt > 0 || !redrive(s, c, -map_err(rc, nfs_get_error(c->nfs))))
-			break;
+		if (rc >= 0 || !again(s, c, rc, attempt, 1))
+				break;
 	}
 	free(ap);
 	if (rc < 0) {
@@ -967,7 +1018,7 @@ static int nfs_sub_statfs(struct kaas_substrate *sub, const char *path, struct k
 		int rc;
 		for (int attempt = 0;; attempt++) {
 			rc = nfs_statvfs64(c->nfs, ap, &v);
-			if (rc >= 0 || attempt > 0 || !redrive(s, c, -map_err(rc, nfs_get_error(c->nfs))))
+			if (rc >= 0 || !again(s, c, rc, attempt, 1))
 				break;
 		}
 		if (rc < 0)
