@@ -439,6 +439,31 @@ static void nfs_sub_destroy(struct kaas_substrate *sub)
 	free(s);
 }
 
+/* GETATTR on a handle the server just gave us (or that just failed a
+ * READ/WRITE).  nfs-ganesha 4.3 sometimes drops (never answers) an RPC on a
+ * handle whose file another client replaced a moment ago, so this one RPC
+ * gets a short timeout: the caller looks the name up again instead of
+ * waiting the full timeout.  A dead server is still caught by the next
+ * RPC, which has the full timeout. */
+static int probe_getattr(struct nfs_sub *s, struct conn *c, struct nfsfh *fh, struct nfs_stat_64 *st)
+{
+	int short_ms = s->timeout_ms < 2000 ? s->timeout_ms : 2000;
+	nfs_set_timeout(c->nfs, short_ms);
+	int rc = nfs_fstat64(c->nfs, fh, st);
+	nfs_set_timeout(c->nfs, s->timeout_ms);
+	return rc;
+}
+
+/* An open that failed this way looked up a name whose file another host
+ * replaced or removed before the next RPC: look the name up again.
+ * nfs-ganesha 4.3 answers some RPCs on such a handle NFS3ERR_IO instead of
+ * NFS3ERR_STALE ("nfs3_FhandleToCache"), so EIO counts too, except for an
+ * exclusive create (where an EIO may come from the CREATE itself). */
+static int stale_like(int rc, int flags)
+{
+	return rc == -ESTALE || (rc == -EIO && !(flags & KAAS_O_EXCL));
+}
+
 static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags, uint32_t mode,
 			 struct kaas_file *f)
 {
@@ -492,17 +517,27 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		 * again, as the kernel client does.  A connection error re-drives
 		 * only a plain open (a create may have happened). */
 		stage = "open";
+		/* The first tries of a plain open get a short timeout, for the
+		 * same dropped-RPC reason as probe_getattr; the last has the
+		 * full one, so a dead server still fails in bounded time. */
+		int quick = !(flags & KAAS_O_EXCL) && attempt < 3;
+		if (quick)
+			nfs_set_timeout(c->nfs, s->timeout_ms < 2000 ? s->timeout_ms : 2000);
 		rc = nfs_open2(c->nfs, ap, o, (int)(mode ? mode : 0644), &fh);
+		if (quick)
+			nfs_set_timeout(c->nfs, s->timeout_ms);
 		if (rc < 0) {
 			rc = -map_err(rc, nfs_get_error(c->nfs));
-			if (attempt < 4 && rc == -ESTALE)
+			if (attempt < 10 && stale_like(rc, flags))
+				continue;
+			if (quick && rc == -ETIMEDOUT)
 				continue;
 			if (attempt < 1 && !(flags & KAAS_O_CREAT) && is_conn_err(rc))
 				continue;
 			break;
 		}
 		stage = "open (getattr)";
-		rc = nfs_fstat64(c->nfs, fh, &st);
+		rc = probe_getattr(s, c, fh, &st);
 		if (rc >= 0)
 			break;
 		rc = -map_err(rc, nfs_get_error(c->nfs));
@@ -510,7 +545,7 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		snprintf(keep, sizeof keep, "%s", nfs_get_error(c->nfs));
 		nfs_close(c->nfs, fh);
 		fh = NULL;
-		if (attempt < 4 && rc == -ESTALE && !(flags & KAAS_O_EXCL))
+		if (attempt < 10 && (stale_like(rc, flags) || (rc == -ETIMEDOUT && !(flags & KAAS_O_EXCL))))
 			continue;
 		pthread_mutex_unlock(&c->lock);
 		conn_unbind(s, c);
@@ -585,10 +620,22 @@ static int io_failure(struct nfs_sub *s, struct conn *c, struct kaas_file *f, in
 	if (rc != -EFAULT)
 		return failc(s, c, rc, what, f->path);
 	struct nfs_stat_64 n;
-	int g = nfs_fstat64(c->nfs, F(f)->fh, &n);
+	int g = probe_getattr(s, c, F(f)->fh, &n);
 	if (g < 0) {
 		const char *msg = nfs_get_error(c->nfs);
 		int e = map_err(g, msg);
+		/* The server answered the READ/WRITE (with an error), then did
+		 * not answer a GETATTR on the same handle: the dropped-request
+		 * behaviour on a stale handle (see probe_getattr). */
+		if (e == ETIMEDOUT)
+			e = EIO;
+		/* nfs-ganesha 4.3 answers some RPCs on the handle of a removed
+		 * file NFS3ERR_IO ("nfs3_FhandleToCache"): a READ/WRITE failure
+		 * whose handle cannot even be GETATTRed is reported as ESTALE, so
+		 * the caller re-opens by name (and meets a real EIO again there). */
+		if (e == EIO)
+			return kaas_sub_fail(ESTALE, "%s %s/%s: %s (the handle cannot be resolved: stale)", what,
+					     s->root, f->path, msg && *msg ? msg : strerror(e));
 		return kaas_sub_fail(e, "%s %s/%s: %s", what, s->root, f->path, msg && *msg ? msg : strerror(e));
 	}
 	if (!strcmp(what, "write")) {
