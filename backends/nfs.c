@@ -454,6 +454,54 @@ static int probe_getattr(struct nfs_sub *s, struct conn *c, struct nfsfh *fh, st
 	return rc;
 }
 
+/* NFSv4 exclusive create.  libnfs 4.0.0's NFSv4 open with O_EXCL looks the
+ * name up and then creates it unchecked, so racing clients can all "win"
+ * (kaasctl substrate-check saw four winners in one round).  Instead: create
+ * a file under a name private to this client in the target's directory,
+ * LINK it to the target name (the server fails a LINK onto an existing name
+ * atomically: the classic exclusive create of NFSv2 days), then remove the
+ * private name.  The handle stays open on the file that won.  A private
+ * name left by a crash between CREATE and REMOVE is ".kaas-excl.*" garbage
+ * that no reader takes for data.  Called with c->lock held; returns 0 or
+ * libnfs's -errno. */
+static int v4_excl_create(struct nfs_sub *s, struct conn *c, const char *path, const char *ap, int o, int mode,
+			  struct nfsfh **fh)
+{
+	static unsigned seq;
+	char *dir = kaas_path_dirname(path);
+	if (!dir)
+		return -ENOMEM;
+	char name[160];
+	snprintf(name, sizeof name, ".kaas-excl.%s.%ld.%u", s->base.host[0] ? s->base.host : "host", (long)getpid(),
+		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+	char *tmp = kaas_path_join(dir, name);
+	free(dir);
+	char *atmp = tmp ? abspath(tmp) : NULL;
+	free(tmp);
+	if (!atmp)
+		return -ENOMEM;
+	int rc = nfs_open2(c->nfs, atmp, (o & ~(O_EXCL | O_TRUNC)) | O_CREAT, mode, fh);
+	if (rc < 0) {
+		free(atmp);
+		return rc;
+	}
+	rc = nfs_link(c->nfs, atmp, ap);
+	char keep[256] = "";
+	if (rc < 0)
+		snprintf(keep, sizeof keep, "%s", nfs_get_error(c->nfs));
+	nfs_unlink(c->nfs, atmp);
+	free(atmp);
+	if (rc < 0) {
+		nfs_close(c->nfs, *fh);
+		*fh = NULL;
+		/* keep the LINK's error text for the caller's message */
+		if (keep[0])
+			kaas_sub_fail(EIO, "%s", keep);
+		return rc;
+	}
+	return 0;
+}
+
 /* An open that failed this way looked up a name whose file another host
  * replaced or removed before the next RPC: look the name up again.
  * nfs-ganesha 4.3 answers some RPCs on such a handle NFS3ERR_IO instead of
@@ -523,7 +571,10 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		int quick = !(flags & KAAS_O_EXCL) && attempt < 3;
 		if (quick)
 			nfs_set_timeout(c->nfs, s->timeout_ms < 2000 ? s->timeout_ms : 2000);
-		rc = nfs_open2(c->nfs, ap, o, (int)(mode ? mode : 0644), &fh);
+		if (s->version == 4 && (flags & KAAS_O_EXCL))
+			rc = v4_excl_create(s, c, path, ap, o, (int)(mode ? mode : 0644), &fh);
+		else
+			rc = nfs_open2(c->nfs, ap, o, (int)(mode ? mode : 0644), &fh);
 		if (quick)
 			nfs_set_timeout(c->nfs, s->timeout_ms);
 		if (rc < 0) {

@@ -81,8 +81,16 @@
  * NFSv4: Debian's libnfs 4.0.0 fails NFSv4 WRITEs larger than about 3.5 KiB
  * (fixed upstream after 4.0.0).  With version=4 this backend therefore
  * writes at most 3072 bytes per WRITE (pwrite returns short counts that
- * kaas_sub_pwrite_full loops over), which is correct but slow; NFSv3 is the
- * supported, fast path.
+ * kaas_sub_pwrite_full loops over), which is correct but slow.  libnfs
+ * 4.0.0's NFSv4 O_EXCL is also not atomic (a lookup, then an unchecked
+ * create: racing clients all win), so with version=4 an exclusive create is
+ * a CREATE under a name private to this client, a LINK of it to the target
+ * name (atomic: the server refuses a LINK onto an existing name), and a
+ * REMOVE of the private name (".kaas-excl.<host>.<pid>.<n>"; one left by a
+ * crash in between is garbage).  Each context is its own NFSv4 client (its
+ * own client name).  A file removed by another client while open here stays
+ * readable over NFSv4 (the open state keeps it) rather than giving ESTALE.
+ * NFSv3 is the supported, fast path; both pass the conformance suite.
  *
  * Threads: a libnfs context is not thread-safe, so the substrate keeps a
  * small pool of contexts (up to `conns`), each behind its own mutex.  An
