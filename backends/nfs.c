@@ -62,6 +62,11 @@ struct nfs_file {
 	struct conn *c;
 	struct nfsfh *fh;
 	uint64_t ino;
+	/* NFSv3 write verifier of the UNSTABLE writes since the last COMMIT:
+	 * the server changes it when it restarts and loses unstable data. */
+	int unstable;           /* UNSTABLE writes not yet COMMITted */
+	int verf_changed;       /* two of them came back with different verifiers */
+	char verf[NFS3_WRITEVERFSIZE];
 };
 
 #define S(sub) ((struct nfs_sub *)(sub))
@@ -405,6 +410,182 @@ static char *ino_unref(struct nfs_sub *s, uint64_t ino)
 }
 
 /* ------------------------------------------------------------------ */
+/* NFSv3 WRITE and COMMIT with their write verifiers (raw RPCs)         */
+
+/* libnfs 4.0.0's nfs_pwrite/nfs_fsync send UNSTABLE writes and a COMMIT but
+ * never look at the write verifiers, so a server that restarts between
+ * them (losing its unstable data) goes unnoticed and the COMMIT "succeeds".
+ * With NFSv3 this backend sends WRITE and COMMIT itself on the context's
+ * RPC connection and compares the verifiers, as the kernel client does.
+ *
+ * libnfs keeps struct nfs_fh private; its layout is { int len; char *val; }
+ * in every libnfs release with nfs_get_fh().  If a handle does not look like
+ * that (a future libnfs), the libnfs calls are used instead. */
+struct nfs_fh_view {
+	int len;
+	char *val;
+};
+
+struct rawcall {
+	int done;
+	int rpc_status;           /* RPC_STATUS_* */
+	int nfs_status;           /* nfsstat3 */
+	uint32_t count;
+	int committed;
+	char verf[NFS3_WRITEVERFSIZE];
+	char err[160];
+};
+
+static int raw_fh(struct nfsfh *fh, nfs_fh3 *out)
+{
+	struct nfs_fh_view *v = (struct nfs_fh_view *)nfs_get_fh(fh);
+	if (!v || v->len <= 0 || v->len > NFS3_FHSIZE || !v->val)
+		return -1;
+	out->data.data_len = (u_int)v->len;
+	out->data.data_val = v->val;
+	return 0;
+}
+
+static void raw_note(struct rawcall *r, int status, void *data)
+{
+	r->done = 1;
+	r->rpc_status = status;
+	if (status == RPC_STATUS_ERROR)
+		snprintf(r->err, sizeof r->err, "%s", data ? (const char *)data : "RPC error");
+	else if (status == RPC_STATUS_TIMEOUT)
+		snprintf(r->err, sizeof r->err, "command timed out");
+	else if (status == RPC_STATUS_CANCEL)
+		snprintf(r->err, sizeof r->err, "command cancelled");
+}
+
+static void raw_write_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct rawcall *r = priv;
+	raw_note(r, status, data);
+	if (status == RPC_STATUS_SUCCESS) {
+		WRITE3res *res = data;
+		r->nfs_status = (int)res->status;
+		if (res->status == NFS3_OK) {
+			r->count = res->WRITE3res_u.resok.count;
+			r->committed = (int)res->WRITE3res_u.resok.committed;
+			memcpy(r->verf, res->WRITE3res_u.resok.verf, sizeof r->verf);
+		}
+	}
+}
+
+static void raw_commit_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct rawcall *r = priv;
+	raw_note(r, status, data);
+	if (status == RPC_STATUS_SUCCESS) {
+		COMMIT3res *res = data;
+		r->nfs_status = (int)res->status;
+		if (res->status == NFS3_OK)
+			memcpy(r->verf, res->COMMIT3res_u.resok.verf, sizeof r->verf);
+	}
+}
+
+/* Drive the context until the call completes.  libnfs re-connects and
+ * re-sends underneath, and times the call out (nfs_set_timeout). */
+static void raw_wait(struct conn *c, struct rawcall *r)
+{
+	struct rpc_context *rpc = nfs_get_rpc_context(c->nfs);
+	while (!r->done) {
+		struct pollfd p = {.fd = rpc_get_fd(rpc), .events = (short)rpc_which_events(rpc)};
+		int n = poll(&p, 1, 100);
+		if (n < 0 && errno != EINTR) {
+			r->done = 1;
+			r->rpc_status = RPC_STATUS_ERROR;
+			snprintf(r->err, sizeof r->err, "poll: %s", strerror(errno));
+			break;
+		}
+		if (rpc_service(rpc, n > 0 ? p.revents : 0) < 0 && !r->done) {
+			r->done = 1;
+			r->rpc_status = RPC_STATUS_ERROR;
+			snprintf(r->err, sizeof r->err, "%s", rpc_get_error(rpc));
+		}
+	}
+}
+
+/* The errno of a finished raw call (0 on success), detail recorded. */
+static int raw_result(struct nfs_sub *s, struct kaas_file *f, const char *what, const struct rawcall *r)
+{
+	if (r->rpc_status == RPC_STATUS_TIMEOUT)
+		return kaas_sub_fail(ETIMEDOUT, "%s %s/%s: %s", what, s->root, f->path, r->err);
+	if (r->rpc_status != RPC_STATUS_SUCCESS)
+		return kaas_sub_fail(ECONNRESET, "%s %s/%s: %s", what, s->root, f->path, r->err);
+	if (r->nfs_status == NFS3_OK)
+		return 0;
+	int e = r->nfs_status;
+	if (e == NFS3ERR_BADHANDLE)
+		e = ESTALE;
+	else if (e == NFS3ERR_JUKEBOX)
+		e = EAGAIN;
+	else if (e <= 0 || e >= 1000)
+		e = EIO;
+	return kaas_sub_fail(e, "%s %s/%s: the server answered NFS3 status %d (%s)", what, s->root, f->path,
+			     r->nfs_status, strerror(e));
+}
+
+/* One UNSTABLE WRITE; returns bytes written or -errno.  c->lock held. */
+static ssize_t raw_write(struct nfs_sub *s, struct kaas_file *f, const void *buf, size_t len, uint64_t off,
+			 const nfs_fh3 *fh3)
+{
+	struct conn *c = F(f)->c;
+	WRITE3args a;
+	memset(&a, 0, sizeof a);
+	a.file = *fh3;
+	a.offset = off;
+	a.count = (count3)len;
+	a.stable = UNSTABLE;
+	a.data.data_len = (u_int)len;
+	a.data.data_val = (char *)buf;
+	struct rawcall r;
+	memset(&r, 0, sizeof r);
+	if (rpc_nfs3_write_async(nfs_get_rpc_context(c->nfs), raw_write_cb, &a, &r) != 0)
+		return kaas_sub_fail(ENOMEM, "write %s/%s: cannot queue the WRITE: %s", s->root, f->path,
+				     nfs_get_error(c->nfs));
+	raw_wait(c, &r);
+	int e = raw_result(s, f, "write", &r);
+	if (e < 0)
+		return e;
+	if (r.committed != FILE_SYNC) {
+		if (!F(f)->unstable)
+			memcpy(F(f)->verf, r.verf, sizeof r.verf);
+		else if (memcmp(F(f)->verf, r.verf, sizeof r.verf) != 0)
+			F(f)->verf_changed = 1;
+		F(f)->unstable = 1;
+	}
+	return (ssize_t)r.count;
+}
+
+/* COMMIT, then check the verifier against the writes'.  c->lock held. */
+static int raw_commit(struct nfs_sub *s, struct kaas_file *f, const nfs_fh3 *fh3)
+{
+	struct conn *c = F(f)->c;
+	COMMIT3args a;
+	memset(&a, 0, sizeof a);
+	a.file = *fh3;
+	struct rawcall r;
+	memset(&r, 0, sizeof r);
+	if (rpc_nfs3_commit_async(nfs_get_rpc_context(c->nfs), raw_commit_cb, &a, &r) != 0)
+		return kaas_sub_fail(ENOMEM, "fsync (COMMIT) %s/%s: cannot queue the COMMIT: %s", s->root, f->path,
+				     nfs_get_error(c->nfs));
+	raw_wait(c, &r);
+	int e = raw_result(s, f, "fsync (COMMIT)", &r);
+	if (e < 0)
+		return e;
+	if (F(f)->unstable && (F(f)->verf_changed || memcmp(F(f)->verf, r.verf, sizeof r.verf) != 0))
+		return kaas_sub_fail(EIO, "fsync (COMMIT) %s/%s: the server's write verifier changed since the "
+				     "unstable writes (it restarted): they may be lost", s->root, f->path);
+	F(f)->unstable = 0;
+	F(f)->verf_changed = 0;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* Ops                                                                  */
 
 static void fill_stat(const struct nfs_stat_64 *n, struct kaas_stat *st)
@@ -738,8 +919,14 @@ static ssize_t nfs_sub_pwrite(struct kaas_file *f, const void *buf, size_t len, 
 	if (len > c->writemax && c->writemax)
 		len = (size_t)c->writemax;
 	pthread_mutex_lock(&c->lock);
-	int rc = nfs_pwrite(c->nfs, F(f)->fh, off, len, buf);
-	ssize_t r = rc < 0 ? io_failure(s, c, f, rc, "write", len) : rc;
+	nfs_fh3 fh3;
+	ssize_t r;
+	if (s->version == 3 && raw_fh(F(f)->fh, &fh3) == 0) {
+		r = raw_write(s, f, buf, len, off, &fh3);
+	} else {
+		int rc = nfs_pwrite(c->nfs, F(f)->fh, off, len, buf);
+		r = rc < 0 ? io_failure(s, c, f, rc, "write", len) : rc;
+	}
 	pthread_mutex_unlock(&c->lock);
 	if (r == 0) /* the server accepted nothing: no progress */
 		return kaas_sub_fail(EIO, "write %s/%s: server wrote 0 of %zu bytes", s->root, f->path, len);
@@ -753,8 +940,14 @@ static int nfs_sub_fsync(struct kaas_file *f)
 	struct nfs_sub *s = S(f->sub);
 	struct conn *c = F(f)->c;
 	pthread_mutex_lock(&c->lock);
-	int rc = nfs_fsync(c->nfs, F(f)->fh); /* COMMIT; never re-driven */
-	int r = rc < 0 ? failc(s, c, rc, "fsync (COMMIT)", f->path) : 0;
+	nfs_fh3 fh3;
+	int r;
+	if (s->version == 3 && raw_fh(F(f)->fh, &fh3) == 0) {
+		r = raw_commit(s, f, &fh3); /* COMMIT + verifier check; never re-driven */
+	} else {
+		int rc = nfs_fsync(c->nfs, F(f)->fh); /* COMMIT; never re-driven */
+		r = rc < 0 ? failc(s, c, rc, "fsync (COMMIT)", f->path) : 0;
+	}
 	pthread_mutex_unlock(&c->lock);
 	return r;
 }

@@ -38,7 +38,8 @@
  *              simply skipped by everybody).
  *   pread/pwrite  READ / WRITE (UNSTABLE), at most the server's rsize/wsize
  *              per call (callers loop: kaas_sub_pread_full/pwrite_full).
- *   fsync      COMMIT.  A failed COMMIT poisons the handle (dispatch layer).
+ *   fsync      COMMIT, with the write-verifier check below.  A failed
+ *              COMMIT poisons the handle (dispatch layer).
  *   close      nothing to flush (no client cache): releases the handle.
  *   rename, unlink, mkdir, rmdir  RENAME, REMOVE, MKDIR, RMDIR: synchronous
  *              on the server; fsync_dir is therefore a GETATTR that checks
@@ -73,10 +74,15 @@
  * (create, write, COMMIT, rename, unlink, mkdir, rmdir, truncate) return the
  * error and leave re-driving to the caller, which knows whether it can.
  *
- * Write verifiers: libnfs does not expose WRITE/COMMIT verifiers, so a
- * server REBOOT between an UNSTABLE write and its COMMIT (the server losing
- * its page cache) is not detected; a server PROCESS restart (ganesha killed)
- * loses nothing, since the data sits in the server kernel's page cache.
+ * Write verifiers (NFSv3): libnfs 4.0.0's nfs_pwrite/nfs_fsync ignore them,
+ * so this backend sends WRITE (UNSTABLE) and COMMIT itself on the context's
+ * RPC connection and compares verifiers like the kernel client: if the
+ * server restarted between the writes and the COMMIT (the verifier changed),
+ * fsync fails with -EIO ("they may be lost"), the handle is poisoned and the
+ * caller fences the partition.  (NFSv4 goes through libnfs unchecked.)
+ * This relies on libnfs's private struct nfs_fh being { int len; char *val; }
+ * (true of every libnfs with nfs_get_fh); a handle that does not look like
+ * that falls back to the unchecked libnfs calls.
  *
  * NFSv4: Debian's libnfs 4.0.0 fails NFSv4 WRITEs larger than about 3.5 KiB
  * (fixed upstream after 4.0.0).  With version=4 this backend therefore

@@ -530,6 +530,40 @@ static void test_reconnect(void **state)
 	kaas_substrate_close(s);
 }
 
+/* ---- the server restarts between UNSTABLE writes and their COMMIT ---- */
+static void test_verifier_after_restart(void **state)
+{
+	(void)state;
+	if (!restart) {
+		print_message("    no KAAS_NFS_RESTART: write verifiers not tested\n");
+		skip();
+	}
+	struct kaas_substrate *s = open_sub(url3);
+	char *d = scratch(s, "verf");
+	char *path = kaas_path_join(d, "seg");
+	char buf[64 * 1024];
+	fill(buf, sizeof buf, 12);
+	struct kaas_file *f;
+	assert_int_equal(kaas_sub_open(s, path, KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_EXCL, 0644, &f), 0);
+	assert_int_equal(kaas_sub_pwrite_full(f, buf, sizeof buf, 0), 0);
+	assert_int_equal(system(restart), 0);
+	/* The server restarted after the UNSTABLE writes: its write verifier
+	 * changed, so the COMMIT cannot vouch for them. */
+	int rc = kaas_sub_fsync(f);
+	print_message("    fsync after a server restart: %d (%s)\n", rc, rc < 0 ? kaas_sub_errdetail() : "");
+	assert_int_equal(rc, -EIO);
+	assert_int_equal(kaas_sub_fsync(f), -EIO); /* poisoned for good */
+	kaas_sub_close(f);
+	/* A fresh handle writes and commits normally. */
+	assert_int_equal(kaas_sub_open(s, path, KAAS_O_WRITE, 0, &f), 0);
+	assert_int_equal(kaas_sub_pwrite_full(f, buf, sizeof buf, 0), 0);
+	assert_int_equal(kaas_sub_fsync(f), 0);
+	assert_int_equal(kaas_sub_close(f), 0);
+	free(path);
+	rm_scratch(s, d);
+	kaas_substrate_close(s);
+}
+
 int main(void)
 {
 	url3 = getenv("KAAS_NFS_URL");
@@ -552,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_estale),        cmocka_unit_test(test_silly_rename),
 		cmocka_unit_test(test_bad_input),     cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_v4_large_write), cmocka_unit_test(test_reconnect),
+		cmocka_unit_test(test_verifier_after_restart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
