@@ -9,6 +9,4 @@ mkdir "$KAAS_SCRATCH/export"
 nfs_start "$KAAS_SCRATCH/export"
 export KAAS_NFS_URL=$NFS_URL KAAS_NFS_DIR="$KAAS_SCRATCH/export" KAAS_NFS_URL4=$NFS_URL4
 export KAAS_NFS_RESTART="'$NFS_SERVER' crash '$KAAS_SCRATCH/export' $NFS_PORT"
-# libnfs 4.0.0 leaks the default NFSv4 client name it replaces (see lsan.supp).
-export LSAN_OPTIONS="suppressions=$KAAS_TOP_SRCDIR/tests/nfs/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 "$KAAS_TOP_BUILDDIR/tests/nfs/test_nfs_backend"
