@@ -433,6 +433,10 @@ struct rawcall {
 	uint32_t count;
 	int committed;
 	char verf[NFS3_WRITEVERFSIZE];
+	uint64_t fileid;          /* CREATE: the new file's id, if returned */
+	int have_fileid;
+	char fh[NFS3_FHSIZE];     /* CREATE: the new file's handle, if returned */
+	u_int fh_len;
 	char err[160];
 };
 
@@ -510,12 +514,12 @@ static void raw_wait(struct conn *c, struct rawcall *r)
 }
 
 /* The errno of a finished raw call (0 on success), detail recorded. */
-static int raw_result(struct nfs_sub *s, struct kaas_file *f, const char *what, const struct rawcall *r)
+static int raw_result_path(struct nfs_sub *s, const char *path, const char *what, const struct rawcall *r)
 {
 	if (r->rpc_status == RPC_STATUS_TIMEOUT)
-		return kaas_sub_fail(ETIMEDOUT, "%s %s/%s: %s", what, s->root, f->path, r->err);
+		return kaas_sub_fail(ETIMEDOUT, "%s %s/%s: %s", what, s->root, path, r->err);
 	if (r->rpc_status != RPC_STATUS_SUCCESS)
-		return kaas_sub_fail(ECONNRESET, "%s %s/%s: %s", what, s->root, f->path, r->err);
+		return kaas_sub_fail(ECONNRESET, "%s %s/%s: %s", what, s->root, path, r->err);
 	if (r->nfs_status == NFS3_OK)
 		return 0;
 	int e = r->nfs_status;
@@ -525,8 +529,137 @@ static int raw_result(struct nfs_sub *s, struct kaas_file *f, const char *what, 
 		e = EAGAIN;
 	else if (e <= 0 || e >= 1000)
 		e = EIO;
-	return kaas_sub_fail(e, "%s %s/%s: the server answered NFS3 status %d (%s)", what, s->root, f->path,
+	return kaas_sub_fail(e, "%s %s/%s: the server answered NFS3 status %d (%s)", what, s->root, path,
 			     r->nfs_status, strerror(e));
+}
+
+static int raw_result(struct nfs_sub *s, struct kaas_file *f, const char *what, const struct rawcall *r)
+{
+	return raw_result_path(s, f->path, what, r);
+}
+
+static void raw_create_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct rawcall *r = priv;
+	raw_note(r, status, data);
+	if (status == RPC_STATUS_SUCCESS) {
+		CREATE3res *res = data;
+		r->nfs_status = (int)res->status;
+		if (res->status == NFS3_OK) {
+			CREATE3resok *ok = &res->CREATE3res_u.resok;
+			if (ok->obj_attributes.attributes_follow) {
+				r->fileid = ok->obj_attributes.post_op_attr_u.attributes.fileid;
+				r->have_fileid = 1;
+			}
+			if (ok->obj.handle_follows && ok->obj.post_op_fh3_u.handle.data.data_len <= NFS3_FHSIZE) {
+				r->fh_len = ok->obj.post_op_fh3_u.handle.data.data_len;
+				memcpy(r->fh, ok->obj.post_op_fh3_u.handle.data.data_val, r->fh_len);
+			}
+		}
+	}
+}
+
+static void raw_setattr_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	(void)rpc;
+	struct rawcall *r = priv;
+	raw_note(r, status, data);
+	if (status == RPC_STATUS_SUCCESS)
+		r->nfs_status = (int)((SETATTR3res *)data)->status;
+}
+
+/* NFSv3 exclusive create, the real one: CREATE in EXCLUSIVE mode with a
+ * verifier unique to this attempt.  The server creates the name only if it
+ * does not exist, atomically, and remembers the verifier, so a CREATE that
+ * libnfs re-sends after a dropped connection is answered "created" for the
+ * client that created it (GUARDED, what libnfs's O_EXCL sends, would answer
+ * EEXIST and make the winner believe it lost).  EXCLUSIVE carries no
+ * attributes, so a SETATTR then sets the mode and resets the times the
+ * server used to store the verifier.  Finally the new file is opened by
+ * name and checked to be the one created.  c->lock held.  Returns 0 with
+ * *fh, or the final -errno with the detail recorded. */
+static int v3_excl_create(struct nfs_sub *s, struct conn *c, const char *path, const char *ap, int o, int mode,
+			  struct nfsfh **fh)
+{
+	static unsigned seq;
+	char *dir = kaas_path_dirname(path);
+	char *adir = dir ? abspath(dir) : NULL;
+	free(dir);
+	if (!adir)
+		return kaas_sub_fail(ENOMEM, "open %s/%s: out of memory", s->root, path);
+	struct nfsfh *dfh = NULL;
+	int rc;
+	for (int attempt = 0;; attempt++) {
+		rc = nfs_open2(c->nfs, adir, O_RDONLY, 0, &dfh);
+		if (rc >= 0 || !again(s, c, rc, attempt, 1))
+			break;
+	}
+	free(adir);
+	if (rc < 0)
+		return failc(s, c, rc, "open (parent directory)", path);
+	nfs_fh3 d3;
+	if (raw_fh(dfh, &d3) < 0) { /* unknown libnfs layout: libnfs's GUARDED create */
+		nfs_close(c->nfs, dfh);
+		rc = nfs_open2(c->nfs, ap, o, mode, fh);
+		return rc < 0 ? failc(s, c, rc, "open", path) : 0;
+	}
+	CREATE3args a;
+	memset(&a, 0, sizeof a);
+	a.where.dir = d3;
+	a.where.name = (char *)kaas_path_basename(path);
+	a.how.mode = EXCLUSIVE;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t v = ((uint64_t)getpid() << 40) ^ ((uint64_t)__atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED) << 20) ^
+		     (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ (uint64_t)(uintptr_t)s;
+	memcpy(a.how.createhow3_u.verf, &v, sizeof v);
+	struct rawcall r;
+	memset(&r, 0, sizeof r);
+	if (rpc_nfs3_create_async(nfs_get_rpc_context(c->nfs), raw_create_cb, &a, &r) != 0) {
+		nfs_close(c->nfs, dfh);
+		return kaas_sub_fail(ENOMEM, "open %s/%s: cannot queue the CREATE", s->root, path);
+	}
+	raw_wait(c, &r);
+	nfs_close(c->nfs, dfh);
+	rc = raw_result_path(s, path, "create (exclusive)", &r);
+	if (rc < 0)
+		return rc;
+	/* Set the mode; reset the times that held the verifier. */
+	if (r.fh_len) {
+		SETATTR3args sa;
+		memset(&sa, 0, sizeof sa);
+		sa.object.data.data_len = r.fh_len;
+		sa.object.data.data_val = r.fh;
+		sa.new_attributes.mode.set_it = 1;
+		sa.new_attributes.mode.set_mode3_u.mode = (mode3)(mode & 07777);
+		sa.new_attributes.atime.set_it = SET_TO_SERVER_TIME;
+		sa.new_attributes.mtime.set_it = SET_TO_SERVER_TIME;
+		struct rawcall r2;
+		memset(&r2, 0, sizeof r2);
+		if (rpc_nfs3_setattr_async(nfs_get_rpc_context(c->nfs), raw_setattr_cb, &sa, &r2) != 0)
+			return kaas_sub_fail(ENOMEM, "open %s/%s: cannot queue the SETATTR", s->root, path);
+		raw_wait(c, &r2);
+		rc = raw_result_path(s, path, "create (exclusive, setattr)", &r2);
+		if (rc < 0)
+			return rc;
+	}
+	rc = nfs_open2(c->nfs, ap, o & ~(O_CREAT | O_EXCL | O_TRUNC), 0, fh);
+	if (rc < 0)
+		return failc(s, c, rc, "open (after exclusive create)", path);
+	if (r.have_fileid) {
+		struct nfs_stat_64 st;
+		rc = nfs_fstat64(c->nfs, *fh, &st);
+		if (rc < 0 || st.nfs_ino != r.fileid) {
+			int e = rc < 0 ? failc(s, c, rc, "open (after exclusive create)", path)
+				       : kaas_sub_fail(ESTALE, "open %s/%s: created it, but another host replaced "
+							       "it before it could be opened", s->root, path);
+			nfs_close(c->nfs, *fh);
+			*fh = NULL;
+			return e;
+		}
+	}
+	return 0;
 }
 
 /* One UNSTABLE WRITE; returns bytes written or -errno.  c->lock held. */
@@ -666,7 +799,10 @@ static int v4_excl_create(struct nfs_sub *s, struct conn *c, const char *path, c
 		free(atmp);
 		return rc;
 	}
-	rc = nfs_link(c->nfs, atmp, ap);
+	/* libnfs 4.0.0's NFSv4 create does not apply the mode: set it. */
+	rc = nfs_fchmod(c->nfs, *fh, mode);
+	if (rc == 0)
+		rc = nfs_link(c->nfs, atmp, ap);
 	char keep[256] = "";
 	if (rc < 0)
 		snprintf(keep, sizeof keep, "%s", nfs_get_error(c->nfs));
@@ -752,10 +888,19 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		int quick = !(flags & KAAS_O_EXCL) && attempt < 3;
 		if (quick)
 			nfs_set_timeout(c->nfs, s->timeout_ms < 2000 ? s->timeout_ms : 2000);
-		if (s->version == 4 && (flags & KAAS_O_EXCL))
+		if (s->version == 3 && (flags & KAAS_O_EXCL)) {
+			rc = v3_excl_create(s, c, path, ap, o, (int)(mode ? mode : 0644), &fh);
+			if (rc < 0) { /* final, detail recorded */
+				pthread_mutex_unlock(&c->lock);
+				conn_unbind(s, c);
+				free(ap);
+				return rc;
+			}
+		} else if (s->version == 4 && (flags & KAAS_O_EXCL)) {
 			rc = v4_excl_create(s, c, path, ap, o, (int)(mode ? mode : 0644), &fh);
-		else
+		} else {
 			rc = nfs_open2(c->nfs, ap, o, (int)(mode ? mode : 0644), &fh);
+		}
 		if (quick)
 			nfs_set_timeout(c->nfs, s->timeout_ms);
 		if (rc < 0) {

@@ -25,17 +25,17 @@
  * holds, and more.
  *
  * Ops and their NFS procedures:
- *   open       LOOKUP (+ CREATE, + SETATTR for TRUNC) + GETATTR.
- *              KAAS_O_CREAT|KAAS_O_EXCL is an NFSv3 CREATE in GUARDED mode
- *              (what libnfs sends for O_EXCL): the server creates the name
- *              only if it does not exist, atomically, so exactly one racer
- *              on any client wins (tests/nfs prove it with racing processes).
- *              Caveat of GUARDED: if the connection drops after the server
- *              created the file and before the reply arrives, the re-sent
- *              CREATE is answered EEXIST (unless the server's duplicate
- *              request cache answers it): the real creator may then believe
- *              it lost.  The claim protocol tolerates that (the number is
- *              simply skipped by everybody).
+ *   open       LOOKUP (+ CREATE, + SETATTR for TRUNC) + ACCESS + GETATTR.
+ *              KAAS_O_CREAT|KAAS_O_EXCL over NFSv3 is the protocol's own
+ *              exclusive create: CREATE in EXCLUSIVE mode with a verifier
+ *              unique to the attempt (libnfs's O_EXCL would send GUARDED),
+ *              then SETATTR (mode, and the times that held the verifier),
+ *              then LOOKUP/ACCESS and a check that the file opened is the
+ *              one created.  The server creates the name only if it does
+ *              not exist, atomically, so exactly one racer on any client
+ *              wins (tests/nfs race processes for it); and unlike GUARDED,
+ *              a CREATE re-sent after a dropped connection is recognised by
+ *              its verifier, so the creator is not told EEXIST.
  *   pread/pwrite  READ / WRITE (UNSTABLE), at most the server's rsize/wsize
  *              per call (callers loop: kaas_sub_pread_full/pwrite_full).
  *   fsync      COMMIT, with the write-verifier check below.  A failed

@@ -204,6 +204,13 @@ static void excl_race(const char *url)
 		assert_int_equal(kaas_sub_read_all(a, name, 64, &txt, &len), 0);
 		assert_int_equal(atol(txt), winner);
 		free(txt);
+		/* The mode asked for, and real times (an NFSv3 EXCLUSIVE create
+		 * parks its verifier in them until the SETATTR). */
+		struct kaas_stat st;
+		assert_int_equal(kaas_sub_stat(a, name, &st), 0);
+		assert_int_equal(st.mode, 0644);
+		int64_t age = (int64_t)time(NULL) - st.mtime_ns / 1000000000;
+		assert_true(age > -600 && age < 600);
 	}
 	/* Nothing but the claims is left (no private names of a v4 create). */
 	struct kaas_dirlist l;
