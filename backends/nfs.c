@@ -819,6 +819,24 @@ static int v4_excl_create(struct nfs_sub *s, struct conn *c, const char *path, c
 	return 0;
 }
 
+/* libnfs 4.0.0 cannot resynchronise an NFSv4 open-owner whose seqid the
+ * server no longer accepts (NFS4ERR_BAD_SEQID: every later OPEN on that
+ * context fails).  If the last error says so and no handle is bound to the
+ * context but the one being opened, replace the context (a new NFSv4
+ * client) and say so, so the open is tried again.  c->lock held. */
+static int seqid_broken(struct nfs_sub *s, struct conn *c)
+{
+	const char *msg = nfs_get_error(c->nfs);
+	if (!msg || !strstr(msg, "BAD_SEQID"))
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	unsigned bound = c->nfiles;
+	pthread_mutex_unlock(&s->lock);
+	if (bound > 1)
+		return 0;
+	return conn_reconnect(s, c) == 0;
+}
+
 /* An open that failed this way looked up a name whose file another host
  * replaced or removed before the next RPC: look the name up again.
  * nfs-ganesha 4.3 answers some RPCs on such a handle NFS3ERR_IO instead of
@@ -885,7 +903,9 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		/* The first tries of a plain open get a short timeout, for the
 		 * same dropped-RPC reason as probe_getattr; the last has the
 		 * full one, so a dead server still fails in bounded time. */
-		int quick = !(flags & KAAS_O_EXCL) && attempt < 3;
+		/* Not over NFSv4: an OPEN the client gave up on but the server
+		 * carried out would desynchronise the open-owner's seqid. */
+		int quick = s->version == 3 && !(flags & KAAS_O_EXCL) && attempt < 3;
 		if (quick)
 			nfs_set_timeout(c->nfs, s->timeout_ms < 2000 ? s->timeout_ms : 2000);
 		if (s->version == 3 && (flags & KAAS_O_EXCL)) {
@@ -908,6 +928,8 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 			if (attempt < 10 && stale_like(rc, flags))
 				continue;
 			if (quick && rc == -ETIMEDOUT)
+				continue;
+			if (s->version == 4 && attempt < 2 && seqid_broken(s, c))
 				continue;
 			if (attempt < 1 && !(flags & KAAS_O_CREAT) && is_conn_err(rc))
 				continue;
