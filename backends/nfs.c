@@ -100,8 +100,9 @@ static int failc(struct nfs_sub *s, struct conn *c, int rc, const char *what, co
 {
 	const char *msg = c && c->nfs ? nfs_get_error(c->nfs) : NULL;
 	int e = map_err(rc, msg);
-	return kaas_sub_fail(e, "%s %s/%s: %s", what, s->root, path,
-			     msg && *msg ? msg : strerror(e));
+	if (!msg || !*msg)
+		return kaas_sub_fail(e, "%s %s/%s: %s", what, s->root, path, strerror(e));
+	return kaas_sub_fail(e, "%s %s/%s: %s (libnfs: %s)", what, s->root, path, strerror(e), msg);
 }
 
 /* "/" + path: libnfs paths are relative to the mounted directory. */
@@ -837,6 +838,13 @@ static int seqid_broken(struct nfs_sub *s, struct conn *c)
 	return conn_reconnect(s, c) == 0;
 }
 
+/* A short pause before looking a name up again (0, 1, 2, 4 ... 64 ms). */
+static void backoff(int attempt)
+{
+	if (attempt > 0)
+		usleep(1000u << (attempt < 7 ? attempt - 1 : 6));
+}
+
 /* An open that failed this way looked up a name whose file another host
  * replaced or removed before the next RPC: look the name up again.
  * nfs-ganesha 4.3 answers some RPCs on such a handle NFS3ERR_IO instead of
@@ -844,7 +852,12 @@ static int seqid_broken(struct nfs_sub *s, struct conn *c)
  * exclusive create (where an EIO may come from the CREATE itself). */
 static int stale_like(int rc, int flags)
 {
-	return rc == -ESTALE || (rc == -EIO && !(flags & KAAS_O_EXCL));
+	if (rc == -ESTALE)
+		return 1;
+	if (flags & KAAS_O_EXCL)
+		return 0;
+	/* EAGAIN: NFS3ERR_JUKEBOX, the server asks to try again later. */
+	return rc == -EIO || rc == -EAGAIN;
 }
 
 static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags, uint32_t mode,
@@ -925,8 +938,10 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 			nfs_set_timeout(c->nfs, s->timeout_ms);
 		if (rc < 0) {
 			rc = -map_err(rc, nfs_get_error(c->nfs));
-			if (attempt < 10 && stale_like(rc, flags))
+			if (attempt < 10 && stale_like(rc, flags)) {
+				backoff(attempt);
 				continue;
+			}
 			if (quick && rc == -ETIMEDOUT)
 				continue;
 			if (s->version == 4 && attempt < 2 && seqid_broken(s, c))
@@ -944,12 +959,14 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		snprintf(keep, sizeof keep, "%s", nfs_get_error(c->nfs));
 		nfs_close(c->nfs, fh);
 		fh = NULL;
-		if (attempt < 10 && (stale_like(rc, flags) || (rc == -ETIMEDOUT && !(flags & KAAS_O_EXCL))))
+		if (attempt < 10 && (stale_like(rc, flags) || (rc == -ETIMEDOUT && !(flags & KAAS_O_EXCL)))) {
+			backoff(attempt);
 			continue;
+		}
 		pthread_mutex_unlock(&c->lock);
 		conn_unbind(s, c);
 		free(ap);
-		return kaas_sub_fail(-rc, "%s %s/%s: %s", stage, s->root, path, keep);
+		return kaas_sub_fail(-rc, "%s %s/%s: %s (libnfs: %s)", stage, s->root, path, strerror(-rc), keep);
 	}
 	if (rc < 0) {
 		int e = failc(s, c, rc, stage, path);
