@@ -915,8 +915,8 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		stage = "open";
 		/* The first tries of a plain open get a short timeout, for the
 		 * same dropped-RPC reason as probe_getattr; the last has the
-		 * full one, so a dead server still fails in bounded time. */
-		/* Not over NFSv4: an OPEN the client gave up on but the server
+		 * full one, so a dead server still fails in bounded time.  Not
+		 * over NFSv4: an OPEN the client gave up on but the server
 		 * carried out would desynchronise the open-owner's seqid. */
 		int quick = s->version == 3 && !(flags & KAAS_O_EXCL) && attempt < 3;
 		if (quick)
@@ -959,7 +959,9 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		snprintf(keep, sizeof keep, "%s", nfs_get_error(c->nfs));
 		nfs_close(c->nfs, fh);
 		fh = NULL;
-		if (attempt < 10 && (stale_like(rc, flags) || (rc == -ETIMEDOUT && !(flags & KAAS_O_EXCL)))) {
+		/* Never after an exclusive create: it happened, a second try
+		 * would answer EEXIST to the creator. */
+		if (attempt < 10 && !(flags & KAAS_O_EXCL) && (stale_like(rc, flags) || rc == -ETIMEDOUT)) {
 			backoff(attempt);
 			continue;
 		}
