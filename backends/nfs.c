@@ -20,9 +20,10 @@
 #include <nfsc/libnfs-raw.h>
 #include <nfsc/libnfs-raw-nfs.h>
 
-#define NFS_MAX_CONNS 64
-#define NFS_DEFAULT_CONNS 4
-#define NFS_DEFAULT_TIMEOUT_S 10
+#include "backends/nfs_rpc.h"
+#include "backends/nfs_url.h"
+
+#define NFS_MAX_CONNS KAAS_NFS_MAX_CONNS
 
 /* One libnfs context: one TCP connection, used by one thread at a time. */
 struct conn {
@@ -411,163 +412,25 @@ static char *ino_unref(struct nfs_sub *s, uint64_t ino)
 }
 
 /* ------------------------------------------------------------------ */
-/* NFSv3 WRITE and COMMIT with their write verifiers (raw RPCs)         */
+/* NFSv3 WRITE/COMMIT with write verifiers, exclusive CREATE (nfs_rpc.h)  */
 
 /* libnfs 4.0.0's nfs_pwrite/nfs_fsync send UNSTABLE writes and a COMMIT but
  * never look at the write verifiers, so a server that restarts between
  * them (losing its unstable data) goes unnoticed and the COMMIT "succeeds".
- * With NFSv3 this backend sends WRITE and COMMIT itself on the context's
- * RPC connection and compares the verifiers, as the kernel client does.
- *
- * libnfs keeps struct nfs_fh private; its layout is { int len; char *val; }
- * in every libnfs release with nfs_get_fh().  If a handle does not look like
- * that (a future libnfs), the libnfs calls are used instead. */
-struct nfs_fh_view {
-	int len;
-	char *val;
-};
+ * With NFSv3 this backend sends WRITE and COMMIT itself (nfs_rpc.c) and
+ * compares the verifiers, as the kernel client does.  If a handle does not
+ * look like libnfs's (a future libnfs), the libnfs calls are used instead. */
 
-struct rawcall {
-	int done;
-	int rpc_status;           /* RPC_STATUS_* */
-	int nfs_status;           /* nfsstat3 */
-	uint32_t count;
-	int committed;
-	char verf[NFS3_WRITEVERFSIZE];
-	uint64_t fileid;          /* CREATE: the new file's id, if returned */
-	int have_fileid;
-	char fh[NFS3_FHSIZE];     /* CREATE: the new file's handle, if returned */
-	u_int fh_len;
-	char err[160];
-};
-
-static int raw_fh(struct nfsfh *fh, nfs_fh3 *out)
+/* The errno of a finished call (0 on success), detail recorded. */
+static int call_result(struct nfs_sub *s, const char *path, const char *what, const struct kaas_nfs_call *r)
 {
-	struct nfs_fh_view *v = (struct nfs_fh_view *)nfs_get_fh(fh);
-	if (!v || v->len <= 0 || v->len > NFS3_FHSIZE || !v->val)
-		return -1;
-	out->data.data_len = (u_int)v->len;
-	out->data.data_val = v->val;
-	return 0;
-}
-
-static void raw_note(struct rawcall *r, int status, void *data)
-{
-	r->done = 1;
-	r->rpc_status = status;
-	if (status == RPC_STATUS_ERROR)
-		snprintf(r->err, sizeof r->err, "%s", data ? (const char *)data : "RPC error");
-	else if (status == RPC_STATUS_TIMEOUT)
-		snprintf(r->err, sizeof r->err, "command timed out");
-	else if (status == RPC_STATUS_CANCEL)
-		snprintf(r->err, sizeof r->err, "command cancelled");
-}
-
-static void raw_write_cb(struct rpc_context *rpc, int status, void *data, void *priv)
-{
-	(void)rpc;
-	struct rawcall *r = priv;
-	raw_note(r, status, data);
-	if (status == RPC_STATUS_SUCCESS) {
-		WRITE3res *res = data;
-		r->nfs_status = (int)res->status;
-		if (res->status == NFS3_OK) {
-			r->count = res->WRITE3res_u.resok.count;
-			r->committed = (int)res->WRITE3res_u.resok.committed;
-			memcpy(r->verf, res->WRITE3res_u.resok.verf, sizeof r->verf);
-		}
-	}
-}
-
-static void raw_commit_cb(struct rpc_context *rpc, int status, void *data, void *priv)
-{
-	(void)rpc;
-	struct rawcall *r = priv;
-	raw_note(r, status, data);
-	if (status == RPC_STATUS_SUCCESS) {
-		COMMIT3res *res = data;
-		r->nfs_status = (int)res->status;
-		if (res->status == NFS3_OK)
-			memcpy(r->verf, res->COMMIT3res_u.resok.verf, sizeof r->verf);
-	}
-}
-
-/* Drive the context until the call completes.  libnfs re-connects and
- * re-sends underneath, and times the call out (nfs_set_timeout). */
-static void raw_wait(struct conn *c, struct rawcall *r)
-{
-	struct rpc_context *rpc = nfs_get_rpc_context(c->nfs);
-	while (!r->done) {
-		struct pollfd p = {.fd = rpc_get_fd(rpc), .events = (short)rpc_which_events(rpc)};
-		int n = poll(&p, 1, 100);
-		if (n < 0 && errno != EINTR) {
-			r->done = 1;
-			r->rpc_status = RPC_STATUS_ERROR;
-			snprintf(r->err, sizeof r->err, "poll: %s", strerror(errno));
-			break;
-		}
-		if (rpc_service(rpc, n > 0 ? p.revents : 0) < 0 && !r->done) {
-			r->done = 1;
-			r->rpc_status = RPC_STATUS_ERROR;
-			snprintf(r->err, sizeof r->err, "%s", rpc_get_error(rpc));
-		}
-	}
-}
-
-/* The errno of a finished raw call (0 on success), detail recorded. */
-static int raw_result_path(struct nfs_sub *s, const char *path, const char *what, const struct rawcall *r)
-{
-	if (r->rpc_status == RPC_STATUS_TIMEOUT)
-		return kaas_sub_fail(ETIMEDOUT, "%s %s/%s: %s", what, s->root, path, r->err);
-	if (r->rpc_status != RPC_STATUS_SUCCESS)
-		return kaas_sub_fail(ECONNRESET, "%s %s/%s: %s", what, s->root, path, r->err);
-	if (r->nfs_status == NFS3_OK)
+	int e = kaas_nfs_call_errno(r);
+	if (e == 0)
 		return 0;
-	int e = r->nfs_status;
-	if (e == NFS3ERR_BADHANDLE)
-		e = ESTALE;
-	else if (e == NFS3ERR_JUKEBOX)
-		e = EAGAIN;
-	else if (e <= 0 || e >= 1000)
-		e = EIO;
-	return kaas_sub_fail(e, "%s %s/%s: the server answered NFS3 status %d (%s)", what, s->root, path,
-			     r->nfs_status, strerror(e));
-}
-
-static int raw_result(struct nfs_sub *s, struct kaas_file *f, const char *what, const struct rawcall *r)
-{
-	return raw_result_path(s, f->path, what, r);
-}
-
-static void raw_create_cb(struct rpc_context *rpc, int status, void *data, void *priv)
-{
-	(void)rpc;
-	struct rawcall *r = priv;
-	raw_note(r, status, data);
-	if (status == RPC_STATUS_SUCCESS) {
-		CREATE3res *res = data;
-		r->nfs_status = (int)res->status;
-		if (res->status == NFS3_OK) {
-			CREATE3resok *ok = &res->CREATE3res_u.resok;
-			if (ok->obj_attributes.attributes_follow) {
-				r->fileid = ok->obj_attributes.post_op_attr_u.attributes.fileid;
-				r->have_fileid = 1;
-			}
-			if (ok->obj.handle_follows && ok->obj.post_op_fh3_u.handle.data.data_len <= NFS3_FHSIZE) {
-				r->fh_len = ok->obj.post_op_fh3_u.handle.data.data_len;
-				memcpy(r->fh, ok->obj.post_op_fh3_u.handle.data.data_val, r->fh_len);
-			}
-		}
-	}
-}
-
-static void raw_setattr_cb(struct rpc_context *rpc, int status, void *data, void *priv)
-{
-	(void)rpc;
-	struct rawcall *r = priv;
-	raw_note(r, status, data);
-	if (status == RPC_STATUS_SUCCESS)
-		r->nfs_status = (int)((SETATTR3res *)data)->status;
+	if (e == ETIMEDOUT || e == ECONNRESET)
+		return kaas_sub_fail(e, "%s %s/%s: %s (%s)", what, s->root, path, strerror(e), r->err);
+	return kaas_sub_fail(e, "%s %s/%s: %s (the server answered NFS3 status %d)", what, s->root, path,
+			     strerror(e), r->nfs_status);
 }
 
 /* NFSv3 exclusive create, the real one: CREATE in EXCLUSIVE mode with a
@@ -600,48 +463,31 @@ static int v3_excl_create(struct nfs_sub *s, struct conn *c, const char *path, c
 	if (rc < 0)
 		return failc(s, c, rc, "open (parent directory)", path);
 	nfs_fh3 d3;
-	if (raw_fh(dfh, &d3) < 0) { /* unknown libnfs layout: libnfs's GUARDED create */
+	if (kaas_nfs_fh3(dfh, &d3) < 0) { /* unknown libnfs layout: libnfs's GUARDED create */
 		nfs_close(c->nfs, dfh);
 		rc = nfs_open2(c->nfs, ap, o, mode, fh);
 		return rc < 0 ? failc(s, c, rc, "open", path) : 0;
 	}
-	CREATE3args a;
-	memset(&a, 0, sizeof a);
-	a.where.dir = d3;
-	a.where.name = (char *)kaas_path_basename(path);
-	a.how.mode = EXCLUSIVE;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	uint64_t v = ((uint64_t)getpid() << 40) ^ ((uint64_t)__atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED) << 20) ^
 		     (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ (uint64_t)(uintptr_t)s;
-	memcpy(a.how.createhow3_u.verf, &v, sizeof v);
-	struct rawcall r;
-	memset(&r, 0, sizeof r);
-	if (rpc_nfs3_create_async(nfs_get_rpc_context(c->nfs), raw_create_cb, &a, &r) != 0) {
-		nfs_close(c->nfs, dfh);
-		return kaas_sub_fail(ENOMEM, "open %s/%s: cannot queue the CREATE", s->root, path);
-	}
-	raw_wait(c, &r);
+	char verf[NFS3_CREATEVERFSIZE];
+	memcpy(verf, &v, sizeof verf);
+	struct kaas_nfs_call r;
+	rc = kaas_nfs_create3_exclusive(c->nfs, &d3, kaas_path_basename(path), verf, &r);
 	nfs_close(c->nfs, dfh);
-	rc = raw_result_path(s, path, "create (exclusive)", &r);
+	if (rc < 0)
+		return kaas_sub_fail(ENOMEM, "open %s/%s: cannot queue the CREATE", s->root, path);
+	rc = call_result(s, path, "create (exclusive)", &r);
 	if (rc < 0)
 		return rc;
 	/* Set the mode; reset the times that held the verifier. */
 	if (r.fh_len) {
-		SETATTR3args sa;
-		memset(&sa, 0, sizeof sa);
-		sa.object.data.data_len = r.fh_len;
-		sa.object.data.data_val = r.fh;
-		sa.new_attributes.mode.set_it = 1;
-		sa.new_attributes.mode.set_mode3_u.mode = (mode3)(mode & 07777);
-		sa.new_attributes.atime.set_it = SET_TO_SERVER_TIME;
-		sa.new_attributes.mtime.set_it = SET_TO_SERVER_TIME;
-		struct rawcall r2;
-		memset(&r2, 0, sizeof r2);
-		if (rpc_nfs3_setattr_async(nfs_get_rpc_context(c->nfs), raw_setattr_cb, &sa, &r2) != 0)
+		struct kaas_nfs_call r2;
+		if (kaas_nfs_setattr3_mode_now(c->nfs, r.fh, r.fh_len, (uint32_t)mode, &r2) < 0)
 			return kaas_sub_fail(ENOMEM, "open %s/%s: cannot queue the SETATTR", s->root, path);
-		raw_wait(c, &r2);
-		rc = raw_result_path(s, path, "create (exclusive, setattr)", &r2);
+		rc = call_result(s, path, "create (exclusive, setattr)", &r2);
 		if (rc < 0)
 			return rc;
 	}
@@ -664,25 +510,13 @@ static int v3_excl_create(struct nfs_sub *s, struct conn *c, const char *path, c
 }
 
 /* One UNSTABLE WRITE; returns bytes written or -errno.  c->lock held. */
-static ssize_t raw_write(struct nfs_sub *s, struct kaas_file *f, const void *buf, size_t len, uint64_t off,
-			 const nfs_fh3 *fh3)
+static ssize_t v3_write(struct nfs_sub *s, struct kaas_file *f, const void *buf, size_t len, uint64_t off,
+			const nfs_fh3 *fh3)
 {
-	struct conn *c = F(f)->c;
-	WRITE3args a;
-	memset(&a, 0, sizeof a);
-	a.file = *fh3;
-	a.offset = off;
-	a.count = (count3)len;
-	a.stable = UNSTABLE;
-	a.data.data_len = (u_int)len;
-	a.data.data_val = (char *)buf;
-	struct rawcall r;
-	memset(&r, 0, sizeof r);
-	if (rpc_nfs3_write_async(nfs_get_rpc_context(c->nfs), raw_write_cb, &a, &r) != 0)
-		return kaas_sub_fail(ENOMEM, "write %s/%s: cannot queue the WRITE: %s", s->root, f->path,
-				     nfs_get_error(c->nfs));
-	raw_wait(c, &r);
-	int e = raw_result(s, f, "write", &r);
+	struct kaas_nfs_call r;
+	if (kaas_nfs_write3(F(f)->c->nfs, fh3, buf, len, off, &r) < 0)
+		return kaas_sub_fail(ENOMEM, "write %s/%s: cannot queue the WRITE", s->root, f->path);
+	int e = call_result(s, f->path, "write", &r);
 	if (e < 0)
 		return e;
 	if (r.committed != FILE_SYNC) {
@@ -696,19 +530,12 @@ static ssize_t raw_write(struct nfs_sub *s, struct kaas_file *f, const void *buf
 }
 
 /* COMMIT, then check the verifier against the writes'.  c->lock held. */
-static int raw_commit(struct nfs_sub *s, struct kaas_file *f, const nfs_fh3 *fh3)
+static int v3_commit(struct nfs_sub *s, struct kaas_file *f, const nfs_fh3 *fh3)
 {
-	struct conn *c = F(f)->c;
-	COMMIT3args a;
-	memset(&a, 0, sizeof a);
-	a.file = *fh3;
-	struct rawcall r;
-	memset(&r, 0, sizeof r);
-	if (rpc_nfs3_commit_async(nfs_get_rpc_context(c->nfs), raw_commit_cb, &a, &r) != 0)
-		return kaas_sub_fail(ENOMEM, "fsync (COMMIT) %s/%s: cannot queue the COMMIT: %s", s->root, f->path,
-				     nfs_get_error(c->nfs));
-	raw_wait(c, &r);
-	int e = raw_result(s, f, "fsync (COMMIT)", &r);
+	struct kaas_nfs_call r;
+	if (kaas_nfs_commit3(F(f)->c->nfs, fh3, &r) < 0)
+		return kaas_sub_fail(ENOMEM, "fsync (COMMIT) %s/%s: cannot queue the COMMIT", s->root, f->path);
+	int e = call_result(s, f->path, "fsync (COMMIT)", &r);
 	if (e < 0)
 		return e;
 	if (F(f)->unstable && (F(f)->verf_changed || memcmp(F(f)->verf, r.verf, sizeof r.verf) != 0))
@@ -1107,8 +934,8 @@ static ssize_t nfs_sub_pwrite(struct kaas_file *f, const void *buf, size_t len, 
 	pthread_mutex_lock(&c->lock);
 	nfs_fh3 fh3;
 	ssize_t r;
-	if (s->version == 3 && raw_fh(F(f)->fh, &fh3) == 0) {
-		r = raw_write(s, f, buf, len, off, &fh3);
+	if (s->version == 3 && kaas_nfs_fh3(F(f)->fh, &fh3) == 0) {
+		r = v3_write(s, f, buf, len, off, &fh3);
 	} else {
 		int rc = nfs_pwrite(c->nfs, F(f)->fh, off, len, buf);
 		r = rc < 0 ? io_failure(s, c, f, rc, "write", len) : rc;
@@ -1128,8 +955,8 @@ static int nfs_sub_fsync(struct kaas_file *f)
 	pthread_mutex_lock(&c->lock);
 	nfs_fh3 fh3;
 	int r;
-	if (s->version == 3 && raw_fh(F(f)->fh, &fh3) == 0) {
-		r = raw_commit(s, f, &fh3); /* COMMIT + verifier check; never re-driven */
+	if (s->version == 3 && kaas_nfs_fh3(F(f)->fh, &fh3) == 0) {
+		r = v3_commit(s, f, &fh3); /* COMMIT + verifier check; never re-driven */
 	} else {
 		int rc = nfs_fsync(c->nfs, F(f)->fh); /* COMMIT; never re-driven */
 		r = rc < 0 ? failc(s, c, rc, "fsync (COMMIT)", f->path) : 0;
@@ -1539,114 +1366,6 @@ static const struct kaas_substrate_ops nfs_ops = {
 /* ------------------------------------------------------------------ */
 /* Opening from a URL                                                   */
 
-/* Parse a decimal argument in [lo, hi]; -1 if malformed. */
-static long parse_num(const char *v, long lo, long hi)
-{
-	char *end;
-	errno = 0;
-	long x = strtol(v, &end, 10);
-	if (errno || end == v || *end || x < lo || x > hi)
-		return -1;
-	return x;
-}
-
-/* Split the URL: take out our own arguments (conns, timeout), check
- * version, and build the URL handed to libnfs. */
-static int parse_url(const char *url, struct nfs_sub *s)
-{
-	if (strncmp(url, "nfs://", 6) != 0)
-		return kaas_sub_fail(EINVAL, "%s: not an nfs:// URL", url);
-	const char *hostp = url + 6;
-	const char *q = strchr(hostp, '?');
-	size_t baselen = q ? (size_t)(q - url) : strlen(url);
-	const char *slash = memchr(hostp, '/', baselen - 6);
-	if (!slash || slash == hostp)
-		return kaas_sub_fail(EINVAL, "%s: an nfs:// URL needs a server and an export path "
-				     "(nfs://server/export/path)", url);
-	if ((size_t)(slash - url) + 1 >= baselen)
-		return kaas_sub_fail(EINVAL, "%s: the export path is missing (nfs://server/export/path)", url);
-	s->root = strndup(url, baselen);
-	while (s->root && strlen(s->root) > 7 && s->root[strlen(s->root) - 1] == '/')
-		s->root[strlen(s->root) - 1] = '\0';
-	size_t cap = strlen(url) + 64;
-	s->liburl = malloc(cap);
-	if (!s->root || !s->liburl)
-		return -ENOMEM;
-	memcpy(s->liburl, s->root, strlen(s->root) + 1);
-	s->version = 3;
-	s->timeout_ms = NFS_DEFAULT_TIMEOUT_S * 1000;
-	s->maxconns = NFS_DEFAULT_CONNS;
-	char sep = '?';
-	if (q) {
-		char *args = strdup(q + 1);
-		if (!args)
-			return -ENOMEM;
-		char *save = NULL;
-		for (char *kv = strtok_r(args, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
-			char *eq = strchr(kv, '=');
-			const char *val = eq ? eq + 1 : "";
-			size_t klen = eq ? (size_t)(eq - kv) : strlen(kv);
-			if (klen == 5 && !strncmp(kv, "conns", 5)) {
-				long v = parse_num(val, 1, NFS_MAX_CONNS);
-				if (v < 0) {
-					int rc_ = kaas_sub_fail(EINVAL, "%s: conns must be 1..%d, got '%s'", url,
-							     NFS_MAX_CONNS, val);
-					free(args);
-					return rc_;
-				}
-				s->maxconns = (unsigned)v;
-				continue;
-			}
-			if (klen == 7 && !strncmp(kv, "timeout", 7)) {
-				long v = parse_num(val, 1, 3600);
-				if (v < 0) {
-					int rc_ = kaas_sub_fail(EINVAL, "%s: timeout must be 1..3600 seconds, got '%s'",
-							     url, val);
-					free(args);
-					return rc_;
-				}
-				s->timeout_ms = (int)v * 1000;
-				continue;
-			}
-			if (klen == 7 && !strncmp(kv, "version", 7)) {
-				long v = parse_num(val, 3, 4);
-				if (v < 0) {
-					int rc_ = kaas_sub_fail(EINVAL, "%s: version must be 3 or 4, got '%s'", url, val);
-					free(args);
-					return rc_;
-				}
-				s->version = (int)v;
-			}
-			int known = (klen == 7 && !strncmp(kv, "version", 7)) || (klen == 7 && !strncmp(kv, "nfsport", 7)) ||
-				    (klen == 9 && !strncmp(kv, "mountport", 9)) || (klen == 3 && !strncmp(kv, "uid", 3)) ||
-				    (klen == 3 && !strncmp(kv, "gid", 3));
-			if (!known) {
-				int rc_ = kaas_sub_fail(EINVAL, "%s: unknown URL argument '%.*s' (known: version, nfsport, "
-						     "mountport, uid, gid, conns, timeout)", url, (int)klen, kv);
-				free(args);
-				return rc_;
-			}
-			if (klen == 7 && !strncmp(kv, "nfsport", 7))
-				s->nfsport = (int)parse_num(val, 1, 65535);
-			if (klen == 9 && !strncmp(kv, "mountport", 9))
-				s->mountport = (int)parse_num(val, 1, 65535);
-			if ((klen == 7 && !strncmp(kv, "nfsport", 7)) || (klen == 9 && !strncmp(kv, "mountport", 9))) {
-				if (parse_num(val, 1, 65535) < 0) {
-					int rc_ = kaas_sub_fail(EINVAL, "%s: %.*s must be a port number, got '%s'", url,
-							     (int)klen, kv, val);
-					free(args);
-					return rc_;
-				}
-			}
-			size_t used = strlen(s->liburl);
-			snprintf(s->liburl + used, cap - used, "%c%s", sep, kv);
-			sep = '&';
-		}
-		free(args);
-	}
-	return 0;
-}
-
 static int nfs_sub_open(const char *url, struct kaas_substrate **out)
 {
 	struct nfs_sub *s = calloc(1, sizeof *s);
@@ -1654,7 +1373,15 @@ static int nfs_sub_open(const char *url, struct kaas_substrate **out)
 		return kaas_sub_fail(ENOMEM, "%s: out of memory", url);
 	pthread_mutex_init(&s->lock, NULL);
 	s->base.ops = &nfs_ops;
-	int rc = parse_url(url, s);
+	struct kaas_nfs_url u;
+	int rc = kaas_nfs_url_parse(url, &u);
+	s->root = u.root;
+	s->liburl = u.liburl;
+	s->version = u.version;
+	s->timeout_ms = u.timeout_ms;
+	s->maxconns = u.maxconns;
+	s->nfsport = u.nfsport;
+	s->mountport = u.mountport;
 	if (rc < 0) {
 		if (rc == -ENOMEM)
 			kaas_sub_fail(ENOMEM, "%s: out of memory", url);
