@@ -4,14 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <netdb.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,17 +18,8 @@
 #include <nfsc/libnfs-raw-nfs.h>
 
 #include "backends/nfs_rpc.h"
+#include "backends/nfs_sub.h"
 #include "backends/nfs_url.h"
-
-#define NFS_MAX_CONNS KAAS_NFS_MAX_CONNS
-
-/* One libnfs context: one TCP connection, used by one thread at a time. */
-struct conn {
-	pthread_mutex_t lock;
-	struct nfs_context *nfs; /* NULL when it could not be (re)connected */
-	unsigned nfiles;         /* open handles bound to it (under sub->lock) */
-	uint64_t writemax;
-};
 
 /* The files of this substrate that are open, by server file id, for silly
  * rename (under sub->lock). */
@@ -42,328 +30,23 @@ struct open_ino {
 	char *silly; /* set once unlinked while open: remove at last close */
 };
 
-struct nfs_sub {
-	struct kaas_substrate base;
-	char *root;      /* "nfs://server/export/path" for messages */
-	char *liburl;    /* the URL handed to libnfs (our own arguments removed) */
-	int version;
-	int timeout_ms;
-	int nfsport, mountport; /* 0: ask the portmapper */
-	unsigned maxconns;
-	pthread_mutex_t lock; /* guards nconns, conns[], nfiles, inos, silly_seq */
-	unsigned nconns;
-	struct conn *conns[NFS_MAX_CONNS];
-	unsigned rr;
-	struct open_ino *inos;
-	unsigned silly_seq;
-};
-
-struct nfs_file {
-	struct kaas_file base;
-	struct conn *c;
-	struct nfsfh *fh;
-	uint64_t ino;
-	/* NFSv3 write verifier of the UNSTABLE writes since the last COMMIT:
-	 * the server changes it when it restarts and loses unstable data. */
-	int unstable;           /* UNSTABLE writes not yet COMMITted */
-	int verf_changed;       /* two of them came back with different verifiers */
-	char verf[NFS3_WRITEVERFSIZE];
-};
-
-#define S(sub) ((struct nfs_sub *)(sub))
-#define F(f) ((struct nfs_file *)(f))
-
-/* ------------------------------------------------------------------ */
-/* Errors                                                               */
-
-/* libnfs's -errno (or odd values) to the substrate's -errno. */
-static int map_err(int rc, const char *msg)
-{
-	int e = rc < 0 ? -rc : rc;
-	if (e == EINTR) /* libnfs: "Command timed out" / "Command was cancelled" */
-		return ETIMEDOUT;
-	if (e == EFAULT) /* libnfs: RPC_STATUS_ERROR, the transport failed */
-		return ECONNRESET;
-	if (e == ERANGE && msg && strstr(msg, "EXIST"))
-		return EEXIST;
-	if (e == 0 || e > 4095)
-		return EIO;
-	return e;
-}
-
-static int is_conn_err(int e)
-{
-	return e == -ETIMEDOUT || e == -ECONNRESET || e == -ECONNREFUSED || e == -EPIPE ||
-	       e == -ENOTCONN;
-}
-
-static int failc(struct nfs_sub *s, struct conn *c, int rc, const char *what, const char *path)
-{
-	const char *msg = c && c->nfs ? nfs_get_error(c->nfs) : NULL;
-	int e = map_err(rc, msg);
-	if (!msg || !*msg)
-		return kaas_sub_fail(e, "%s %s/%s: %s", what, s->root, path, strerror(e));
-	return kaas_sub_fail(e, "%s %s/%s: %s (libnfs: %s)", what, s->root, path, strerror(e), msg);
-}
-
-/* "/" + path: libnfs paths are relative to the mounted directory. */
-static char *abspath(const char *path)
-{
-	size_t n = strlen(path);
-	char *p = malloc(n + 2);
-	if (!p)
-		return NULL;
-	p[0] = '/';
-	memcpy(p + 1, path, n + 1);
-	return p;
-}
-
-/* ------------------------------------------------------------------ */
-/* Connections                                                          */
-
-/* libnfs 4.0 says only "nfs_service failed" when it cannot connect: find
- * out which port refuses (or why the host is unreachable) with a plain TCP
- * connect, bounded by the substrate's timeout. */
-static int try_connect(const char *server, int port, int timeout_ms)
-{
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-	char ps[16];
-	snprintf(ps, sizeof ps, "%d", port);
-	if (getaddrinfo(server, ps, &hints, &ai) != 0 || !ai)
-		return EHOSTUNREACH;
-	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	int e = 0;
-	if (fd < 0) {
-		e = errno;
-	} else if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-		e = errno;
-		if (e == EINPROGRESS) {
-			struct pollfd p = {.fd = fd, .events = POLLOUT};
-			int n = poll(&p, 1, timeout_ms);
-			socklen_t sl = sizeof e;
-			if (n == 0)
-				e = ETIMEDOUT;
-			else if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &sl) < 0)
-				e = errno;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	freeaddrinfo(ai);
-	return e;
-}
-
-static int diagnose_connect(const char *server, struct nfs_sub *s, char *why, size_t size)
-{
-	int ports[2] = {s->nfsport, s->version == 3 ? s->mountport : 0};
-	const char *names[2] = {"nfsport", "mountport"};
-	for (int i = 0; i < 2; i++) {
-		if (!ports[i])
-			continue;
-		int e = try_connect(server, ports[i], s->timeout_ms);
-		if (e) {
-			snprintf(why, size, " (%s %d: %s)", names[i], ports[i], strerror(e));
-			return e;
-		}
-	}
-	if (!s->nfsport) {
-		int e = try_connect(server, 111, s->timeout_ms);
-		if (e) {
-			snprintf(why, size, " (portmapper port 111: %s; give nfsport and mountport)", strerror(e));
-			return e;
-		}
-	}
-	snprintf(why, size, " (the server's RPC service does not answer)");
-	return ECONNRESET;
-}
-
-/* A connected, mounted context, or NULL with the failure recorded. */
-static struct nfs_context *connect_ctx(struct nfs_sub *s, int *err)
-{
-	struct nfs_context *nfs = nfs_init_context();
-	if (!nfs) {
-		*err = kaas_sub_fail(ENOMEM, "%s: cannot create an NFS context", s->root);
-		return NULL;
-	}
-	nfs_set_timeout(nfs, s->timeout_ms);
-	if (s->version == 4) {
-		/* Every context is its own NFSv4 client: a shared client name
-		 * would let one context's SETCLIENTID expire another's state. */
-		static unsigned seq;
-		char name[96], verf[8];
-		unsigned n = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
-		snprintf(name, sizeof name, "kaas-%s-%ld-%u", s->base.host[0] ? s->base.host : "host",
-			 (long)getpid(), n);
-		nfs4_set_client_name(nfs, name);
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)n << 48) ^ (uint64_t)getpid();
-		memcpy(verf, &v, sizeof verf);
-		nfs4_set_verifier(nfs, verf);
-	}
-	/* A SYN to a black hole must not take the kernel's two minutes. */
-	nfs_set_tcp_syncnt(nfs, 2);
-	struct nfs_url *u = nfs_parse_url_dir(nfs, s->liburl);
-	if (!u) {
-		*err = kaas_sub_fail(EINVAL, "%s: not a valid nfs:// URL: %s", s->base.url ? s->base.url : s->root,
-				     nfs_get_error(nfs));
-		nfs_destroy_context(nfs);
-		return NULL;
-	}
-	nfs_set_dircache(nfs, 0); /* other hosts' creates and removes must show at once */
-	int rc = nfs_mount(nfs, u->server, u->path);
-	if (rc < 0) {
-		const char *msg = nfs_get_error(nfs);
-		int e = map_err(rc, msg);
-		char why[160] = "";
-		if (msg && strstr(msg, "nfs_service failed"))
-			e = diagnose_connect(u->server, s, why, sizeof why);
-		else if (msg && strstr(msg, "resolv"))
-			e = EHOSTUNREACH;
-		else if (msg && strstr(msg, "MNT3ERR_NOENT"))
-			e = ENOENT;
-		else if (msg && (strstr(msg, "MNT3ERR_ACCES") || strstr(msg, "NFS4ERR_ACCESS")))
-			e = EACCES;
-		else if (msg && strstr(msg, "timed out"))
-			e = ETIMEDOUT;
-		if (e == EACCES)
-			snprintf(why, sizeof why, " (is %s exported to this client?)", u->path);
-		*err = kaas_sub_fail(e, "%s: cannot mount %s on %s: %s%s", s->root, u->path, u->server,
-				     msg && *msg ? msg : strerror(e), why);
-		nfs_destroy_url(u);
-		nfs_destroy_context(nfs);
-		return NULL;
-	}
-	nfs_destroy_url(u);
-	return nfs;
-}
-
-static struct conn *conn_new(struct nfs_sub *s, int *err)
-{
-	struct conn *c = calloc(1, sizeof *c);
-	if (!c) {
-		*err = kaas_sub_fail(ENOMEM, "%s: out of memory", s->root);
-		return NULL;
-	}
-	c->nfs = connect_ctx(s, err);
-	if (!c->nfs) {
-		free(c);
-		return NULL;
-	}
-	c->writemax = nfs_get_writemax(c->nfs);
-	if (s->version == 4 && (c->writemax == 0 || c->writemax > KAAS_NFS4_MAX_WRITE))
-		c->writemax = KAAS_NFS4_MAX_WRITE;
-	pthread_mutex_init(&c->lock, NULL);
-	return c;
-}
-
-/* Replace a conn's context by a fresh one (called with c->lock held).
- * Only done when no handle is bound to it: handles belong to a context. */
-static int conn_reconnect(struct nfs_sub *s, struct conn *c)
-{
-	int err = 0;
-	struct nfs_context *nfs = connect_ctx(s, &err);
-	if (!nfs)
-		return err;
-	if (c->nfs)
-		nfs_destroy_context(c->nfs);
-	c->nfs = nfs;
-	return 0;
-}
-
-/* Borrow a context for an op by name: an idle one, else a new one while
- * the pool has room, else wait for one in turn.  Returns it locked. */
-static struct conn *conn_borrow(struct nfs_sub *s, int *err)
-{
-	pthread_mutex_lock(&s->lock);
-	unsigned n = s->nconns;
-	pthread_mutex_unlock(&s->lock);
-	for (unsigned i = 0; i < n; i++)
-		if (pthread_mutex_trylock(&s->conns[i]->lock) == 0)
-			return s->conns[i];
-	pthread_mutex_lock(&s->lock);
-	if (s->nconns < s->maxconns) {
-		struct conn *c = conn_new(s, err);
-		if (!c) {
-			pthread_mutex_unlock(&s->lock);
-			return NULL;
-		}
-		pthread_mutex_lock(&c->lock);
-		s->conns[s->nconns++] = c;
-		pthread_mutex_unlock(&s->lock);
-		return c;
-	}
-	struct conn *c = s->conns[s->rr++ % s->nconns];
-	pthread_mutex_unlock(&s->lock);
-	pthread_mutex_lock(&c->lock);
-	return c;
-}
-
-/* Pick the context a new handle is bound to: the one with the fewest
- * handles, a new one if every existing one has some and there is room.
- * Returns it locked with nfiles already counted. */
-static struct conn *conn_for_file(struct nfs_sub *s, int *err)
-{
-	pthread_mutex_lock(&s->lock);
-	struct conn *best = NULL;
-	for (unsigned i = 0; i < s->nconns; i++)
-		if (!best || s->conns[i]->nfiles < best->nfiles)
-			best = s->conns[i];
-	if ((!best || best->nfiles > 0) && s->nconns < s->maxconns) {
-		struct conn *c = conn_new(s, err);
-		if (c) {
-			s->conns[s->nconns++] = c;
-			best = c;
-		} else if (!best) {
-			pthread_mutex_unlock(&s->lock);
-			return NULL;
-		}
-	}
-	best->nfiles++;
-	pthread_mutex_unlock(&s->lock);
-	pthread_mutex_lock(&best->lock);
-	return best;
-}
-
-static void conn_unbind(struct nfs_sub *s, struct conn *c)
-{
-	pthread_mutex_lock(&s->lock);
-	c->nfiles--;
-	pthread_mutex_unlock(&s->lock);
-}
-
-/* After a connection error on an op that is safe to repeat: reconnect the
- * context if no handle is bound to it (else libnfs's own reconnect is all
- * there is) and say whether to re-drive. */
-static int redrive(struct nfs_sub *s, struct conn *c, int rc)
-{
-	if (!is_conn_err(rc))
-		return 0;
-	pthread_mutex_lock(&s->lock);
-	unsigned bound = c->nfiles;
-	pthread_mutex_unlock(&s->lock);
-	if (bound)
-		return 1; /* libnfs reconnects under the handles; try once more */
-	return conn_reconnect(s, c) == 0;
-}
-
 /* Whether to send an op by name again after it failed with rc: ESTALE
  * (a name looked up just before another host replaced it: look it up
  * again, a few times) or, once, a connection error on an op safe to repeat
  * (idem).  The server answers ESTALE only for a handle in the request, so
  * the op itself did not happen and repeating it is safe. */
-static int again(struct nfs_sub *s, struct conn *c, int rc, int attempt, int idem)
+static int again(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, int rc, int attempt, int idem)
 {
-	int e = -map_err(rc, nfs_get_error(c->nfs));
+	int e = -kaas_nfs_map_err(rc, nfs_get_error(c->nfs));
 	if (e == -ESTALE)
 		return attempt < 4;
-	return idem && attempt == 0 && redrive(s, c, e);
+	return idem && attempt == 0 && kaas_nfs_redrive(s, c, e);
 }
 
 /* ------------------------------------------------------------------ */
 /* Open files by server file id (silly rename)                          */
 
-static struct open_ino *ino_find(struct nfs_sub *s, uint64_t ino)
+static struct open_ino *ino_find(struct kaas_nfs_sub *s, uint64_t ino)
 {
 	for (struct open_ino *o = s->inos; o; o = o->next)
 		if (o->ino == ino)
@@ -371,7 +54,7 @@ static struct open_ino *ino_find(struct nfs_sub *s, uint64_t ino)
 	return NULL;
 }
 
-static int ino_ref(struct nfs_sub *s, uint64_t ino)
+static int ino_ref(struct kaas_nfs_sub *s, uint64_t ino)
 {
 	pthread_mutex_lock(&s->lock);
 	struct open_ino *o = ino_find(s, ino);
@@ -392,7 +75,7 @@ static int ino_ref(struct nfs_sub *s, uint64_t ino)
 
 /* Drop a reference; returns the silly name to remove (malloc'd) if this was
  * the last handle on an unlinked-while-open file, else NULL. */
-static char *ino_unref(struct nfs_sub *s, uint64_t ino)
+static char *ino_unref(struct kaas_nfs_sub *s, uint64_t ino)
 {
 	char *silly = NULL;
 	pthread_mutex_lock(&s->lock);
@@ -422,7 +105,7 @@ static char *ino_unref(struct nfs_sub *s, uint64_t ino)
  * look like libnfs's (a future libnfs), the libnfs calls are used instead. */
 
 /* The errno of a finished call (0 on success), detail recorded. */
-static int call_result(struct nfs_sub *s, const char *path, const char *what, const struct kaas_nfs_call *r)
+static int call_result(struct kaas_nfs_sub *s, const char *path, const char *what, const struct kaas_nfs_call *r)
 {
 	int e = kaas_nfs_call_errno(r);
 	if (e == 0)
@@ -443,12 +126,12 @@ static int call_result(struct nfs_sub *s, const char *path, const char *what, co
  * server used to store the verifier.  Finally the new file is opened by
  * name and checked to be the one created.  c->lock held.  Returns 0 with
  * *fh, or the final -errno with the detail recorded. */
-static int v3_excl_create(struct nfs_sub *s, struct conn *c, const char *path, const char *ap, int o, int mode,
+static int v3_excl_create(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, const char *path, const char *ap, int o, int mode,
 			  struct nfsfh **fh)
 {
 	static unsigned seq;
 	char *dir = kaas_path_dirname(path);
-	char *adir = dir ? abspath(dir) : NULL;
+	char *adir = dir ? kaas_nfs_abspath(dir) : NULL;
 	free(dir);
 	if (!adir)
 		return kaas_sub_fail(ENOMEM, "open %s/%s: out of memory", s->root, path);
@@ -461,12 +144,12 @@ static int v3_excl_create(struct nfs_sub *s, struct conn *c, const char *path, c
 	}
 	free(adir);
 	if (rc < 0)
-		return failc(s, c, rc, "open (parent directory)", path);
+		return kaas_nfs_fail(s, c, rc, "open (parent directory)", path);
 	nfs_fh3 d3;
 	if (kaas_nfs_fh3(dfh, &d3) < 0) { /* unknown libnfs layout: libnfs's GUARDED create */
 		nfs_close(c->nfs, dfh);
 		rc = nfs_open2(c->nfs, ap, o, mode, fh);
-		return rc < 0 ? failc(s, c, rc, "open", path) : 0;
+		return rc < 0 ? kaas_nfs_fail(s, c, rc, "open", path) : 0;
 	}
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -493,12 +176,12 @@ static int v3_excl_create(struct nfs_sub *s, struct conn *c, const char *path, c
 	}
 	rc = nfs_open2(c->nfs, ap, o & ~(O_CREAT | O_EXCL | O_TRUNC), 0, fh);
 	if (rc < 0)
-		return failc(s, c, rc, "open (after exclusive create)", path);
+		return kaas_nfs_fail(s, c, rc, "open (after exclusive create)", path);
 	if (r.have_fileid) {
 		struct nfs_stat_64 st;
 		rc = nfs_fstat64(c->nfs, *fh, &st);
 		if (rc < 0 || st.nfs_ino != r.fileid) {
-			int e = rc < 0 ? failc(s, c, rc, "open (after exclusive create)", path)
+			int e = rc < 0 ? kaas_nfs_fail(s, c, rc, "open (after exclusive create)", path)
 				       : kaas_sub_fail(ESTALE, "open %s/%s: created it, but another host replaced "
 							       "it before it could be opened", s->root, path);
 			nfs_close(c->nfs, *fh);
@@ -510,7 +193,7 @@ static int v3_excl_create(struct nfs_sub *s, struct conn *c, const char *path, c
 }
 
 /* One UNSTABLE WRITE; returns bytes written or -errno.  c->lock held. */
-static ssize_t v3_write(struct nfs_sub *s, struct kaas_file *f, const void *buf, size_t len, uint64_t off,
+static ssize_t v3_write(struct kaas_nfs_sub *s, struct kaas_file *f, const void *buf, size_t len, uint64_t off,
 			const nfs_fh3 *fh3)
 {
 	struct kaas_nfs_call r;
@@ -530,7 +213,7 @@ static ssize_t v3_write(struct nfs_sub *s, struct kaas_file *f, const void *buf,
 }
 
 /* COMMIT, then check the verifier against the writes'.  c->lock held. */
-static int v3_commit(struct nfs_sub *s, struct kaas_file *f, const nfs_fh3 *fh3)
+static int v3_commit(struct kaas_nfs_sub *s, struct kaas_file *f, const nfs_fh3 *fh3)
 {
 	struct kaas_nfs_call r;
 	if (kaas_nfs_commit3(F(f)->c->nfs, fh3, &r) < 0)
@@ -561,9 +244,9 @@ static void fill_stat(const struct nfs_stat_64 *n, struct kaas_stat *st)
 
 static void nfs_sub_destroy(struct kaas_substrate *sub)
 {
-	struct nfs_sub *s = S(sub);
+	struct kaas_nfs_sub *s = S(sub);
 	for (unsigned i = 0; i < s->nconns; i++) {
-		struct conn *c = s->conns[i];
+		struct kaas_nfs_conn *c = s->conns[i];
 		if (c->nfs)
 			nfs_destroy_context(c->nfs);
 		pthread_mutex_destroy(&c->lock);
@@ -587,7 +270,7 @@ static void nfs_sub_destroy(struct kaas_substrate *sub)
  * gets a short timeout: the caller looks the name up again instead of
  * waiting the full timeout.  A dead server is still caught by the next
  * RPC, which has the full timeout. */
-static int probe_getattr(struct nfs_sub *s, struct conn *c, struct nfsfh *fh, struct nfs_stat_64 *st)
+static int probe_getattr(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct nfsfh *fh, struct nfs_stat_64 *st)
 {
 	int short_ms = s->timeout_ms < 2000 ? s->timeout_ms : 2000;
 	nfs_set_timeout(c->nfs, short_ms);
@@ -606,7 +289,7 @@ static int probe_getattr(struct nfs_sub *s, struct conn *c, struct nfsfh *fh, st
  * name left by a crash between CREATE and REMOVE is ".kaas-excl.*" garbage
  * that no reader takes for data.  Called with c->lock held; returns 0 or
  * libnfs's -errno. */
-static int v4_excl_create(struct nfs_sub *s, struct conn *c, const char *path, const char *ap, int o, int mode,
+static int v4_excl_create(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, const char *path, const char *ap, int o, int mode,
 			  struct nfsfh **fh)
 {
 	static unsigned seq;
@@ -618,7 +301,7 @@ static int v4_excl_create(struct nfs_sub *s, struct conn *c, const char *path, c
 		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 	char *tmp = kaas_path_join(dir, name);
 	free(dir);
-	char *atmp = tmp ? abspath(tmp) : NULL;
+	char *atmp = tmp ? kaas_nfs_abspath(tmp) : NULL;
 	free(tmp);
 	if (!atmp)
 		return -ENOMEM;
@@ -652,17 +335,14 @@ static int v4_excl_create(struct nfs_sub *s, struct conn *c, const char *path, c
  * context fails).  If the last error says so and no handle is bound to the
  * context but the one being opened, replace the context (a new NFSv4
  * client) and say so, so the open is tried again.  c->lock held. */
-static int seqid_broken(struct nfs_sub *s, struct conn *c)
+static int seqid_broken(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c)
 {
 	const char *msg = nfs_get_error(c->nfs);
 	if (!msg || !strstr(msg, "BAD_SEQID"))
 		return 0;
-	pthread_mutex_lock(&s->lock);
-	unsigned bound = c->nfiles;
-	pthread_mutex_unlock(&s->lock);
-	if (bound > 1)
+	if (kaas_nfs_conn_bound(s, c) > 1)
 		return 0;
-	return conn_reconnect(s, c) == 0;
+	return kaas_nfs_conn_reconnect(s, c) == 0;
 }
 
 /* A short pause before looking a name up again (0, 1, 2, 4 ... 64 ms). */
@@ -690,7 +370,7 @@ static int stale_like(int rc, int flags)
 static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags, uint32_t mode,
 			 struct kaas_file *f)
 {
-	struct nfs_sub *s = S(sub);
+	struct kaas_nfs_sub *s = S(sub);
 	int o = 0;
 	if ((flags & KAAS_O_READ) && (flags & KAAS_O_WRITE))
 		o = O_RDWR;
@@ -721,11 +401,11 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		F(f)->fh = NULL;
 		return 0;
 	}
-	char *ap = abspath(path);
+	char *ap = kaas_nfs_abspath(path);
 	if (!ap)
 		return kaas_sub_fail(ENOMEM, "open %s/%s: out of memory", s->root, path);
 	int err = 0;
-	struct conn *c = conn_for_file(s, &err);
+	struct kaas_nfs_conn *c = kaas_nfs_conn_for_file(s, &err);
 	if (!c) {
 		free(ap);
 		return err;
@@ -752,7 +432,7 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 			rc = v3_excl_create(s, c, path, ap, o, (int)(mode ? mode : 0644), &fh);
 			if (rc < 0) { /* final, detail recorded */
 				pthread_mutex_unlock(&c->lock);
-				conn_unbind(s, c);
+				kaas_nfs_conn_unbind(s, c);
 				free(ap);
 				return rc;
 			}
@@ -764,7 +444,7 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		if (quick)
 			nfs_set_timeout(c->nfs, s->timeout_ms);
 		if (rc < 0) {
-			rc = -map_err(rc, nfs_get_error(c->nfs));
+			rc = -kaas_nfs_map_err(rc, nfs_get_error(c->nfs));
 			if (attempt < 10 && stale_like(rc, flags)) {
 				backoff(attempt);
 				continue;
@@ -773,7 +453,7 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 				continue;
 			if (s->version == 4 && attempt < 2 && seqid_broken(s, c))
 				continue;
-			if (attempt < 1 && !(flags & KAAS_O_CREAT) && is_conn_err(rc))
+			if (attempt < 1 && !(flags & KAAS_O_CREAT) && kaas_nfs_is_conn_err(rc))
 				continue;
 			break;
 		}
@@ -781,7 +461,7 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		rc = probe_getattr(s, c, fh, &st);
 		if (rc >= 0)
 			break;
-		rc = -map_err(rc, nfs_get_error(c->nfs));
+		rc = -kaas_nfs_map_err(rc, nfs_get_error(c->nfs));
 		char keep[256];
 		snprintf(keep, sizeof keep, "%s", nfs_get_error(c->nfs));
 		nfs_close(c->nfs, fh);
@@ -793,14 +473,14 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 			continue;
 		}
 		pthread_mutex_unlock(&c->lock);
-		conn_unbind(s, c);
+		kaas_nfs_conn_unbind(s, c);
 		free(ap);
 		return kaas_sub_fail(-rc, "%s %s/%s: %s (libnfs: %s)", stage, s->root, path, strerror(-rc), keep);
 	}
 	if (rc < 0) {
-		int e = failc(s, c, rc, stage, path);
+		int e = kaas_nfs_fail(s, c, rc, stage, path);
 		pthread_mutex_unlock(&c->lock);
-		conn_unbind(s, c);
+		kaas_nfs_conn_unbind(s, c);
 		free(ap);
 		return e;
 	}
@@ -808,7 +488,7 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 	if (e) {
 		nfs_close(c->nfs, fh);
 		pthread_mutex_unlock(&c->lock);
-		conn_unbind(s, c);
+		kaas_nfs_conn_unbind(s, c);
 		free(ap);
 		return kaas_sub_fail(e, "open %s/%s: %s", s->root, path, strerror(e));
 	}
@@ -819,7 +499,7 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 		pthread_mutex_lock(&c->lock);
 		nfs_close(c->nfs, fh);
 		pthread_mutex_unlock(&c->lock);
-		conn_unbind(s, c);
+		kaas_nfs_conn_unbind(s, c);
 		return kaas_sub_fail(ENOMEM, "open %s/%s: out of memory", s->root, path);
 	}
 	F(f)->c = c;
@@ -830,18 +510,18 @@ static int nfs_sub_openf(struct kaas_substrate *sub, const char *path, int flags
 
 static int nfs_sub_close(struct kaas_file *f)
 {
-	struct nfs_sub *s = S(f->sub);
-	struct conn *c = F(f)->c;
+	struct kaas_nfs_sub *s = S(f->sub);
+	struct kaas_nfs_conn *c = F(f)->c;
 	if (!c) /* a directory handle */
 		return 0;
 	pthread_mutex_lock(&c->lock);
 	int rc = nfs_close(c->nfs, F(f)->fh); /* no client cache: nothing to flush */
 	pthread_mutex_unlock(&c->lock);
-	conn_unbind(s, c);
+	kaas_nfs_conn_unbind(s, c);
 	char *silly = ino_unref(s, F(f)->ino);
 	if (silly) {
 		int err = 0;
-		struct conn *b = conn_borrow(s, &err);
+		struct kaas_nfs_conn *b = kaas_nfs_conn_borrow(s, &err);
 		if (b) {
 			int u = nfs_unlink(b->nfs, silly);
 			pthread_mutex_unlock(&b->lock);
@@ -851,7 +531,7 @@ static int nfs_sub_close(struct kaas_file *f)
 		}
 		free(silly);
 	}
-	return rc < 0 ? failc(s, NULL, rc, "close", f->path) : 0;
+	return rc < 0 ? kaas_nfs_fail(s, NULL, rc, "close", f->path) : 0;
 }
 
 /* libnfs 4.0.0 reports every failed READ or WRITE as -EFAULT with no
@@ -859,16 +539,16 @@ static int nfs_sub_close(struct kaas_file *f)
  * the connection broke.  Find out which: a GETATTR on the same handle tells
  * a stale handle and a dead connection apart; for a write, the volume's free
  * space tells ENOSPC.  Called with c->lock held; records the detail. */
-static int io_failure(struct nfs_sub *s, struct conn *c, struct kaas_file *f, int rc, const char *what,
+static int io_failure(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct kaas_file *f, int rc, const char *what,
 		      size_t len)
 {
 	if (rc != -EFAULT)
-		return failc(s, c, rc, what, f->path);
+		return kaas_nfs_fail(s, c, rc, what, f->path);
 	struct nfs_stat_64 n;
 	int g = probe_getattr(s, c, F(f)->fh, &n);
 	if (g < 0) {
 		const char *msg = nfs_get_error(c->nfs);
-		int e = map_err(g, msg);
+		int e = kaas_nfs_map_err(g, msg);
 		/* The server answered the READ/WRITE (with an error), then did
 		 * not answer a GETATTR on the same handle: the dropped-request
 		 * behaviour on a stale handle (see probe_getattr). */
@@ -897,8 +577,8 @@ static ssize_t nfs_sub_pread(struct kaas_file *f, void *buf, size_t len, uint64_
 {
 	if (!F(f)->c)
 		return kaas_sub_fail(EISDIR, "%s %s/%s: is a directory", "read", S(f->sub)->root, f->path);
-	struct nfs_sub *s = S(f->sub);
-	struct conn *c = F(f)->c;
+	struct kaas_nfs_sub *s = S(f->sub);
+	struct kaas_nfs_conn *c = F(f)->c;
 	if (len == 0)
 		return 0;
 	pthread_mutex_lock(&c->lock);
@@ -914,7 +594,7 @@ static ssize_t nfs_sub_pread(struct kaas_file *f, void *buf, size_t len, uint64_
 		}
 		r = io_failure(s, c, f, rc, "read", len);
 		/* A read is safe to send again once the connection is back. */
-		if (attempt > 0 || !is_conn_err((int)r))
+		if (attempt > 0 || !kaas_nfs_is_conn_err((int)r))
 			break;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -925,8 +605,8 @@ static ssize_t nfs_sub_pwrite(struct kaas_file *f, const void *buf, size_t len, 
 {
 	if (!F(f)->c)
 		return kaas_sub_fail(EISDIR, "%s %s/%s: is a directory", "write", S(f->sub)->root, f->path);
-	struct nfs_sub *s = S(f->sub);
-	struct conn *c = F(f)->c;
+	struct kaas_nfs_sub *s = S(f->sub);
+	struct kaas_nfs_conn *c = F(f)->c;
 	if (len == 0)
 		return 0;
 	if (len > c->writemax && c->writemax)
@@ -950,8 +630,8 @@ static int nfs_sub_fsync(struct kaas_file *f)
 {
 	if (!F(f)->c) /* directory: metadata ops are synchronous on NFS */
 		return 0;
-	struct nfs_sub *s = S(f->sub);
-	struct conn *c = F(f)->c;
+	struct kaas_nfs_sub *s = S(f->sub);
+	struct kaas_nfs_conn *c = F(f)->c;
 	pthread_mutex_lock(&c->lock);
 	nfs_fh3 fh3;
 	int r;
@@ -959,7 +639,7 @@ static int nfs_sub_fsync(struct kaas_file *f)
 		r = v3_commit(s, f, &fh3); /* COMMIT + verifier check; never re-driven */
 	} else {
 		int rc = nfs_fsync(c->nfs, F(f)->fh); /* COMMIT; never re-driven */
-		r = rc < 0 ? failc(s, c, rc, "fsync (COMMIT)", f->path) : 0;
+		r = rc < 0 ? kaas_nfs_fail(s, c, rc, "fsync (COMMIT)", f->path) : 0;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return r;
@@ -969,11 +649,11 @@ static int nfs_sub_ftruncate(struct kaas_file *f, uint64_t size)
 {
 	if (!F(f)->c)
 		return kaas_sub_fail(EISDIR, "%s %s/%s: is a directory", "truncate", S(f->sub)->root, f->path);
-	struct nfs_sub *s = S(f->sub);
-	struct conn *c = F(f)->c;
+	struct kaas_nfs_sub *s = S(f->sub);
+	struct kaas_nfs_conn *c = F(f)->c;
 	pthread_mutex_lock(&c->lock);
 	int rc = nfs_ftruncate(c->nfs, F(f)->fh, size);
-	int r = rc < 0 ? failc(s, c, rc, "truncate", f->path) : 0;
+	int r = rc < 0 ? kaas_nfs_fail(s, c, rc, "truncate", f->path) : 0;
 	pthread_mutex_unlock(&c->lock);
 	return r;
 }
@@ -982,17 +662,17 @@ static int nfs_sub_fstat(struct kaas_file *f, struct kaas_stat *st)
 {
 	if (!F(f)->c)
 		return f->sub->ops->stat(f->sub, f->path, st);
-	struct nfs_sub *s = S(f->sub);
-	struct conn *c = F(f)->c;
+	struct kaas_nfs_sub *s = S(f->sub);
+	struct kaas_nfs_conn *c = F(f)->c;
 	struct nfs_stat_64 n;
 	pthread_mutex_lock(&c->lock);
 	int rc;
 	for (int attempt = 0;; attempt++) {
 		rc = nfs_fstat64(c->nfs, F(f)->fh, &n);
-		if (rc >= 0 || attempt > 0 || !is_conn_err(-map_err(rc, nfs_get_error(c->nfs))))
+		if (rc >= 0 || attempt > 0 || !kaas_nfs_is_conn_err(-kaas_nfs_map_err(rc, nfs_get_error(c->nfs))))
 			break;
 	}
-	int r = rc < 0 ? failc(s, c, rc, "fstat", f->path) : 0;
+	int r = rc < 0 ? kaas_nfs_fail(s, c, rc, "fstat", f->path) : 0;
 	pthread_mutex_unlock(&c->lock);
 	if (r == 0)
 		fill_stat(&n, st);
@@ -1001,15 +681,15 @@ static int nfs_sub_fstat(struct kaas_file *f, struct kaas_stat *st)
 
 static int nfs_sub_stat(struct kaas_substrate *sub, const char *path, struct kaas_stat *st)
 {
-	struct nfs_sub *s = S(sub);
-	char *ap = abspath(path);
+	struct kaas_nfs_sub *s = S(sub);
+	char *ap = kaas_nfs_abspath(path);
 	if (!ap)
 		return -ENOMEM;
 	struct nfs_stat_64 n;
 	int r = 0;
 	do {
 		int err_ = 0;
-		struct conn *c = conn_borrow(s, &err_);
+		struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err_);
 		if (!c) {
 			r = err_;
 			break;
@@ -1020,7 +700,7 @@ static int nfs_sub_stat(struct kaas_substrate *sub, const char *path, struct kaa
 			if (rc >= 0 || !again(s, c, rc, attempt, 1))
 				break;
 		}
-		r = rc < 0 ? failc(s, c, rc, "stat", path) : 0;
+		r = rc < 0 ? kaas_nfs_fail(s, c, rc, "stat", path) : 0;
 		pthread_mutex_unlock(&c->lock);
 	} while (0);
 	free(ap);
@@ -1031,14 +711,14 @@ static int nfs_sub_stat(struct kaas_substrate *sub, const char *path, struct kaa
 
 static int nfs_sub_rename(struct kaas_substrate *sub, const char *from, const char *to)
 {
-	struct nfs_sub *s = S(sub);
-	char *af = abspath(from), *at = abspath(to);
+	struct kaas_nfs_sub *s = S(sub);
+	char *af = kaas_nfs_abspath(from), *at = kaas_nfs_abspath(to);
 	int r = 0;
 	if (!af || !at) {
 		r = -ENOMEM;
 	} else {
 		int err = 0;
-		struct conn *c = conn_borrow(s, &err);
+		struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err);
 		if (!c) {
 			r = err;
 		} else {
@@ -1050,7 +730,7 @@ static int nfs_sub_rename(struct kaas_substrate *sub, const char *from, const ch
 			}
 			if (rc < 0) {
 				const char *msg = nfs_get_error(c->nfs);
-				int e = map_err(rc, msg);
+				int e = kaas_nfs_map_err(rc, msg);
 				r = kaas_sub_fail(e, "rename %s/%s -> %s: %s", s->root, from, to,
 						  msg && *msg ? msg : strerror(e));
 			}
@@ -1062,7 +742,7 @@ static int nfs_sub_rename(struct kaas_substrate *sub, const char *from, const ch
 	return r;
 }
 
-static int silly_name(struct nfs_sub *s, const char *path, uint64_t ino, char **out)
+static int silly_name(struct kaas_nfs_sub *s, const char *path, uint64_t ino, char **out)
 {
 	char *dir = kaas_path_dirname(path);
 	if (!dir)
@@ -1082,12 +762,12 @@ static int silly_name(struct nfs_sub *s, const char *path, uint64_t ino, char **
 
 static int nfs_sub_unlink(struct kaas_substrate *sub, const char *path)
 {
-	struct nfs_sub *s = S(sub);
-	char *ap = abspath(path);
+	struct kaas_nfs_sub *s = S(sub);
+	char *ap = kaas_nfs_abspath(path);
 	if (!ap)
 		return -ENOMEM;
 	int err = 0;
-	struct conn *c = conn_borrow(s, &err);
+	struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err);
 	if (!c) {
 		free(ap);
 		return err;
@@ -1104,7 +784,7 @@ static int nfs_sub_unlink(struct kaas_substrate *sub, const char *path)
 			break;
 	}
 	if (rc < 0) {
-		r = failc(s, c, rc, "unlink", path);
+		r = kaas_nfs_fail(s, c, rc, "unlink", path);
 		goto out;
 	}
 	if (S_ISDIR(n.nfs_mode)) {
@@ -1127,22 +807,22 @@ static int nfs_sub_unlink(struct kaas_substrate *sub, const char *path)
 			r = silly_name(s, path, n.nfs_ino, &silly);
 			if (r < 0)
 				goto out;
-			char *asilly = abspath(silly);
+			char *asilly = kaas_nfs_abspath(silly);
 			rc = asilly ? nfs_rename(c->nfs, ap, asilly) : -ENOMEM;
 			free(asilly);
 			if (rc < 0) {
-				r = failc(s, c, rc, "unlink (silly rename)", path);
+				r = kaas_nfs_fail(s, c, rc, "unlink (silly rename)", path);
 				free(silly);
 				goto out;
 			}
 			pthread_mutex_lock(&s->lock);
 			o = ino_find(s, n.nfs_ino);
 			if (o && !o->silly) {
-				o->silly = abspath(silly);
+				o->silly = kaas_nfs_abspath(silly);
 			} else if (!o) {
 				/* Closed meanwhile: remove it now. */
 				pthread_mutex_unlock(&s->lock);
-				char *asl = abspath(silly);
+				char *asl = kaas_nfs_abspath(silly);
 				if (asl)
 					nfs_unlink(c->nfs, asl);
 				free(asl);
@@ -1159,7 +839,7 @@ static int nfs_sub_unlink(struct kaas_substrate *sub, const char *path)
 			break;
 	}
 	if (rc < 0)
-		r = failc(s, c, rc, "unlink", path);
+		r = kaas_nfs_fail(s, c, rc, "unlink", path);
 out:
 	pthread_mutex_unlock(&c->lock);
 	free(ap);
@@ -1168,13 +848,13 @@ out:
 
 static int nfs_sub_mkdir(struct kaas_substrate *sub, const char *path, uint32_t mode)
 {
-	struct nfs_sub *s = S(sub);
-	char *ap = abspath(path);
+	struct kaas_nfs_sub *s = S(sub);
+	char *ap = kaas_nfs_abspath(path);
 	if (!ap)
 		return -ENOMEM;
 	int r = 0;
 	int err = 0;
-	struct conn *c = conn_borrow(s, &err);
+	struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err);
 	if (!c) {
 		r = err;
 	} else {
@@ -1185,7 +865,7 @@ static int nfs_sub_mkdir(struct kaas_substrate *sub, const char *path, uint32_t 
 				break;
 		}
 		if (rc < 0)
-			r = failc(s, c, rc, "mkdir", path);
+			r = kaas_nfs_fail(s, c, rc, "mkdir", path);
 		pthread_mutex_unlock(&c->lock);
 	}
 	free(ap);
@@ -1194,13 +874,13 @@ static int nfs_sub_mkdir(struct kaas_substrate *sub, const char *path, uint32_t 
 
 static int nfs_sub_rmdir(struct kaas_substrate *sub, const char *path)
 {
-	struct nfs_sub *s = S(sub);
-	char *ap = abspath(path);
+	struct kaas_nfs_sub *s = S(sub);
+	char *ap = kaas_nfs_abspath(path);
 	if (!ap)
 		return -ENOMEM;
 	int r = 0;
 	int err = 0;
-	struct conn *c = conn_borrow(s, &err);
+	struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err);
 	if (!c) {
 		r = err;
 	} else {
@@ -1212,7 +892,7 @@ static int nfs_sub_rmdir(struct kaas_substrate *sub, const char *path)
 		}
 		if (rc < 0) {
 			const char *msg = nfs_get_error(c->nfs);
-			int e = map_err(rc, msg);
+			int e = kaas_nfs_map_err(rc, msg);
 			if (e == EEXIST)
 				e = ENOTEMPTY;
 			r = kaas_sub_fail(e, "rmdir %s/%s: %s", s->root, path, msg && *msg ? msg : strerror(e));
@@ -1234,12 +914,12 @@ static enum kaas_file_type dirent_type(const struct nfsdirent *d)
 
 static int nfs_sub_readdir(struct kaas_substrate *sub, const char *path, kaas_dirent_cb cb, void *arg)
 {
-	struct nfs_sub *s = S(sub);
-	char *ap = abspath(path);
+	struct kaas_nfs_sub *s = S(sub);
+	char *ap = kaas_nfs_abspath(path);
 	if (!ap)
 		return -ENOMEM;
 	int err = 0;
-	struct conn *c = conn_borrow(s, &err);
+	struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err);
 	if (!c) {
 		free(ap);
 		return err;
@@ -1253,7 +933,7 @@ static int nfs_sub_readdir(struct kaas_substrate *sub, const char *path, kaas_di
 	}
 	free(ap);
 	if (rc < 0) {
-		int r = failc(s, c, rc, "readdir", path);
+		int r = kaas_nfs_fail(s, c, rc, "readdir", path);
 		pthread_mutex_unlock(&c->lock);
 		return r;
 	}
@@ -1308,14 +988,14 @@ static int nfs_sub_fsync_dir(struct kaas_substrate *sub, const char *path)
 
 static int nfs_sub_statfs(struct kaas_substrate *sub, const char *path, struct kaas_statfs *out)
 {
-	struct nfs_sub *s = S(sub);
-	char *ap = abspath(path);
+	struct kaas_nfs_sub *s = S(sub);
+	char *ap = kaas_nfs_abspath(path);
 	if (!ap)
 		return -ENOMEM;
 	struct nfs_statvfs_64 v;
 	int r = 0;
 	int err = 0;
-	struct conn *c = conn_borrow(s, &err);
+	struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err);
 	if (!c) {
 		r = err;
 	} else {
@@ -1326,7 +1006,7 @@ static int nfs_sub_statfs(struct kaas_substrate *sub, const char *path, struct k
 				break;
 		}
 		if (rc < 0)
-			r = failc(s, c, rc, "statfs", path);
+			r = kaas_nfs_fail(s, c, rc, "statfs", path);
 		pthread_mutex_unlock(&c->lock);
 	}
 	free(ap);
@@ -1342,7 +1022,7 @@ static int nfs_sub_statfs(struct kaas_substrate *sub, const char *path, struct k
 static const struct kaas_substrate_ops nfs_ops = {
 	.version = KAAS_SUBSTRATE_OPS_VERSION,
 	.name = "nfs",
-	.file_size = sizeof(struct nfs_file),
+	.file_size = sizeof(struct kaas_nfs_file),
 	.destroy = nfs_sub_destroy,
 	.open = nfs_sub_openf,
 	.close = nfs_sub_close,
@@ -1368,7 +1048,7 @@ static const struct kaas_substrate_ops nfs_ops = {
 
 static int nfs_sub_open(const char *url, struct kaas_substrate **out)
 {
-	struct nfs_sub *s = calloc(1, sizeof *s);
+	struct kaas_nfs_sub *s = calloc(1, sizeof *s);
 	if (!s)
 		return kaas_sub_fail(ENOMEM, "%s: out of memory", url);
 	pthread_mutex_init(&s->lock, NULL);
@@ -1391,7 +1071,7 @@ static int nfs_sub_open(const char *url, struct kaas_substrate **out)
 	/* Connect one context now, so a bad URL fails here, and check that the
 	 * root is a directory. */
 	int err = 0;
-	struct conn *c = conn_new(s, &err);
+	struct kaas_nfs_conn *c = kaas_nfs_conn_new(s, &err);
 	if (!c) {
 		nfs_sub_destroy(&s->base);
 		return err;
@@ -1400,7 +1080,7 @@ static int nfs_sub_open(const char *url, struct kaas_substrate **out)
 	struct nfs_stat_64 st;
 	rc = nfs_stat64(c->nfs, "/", &st);
 	if (rc < 0) {
-		rc = failc(s, c, rc, "stat", "");
+		rc = kaas_nfs_fail(s, c, rc, "stat", "");
 		nfs_sub_destroy(&s->base);
 		return rc;
 	}
