@@ -254,6 +254,8 @@ int log_roll_locked(struct kaas_log *log)
 	pthread_mutex_lock(&a->ilock); /* readers look at `sealed` under ilock */
 	pthread_mutex_lock(&log->mu);
 	a->sealed = true;
+	atomic_store(&a->ix_loaded, true); /* its index stays, until evicted */
+	atomic_store(&a->used, atomic_fetch_add(&log->tick, 1) + 1);
 	int64_t next = a->next;
 	pthread_mutex_unlock(&log->mu);
 	pthread_mutex_unlock(&a->ilock);
@@ -280,6 +282,7 @@ int log_roll_locked(struct kaas_log *log)
 	}
 	log->stats.rolls++;
 	log->stats.checkpoints++;
+	evict_indexes(log, NULL);
 	return 0;
 }
 
