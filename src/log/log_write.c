@@ -259,7 +259,10 @@ int log_roll_locked(struct kaas_log *log)
 	int64_t next = a->next;
 	pthread_mutex_unlock(&log->mu);
 	pthread_mutex_unlock(&a->ilock);
-	seg_index_write(log->sub, a); /* derived: a failure costs a rebuild later */
+	pthread_mutex_lock(&a->ilock); /* a reader may evict it once sealed */
+	if (a->index_ready)
+		seg_index_write(log->sub, a); /* derived: a failure costs a rebuild later */
+	pthread_mutex_unlock(&a->ilock);
 	log->wfile = NULL;
 	int rc = log_start_segment(log, next);
 	if (rc == 0)
