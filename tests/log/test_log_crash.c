@@ -124,9 +124,9 @@ static void free_done(struct done *d)
 static void sweep(const char *tag, int by_rename, int torn, int fail_op)
 {
 	unsigned crashes = 0;
-	/* Every point for crashes; every 4th op for single failures (there are
+	/* Every point for crashes; every 6th op for single failures (there are
 	 * many more ops than syncs, and neighbouring ops fail alike). */
-	for (unsigned n = 1; n < 4000; n += fail_op ? 4 : 1) {
+	for (unsigned n = 1; n < 4000; n += fail_op ? 6 : 1) {
 		struct lt_env env;
 		assert_int_equal(lt_env_init(&env, tag), 0);
 		struct kaas_crashsub_opts o = { .torn_tail = torn, .seed = n };
@@ -164,7 +164,7 @@ static void test_crash_during_recovery(void **state)
 {
 	(void)state;
 	unsigned checked = 0;
-	for (unsigned n = 5; n < 2000; n += 23) {
+	for (unsigned n = 5; n < 2000; n += 37) {
 		int workload_crashed = 0;
 		for (unsigned m = 1; m < 200; m++) {
 			struct lt_env env;
