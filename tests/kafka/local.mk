@@ -1,1 +1,26 @@
-# tests/kafka: nothing yet
+# tests/kafka: the Kafka wire protocol and kaasd with real clients.
+check_PROGRAMS += tests/kafka/test_codec tests/kafka/rdkafka_client tests/kafka/rawclient
+tests_kafka_test_codec_SOURCES = tests/kafka/test_codec.c
+tests_kafka_test_codec_CFLAGS = $(TEST_CFLAGS)
+tests_kafka_test_codec_LDADD = $(TEST_LIBS)
+tests_kafka_rdkafka_client_SOURCES = tests/kafka/rdkafka_client.c
+tests_kafka_rdkafka_client_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
+tests_kafka_rdkafka_client_LDADD = $(RDKAFKA_LIBS)
+tests_kafka_rawclient_SOURCES = tests/kafka/rawclient.c
+tests_kafka_rawclient_LDADD = $(KAAS_LIBS)
+
+TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
+	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
+	tests/kafka/config_topics.sh tests/kafka/full_volume.sh
+EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
+	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
+	tests/kafka/config_topics.sh tests/kafka/full_volume.sh
+
+# The request-decoder fuzz target: replayed over its seed corpus in make
+# check; tests/kafka/fuzz.sh [SECONDS] builds and runs the libFuzzer binary (clang).
+check_PROGRAMS += tests/kafka/fuzz_replay
+tests_kafka_fuzz_replay_SOURCES = tests/kafka/fuzz_request.c
+tests_kafka_fuzz_replay_CPPFLAGS = $(AM_CPPFLAGS) -DKAAS_FUZZ_REPLAY -I$(top_srcdir)/tests/support
+tests_kafka_fuzz_replay_LDADD = $(TEST_LIBS)
+TESTS += tests/kafka/fuzz_replay.sh
+EXTRA_DIST += tests/kafka/fuzz_replay.sh tests/kafka/fuzz.sh tests/kafka/fuzz-corpus

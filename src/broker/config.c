@@ -1,0 +1,282 @@
+/* config.c — kaasd settings (see config.h). */
+#include "broker/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/logging.h"
+#include "substrate/substrate.h"
+
+int kaas_parse_hostport(const char *s, char *host, size_t hostsz, int *port)
+{
+	const char *colon = strrchr(s, ':');
+	if (!colon)
+		return -EINVAL;
+	size_t hl = (size_t)(colon - s);
+	char *end;
+	long p = strtol(colon + 1, &end, 10);
+	if (*end || colon[1] == '\0' || p < 0 || p > 65535 || hl >= hostsz)
+		return -EINVAL;
+	if (hl) {
+		memcpy(host, s, hl);
+		host[hl] = '\0';
+	}
+	*port = (int)p;
+	return 0;
+}
+
+static int parse_long(const char *v, long min, long max, long *out)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(v, &end, 10);
+	if (errno || *end || end == v || x < min || x > max)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static int set_dup(char **dst, const char *v)
+{
+	char *d = strdup(v);
+	if (!d)
+		return -ENOMEM;
+	free(*dst);
+	*dst = d;
+	return 0;
+}
+
+/* Apply one setting; returns 0 or -EINVAL (message printed). */
+static int apply(struct kaas_config *c, const char *key, const char *v, int *adv_set)
+{
+	long x;
+	int rc = 0;
+	if (strcmp(key, "data") == 0) {
+		rc = set_dup(&c->data_url, v);
+	} else if (strcmp(key, "cluster-dir") == 0) {
+		rc = set_dup(&c->cluster_url, v);
+	} else if (strcmp(key, "listen") == 0) {
+		rc = kaas_parse_hostport(v, c->listen_host, sizeof(c->listen_host), &c->listen_port);
+	} else if (strcmp(key, "advertise") == 0) {
+		rc = kaas_parse_hostport(v, c->advertise_host, sizeof(c->advertise_host),
+					 &c->advertise_port);
+		*adv_set = 1;
+	} else if (strcmp(key, "broker-id") == 0) {
+		rc = parse_long(v, 0, INT32_MAX, &x);
+		c->broker_id = (int32_t)x;
+	} else if (strcmp(key, "log-level") == 0) {
+		enum kaas_log_level l;
+		rc = kaas_log_parse_level(v, &l);
+		c->log_level = l;
+	} else if (strcmp(key, "auto-create-topics") == 0) {
+		if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+			c->auto_create = 1;
+		else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+			c->auto_create = 0;
+		else
+			rc = -EINVAL;
+	} else if (strcmp(key, "num-partitions") == 0) {
+		rc = parse_long(v, 1, 100000, &x);
+		c->num_partitions = (int32_t)x;
+	} else if (strcmp(key, "message-max-bytes") == 0) {
+		rc = parse_long(v, 64, 1L << 30, &x);
+		c->message_max_bytes = (size_t)x;
+	} else if (strcmp(key, "zero-copy-min-bytes") == 0) {
+		rc = parse_long(v, 0, 1L << 30, &x);
+		c->zero_copy_min_bytes = (size_t)x;
+	} else if (strcmp(key, "max-request-bytes") == 0) {
+		rc = parse_long(v, 1024, 1L << 30, &x);
+		c->max_request_bytes = (size_t)x;
+	} else {
+		fprintf(stderr, "kaasd: unknown setting '%s'\n", key);
+		return -EINVAL;
+	}
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0) {
+		fprintf(stderr, "kaasd: bad value '%s' for %s\n", v, key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* Read a whole local file through a POSIX substrate opened on its
+ * directory (kaas code outside backends/ never calls the OS file API). */
+static int read_local_file(const char *path, char **buf)
+{
+	char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	char *slash = strrchr(copy, '/');
+	const char *dir = ".", *name = copy;
+	if (slash == copy) {
+		dir = "/";
+		name = copy + 1;
+	} else if (slash) {
+		*slash = '\0';
+		dir = copy;
+		name = slash + 1;
+	}
+	struct kaas_substrate *sub = NULL;
+	size_t len;
+	int rc = kaas_substrate_open(dir, &sub);
+	if (rc >= 0)
+		rc = kaas_sub_read_all(sub, name, 1u << 20, buf, &len);
+	kaas_substrate_close(sub);
+	free(copy);
+	return rc;
+}
+
+/* The config file: read once at start-up, before any volume is opened. */
+static int load_file(struct kaas_config *c, const char *path, int *adv_set)
+{
+	char *text = NULL;
+	int rc = read_local_file(path, &text);
+	if (rc < 0) {
+		fprintf(stderr, "kaasd: cannot read config file %s: %s\n", path, strerror(-rc));
+		return -EINVAL;
+	}
+	int lineno = 0;
+	rc = 0;
+	char *save = NULL;
+	for (char *line = text; rc == 0 && line && *line; line = save) {
+		char *nl = strchr(line, '\n');
+		save = nl ? nl + 1 : NULL;
+		if (nl)
+			*nl = '\0';
+		lineno++;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		char *s = trim(line);
+		if (!*s)
+			continue;
+		char *eq = strchr(s, '=');
+		if (!eq) {
+			fprintf(stderr, "kaasd: %s:%d: expected 'key = value'\n", path, lineno);
+			rc = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		rc = apply(c, trim(s), trim(eq + 1), adv_set);
+		if (rc < 0)
+			fprintf(stderr, "kaasd: in %s line %d\n", path, lineno);
+	}
+	free(text);
+	return rc;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: kaasd --data URL [--cluster-dir URL] [--listen HOST:PORT]\n"
+		"             [--advertise HOST:PORT] [--broker-id N] [--log-level L]\n"
+		"             [--config FILE] [--auto-create-topics true|false]\n"
+		"             [--num-partitions N] [--message-max-bytes N] [--max-request-bytes N]\n"
+		"             [--zero-copy-min-bytes N]\n"
+		"defaults: --data ./kaas-data --listen 127.0.0.1:9092 --log-level info;\n"
+		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n");
+}
+
+int kaas_config_load(struct kaas_config *c, int argc, char **argv)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->listen_host, "127.0.0.1");
+	c->listen_port = 9092;
+	c->log_level = KAAS_LOG_INFO;
+	c->auto_create = 1;
+	c->num_partitions = 1;
+	c->message_max_bytes = (1u << 20) + 12;
+	c->max_request_bytes = 100u << 20;
+	c->zero_copy_min_bytes = 64u << 10;
+	int adv_set = 0;
+	const char *env = getenv("KAAS_CLUSTER_DIR");
+	if (env && *env && set_dup(&c->cluster_url, env) < 0)
+		return -ENOMEM;
+
+	static const struct option opts[] = {
+		{ "data", required_argument, NULL, 'd' },
+		{ "cluster-dir", required_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "advertise", required_argument, NULL, 'a' },
+		{ "broker-id", required_argument, NULL, 'b' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "config", required_argument, NULL, 'f' },
+		{ "auto-create-topics", required_argument, NULL, 'A' },
+		{ "num-partitions", required_argument, NULL, 'n' },
+		{ "message-max-bytes", required_argument, NULL, 'm' },
+		{ "max-request-bytes", required_argument, NULL, 'r' },
+		{ "zero-copy-min-bytes", required_argument, NULL, 'z' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* First pass: the config file, so the command line overrides it. */
+	optind = 1;
+	opterr = 0;
+	int o;
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+		if (o == 'f' && load_file(c, optarg, &adv_set) < 0)
+			return -EINVAL;
+	optind = 1;
+	opterr = 1;
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		const char *key = NULL;
+		switch (o) {
+		case 'd': key = "data"; break;
+		case 'c': key = "cluster-dir"; break;
+		case 'l': key = "listen"; break;
+		case 'a': key = "advertise"; break;
+		case 'b': key = "broker-id"; break;
+		case 'L': key = "log-level"; break;
+		case 'A': key = "auto-create-topics"; break;
+		case 'n': key = "num-partitions"; break;
+		case 'm': key = "message-max-bytes"; break;
+		case 'r': key = "max-request-bytes"; break;
+		case 'z': key = "zero-copy-min-bytes"; break;
+		case 'f': continue;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -EINVAL;
+		}
+		if (apply(c, key, optarg, &adv_set) < 0)
+			return -EINVAL;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "kaasd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (!c->data_url && set_dup(&c->data_url, "./kaas-data") < 0)
+		return -ENOMEM;
+	if (!adv_set) {
+		c->advertise_port = c->listen_port;
+		if (strcmp(c->listen_host, "0.0.0.0") == 0 || c->listen_host[0] == '\0' ||
+		    strcmp(c->listen_host, "localhost") == 0)
+			strcpy(c->advertise_host, "127.0.0.1");
+		else
+			snprintf(c->advertise_host, sizeof(c->advertise_host), "%s", c->listen_host);
+	} else if (c->advertise_host[0] == '\0') {
+		snprintf(c->advertise_host, sizeof(c->advertise_host), "%s", c->listen_host);
+	}
+	return 0;
+}
+
+void kaas_config_free(struct kaas_config *c)
+{
+	free(c->data_url);
+	free(c->cluster_url);
+	c->data_url = c->cluster_url = NULL;
+}

@@ -1,0 +1,44 @@
+/*
+ * config.h — kaasd settings: defaults, then a config file, then the
+ * environment, then the command line (later wins).
+ *
+ * Config file: lines "key = value" ('#' comments), keys as the long
+ * options: data, cluster-dir, listen, advertise, broker-id, log-level,
+ * auto-create-topics (true/false), num-partitions, message-max-bytes,
+ * max-request-bytes, zero-copy-min-bytes.  Environment: KAAS_CLUSTER_DIR.
+ */
+#ifndef KAAS_BROKER_CONFIG_H
+#define KAAS_BROKER_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kaas_config {
+	char *data_url;         /* default ./kaas-data */
+	char *cluster_url;      /* default: <data>/__cluster */
+	char listen_host[64];   /* default 127.0.0.1 */
+	int listen_port;        /* default 9092 */
+	char advertise_host[256]; /* default: the listen host, or 127.0.0.1 for a wildcard */
+	int advertise_port;     /* default: the listen port */
+	int32_t broker_id;      /* default 0 */
+	int log_level;          /* enum kaas_log_level */
+	int auto_create;        /* default 1 */
+	int32_t num_partitions; /* default partitions of auto-created topics: 1 */
+	size_t message_max_bytes;  /* largest accepted batch: 1 MiB + 12 */
+	size_t max_request_bytes;  /* largest accepted frame: 100 MiB */
+	size_t zero_copy_min_bytes; /* fetch responses with at least this many
+	                              record bytes go from the segment files to
+	                              the socket by sendfile (default 64 KiB;
+	                              0: never) */
+};
+
+/* Fill `c` from defaults, env, the --config file and argv.  Returns 0,
+ * 1 when --help was printed (exit 0), or -EINVAL with a message on stderr
+ * naming the bad option. */
+int kaas_config_load(struct kaas_config *c, int argc, char **argv);
+void kaas_config_free(struct kaas_config *c);
+
+/* Parse "HOST:PORT" (HOST may be empty => keep host): 0 or -EINVAL. */
+int kaas_parse_hostport(const char *s, char *host, size_t hostsz, int *port);
+
+#endif

@@ -1,0 +1,112 @@
+/* main.c — kaasd: the kaas broker. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/broker.h"
+#include "broker/logging.h"
+
+/* A missing local data directory (a plain path or file:// URL) is created:
+ * the parent is opened as a substrate and the last component made in it. */
+static int create_local_root(const char *url)
+{
+	if (strstr(url, "://") && strncmp(url, "file://", 7) != 0)
+		return -ENOENT;
+	char *copy = strdup(url);
+	if (!copy)
+		return -ENOMEM;
+	size_t n = strlen(copy);
+	while (n > 1 && copy[n - 1] == '/')
+		copy[--n] = '\0';
+	char *slash = strrchr(copy, '/');
+	const char *name = copy;
+	const char *parent = ".";
+	if (slash && slash > copy + (strncmp(copy, "file://", 7) == 0 ? 7 : 0)) {
+		*slash = '\0';
+		parent = copy;
+		name = slash + 1;
+	} else if (slash) {
+		free(copy);
+		return -ENOENT;
+	}
+	struct kaas_substrate *p = NULL;
+	int rc = kaas_substrate_open(parent, &p);
+	if (rc == -ENOENT && strcmp(parent, ".") != 0 && create_local_root(parent) == 0)
+		rc = kaas_substrate_open(parent, &p);
+	if (rc >= 0) {
+		rc = kaas_sub_mkdirs(p, name, 0755);
+		kaas_substrate_close(p);
+	}
+	free(copy);
+	return rc < 0 ? rc : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct kaas_broker b;
+	int rc = kaas_config_load(&b.cfg, argc, argv);
+	if (rc == 1)
+		return 0;
+	if (rc < 0)
+		return 2;
+	kaas_log_set_level((enum kaas_log_level)b.cfg.log_level);
+	signal(SIGPIPE, SIG_IGN);
+	/* Fetch reads, metadata and admin work run on libuv's work queue and may
+	 * wait on the volume: more than libuv's default 4 threads, unless the
+	 * operator chose a size. */
+	setenv("UV_THREADPOOL_SIZE", "16", 0);
+	snprintf(b.cluster_id, sizeof(b.cluster_id), "kaas-cluster");
+	rc = kaas_substrate_open(b.cfg.data_url, &b.data);
+	if (rc == -ENOENT && create_local_root(b.cfg.data_url) == 0)
+		rc = kaas_substrate_open(b.cfg.data_url, &b.data);
+	if (rc < 0) {
+		kaas_error("cannot open data volume %s: %s (%s)", b.cfg.data_url, strerror(-rc),
+			   kaas_sub_errdetail());
+		return 1;
+	}
+	if (b.cfg.cluster_url) {
+		rc = kaas_substrate_open(b.cfg.cluster_url, &b.cluster);
+		if (rc < 0) {
+			kaas_error("cannot open cluster volume %s: %s (%s)", b.cfg.cluster_url,
+				   strerror(-rc), kaas_sub_errdetail());
+			kaas_substrate_close(b.data);
+			return 1;
+		}
+	} else {
+		/* <data>/__cluster on the same volume: a second view of it. */
+		rc = kaas_sub_mkdirs(b.data, "__cluster", 0755);
+		size_t n = strlen(b.cfg.data_url) + 16;
+		char *url = malloc(n);
+		if (rc >= 0 && url) {
+			snprintf(url, n, "%s/__cluster", b.cfg.data_url);
+			rc = kaas_substrate_open(url, &b.cluster);
+		} else if (rc >= 0) {
+			rc = -ENOMEM;
+		}
+		free(url);
+		if (rc < 0) {
+			kaas_error("cannot open cluster directory %s/__cluster: %s (%s)",
+				   b.cfg.data_url, strerror(-rc), kaas_sub_errdetail());
+			kaas_substrate_close(b.data);
+			return 1;
+		}
+	}
+	b.loop = uv_default_loop();
+	kaas_info("starting: data %s, cluster %s", b.cfg.data_url,
+		  b.cfg.cluster_url ? b.cfg.cluster_url : "<data>/__cluster");
+	rc = kaas_broker_run(&b);
+	kaas_topics_close(b.topics);
+	b.topics = NULL;
+	uv_loop_close(b.loop);
+	kaas_substrate_close(b.cluster);
+	kaas_substrate_close(b.data);
+	kaas_config_free(&b.cfg);
+	if (rc < 0) {
+		kaas_error("stopped: %s", strerror(-rc));
+		return 1;
+	}
+	kaas_info("stopped cleanly");
+	return 0;
+}

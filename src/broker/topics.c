@@ -1,0 +1,850 @@
+/* topics.c — the topic registry (see topics.h). */
+#include "broker/topics.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "broker/logging.h"
+#include "contract/contract.h"
+#include "contract/doc.h"
+#include "kafka/protocol.h"
+
+#define TOPIC_DOC_KIND "topic"
+#define TOPIC_ID_KIND "topic-id"
+#define TRASH_DIR ".trash"
+#define MAX_PARTITIONS 100000
+#define EPOCH_DIR "leader-epochs"
+
+struct kaas_topics {
+	struct kaas_substrate *data, *cluster;
+	kaas_log_notify_cb notify;
+	void *notify_arg;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;        /* signalled when a topic's refs drop */
+	pthread_mutex_t admin_mu; /* serialises create/delete/grow (volume work) */
+	struct kaas_topic **v;
+	int n, cap;
+	struct kaas_pending pending;
+	uint32_t epoch;           /* leader epoch this broker incarnation writes with */
+};
+
+int kaas_topic_name_valid(const char *name, int len)
+{
+	if (!name || len < 1 || len > 249)
+		return 0;
+	for (int i = 0; i < len; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return 0;
+	}
+	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		return 0;
+	if ((len == 9 && memcmp(name, "__cluster", 9) == 0) ||
+	    (len == 6 && memcmp(name, TRASH_DIR, 6) == 0))
+		return 0;
+	return 1;
+}
+
+static void id_hex(const uint8_t id[16], char out[33])
+{
+	for (int i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+static int id_parse(const char *s, uint8_t id[16])
+{
+	if (!s || strlen(s) != 32)
+		return -EINVAL;
+	for (int i = 0; i < 16; i++) {
+		unsigned v;
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -EINVAL;
+		id[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+static char *doc_path(const char *name)
+{
+	size_t n = strlen(name) + 16;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "topics/%s.json", name);
+	return p;
+}
+
+static int write_topic_doc(struct kaas_topics *t, const char *name, const uint8_t id[16],
+			   int32_t npart, int deleting)
+{
+	char hex[33];
+	id_hex(id, hex);
+	cJSON *b = cJSON_CreateObject();
+	char *path = doc_path(name);
+	int rc = -ENOMEM;
+	if (b && path && cJSON_AddStringToObject(b, "name", name) &&
+	    cJSON_AddStringToObject(b, "id", hex) && cJSON_AddObjectToObject(b, "config") &&
+	    cJSON_AddBoolToObject(b, "deleting", deleting) &&
+	    kaas_json_add_i64(b, "partitions", npart) == 0) {
+		rc = kaas_sub_mkdirs(t->cluster, "topics", 0755);
+		if (rc >= 0)
+			rc = kaas_doc_write(t->cluster, path, TOPIC_DOC_KIND, 1, b);
+	}
+	if (rc < 0)
+		kaas_error("topic %s: writing its document failed: %s (%s)", name, strerror(-rc),
+			   kaas_sub_errdetail());
+	cJSON_Delete(b);
+	free(path);
+	return rc;
+}
+
+/* ------------------------------------------------------------ removal */
+
+struct removal {
+	struct kaas_topics *t;
+	char *trash_path;         /* <data>/.trash/<name>.<id> */
+	char *doc;                /* cluster doc to remove afterwards, or NULL */
+	uint8_t id[16];           /* the incarnation the doc must still name */
+};
+
+static void removal_free(void *arg)
+{
+	struct removal *r = arg;
+	free(r->trash_path);
+	free(r->doc);
+	free(r);
+}
+
+/* Step: remove the renamed-aside tree, then the topic document if it still
+ * describes the same incarnation.  Idempotent. */
+static int removal_step(void *arg)
+{
+	struct removal *r = arg;
+	int rc = kaas_remove_tree_step(r->t->data, r->trash_path);
+	if (rc != KAAS_DONE)
+		return rc;
+	if (r->doc) {
+		cJSON *body = NULL;
+		int ver;
+		rc = kaas_doc_read(r->t->cluster, r->doc, TOPIC_DOC_KIND, 1, &body, &ver);
+		if (rc == -ENOENT)
+			return KAAS_DONE;
+		if (rc < 0)
+			return rc == -EBADMSG ? rc : KAAS_NOT_YET;
+		uint8_t id[16];
+		cJSON *idj = cJSON_GetObjectItemCaseSensitive(body, "id");
+		int same = cJSON_IsString(idj) && id_parse(idj->valuestring, id) == 0 &&
+			   memcmp(id, r->id, 16) == 0;
+		cJSON_Delete(body);
+		if (!same)
+			return KAAS_DONE; /* a new incarnation owns the document now */
+		rc = kaas_sub_unlink(r->t->cluster, r->doc);
+		if (rc < 0 && rc != -ENOENT)
+			return KAAS_NOT_YET;
+		(void)kaas_sub_fsync_dir(r->t->cluster, "topics");
+	}
+	return KAAS_DONE;
+}
+
+/* Rename <data>/<name> aside (if present) and remove it convergently; with
+ * remove_doc, then remove the topic document of incarnation `id`.
+ * Unfinished work is recorded in t->pending.  Caller holds admin_mu. */
+static int reclaim_dir(struct kaas_topics *t, const char *name, const uint8_t id[16],
+		       int remove_doc)
+{
+	char hex[33];
+	id_hex(id, hex);
+	struct removal *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->t = t;
+	memcpy(r->id, id, 16);
+	size_t n = strlen(name) + 64;
+	r->trash_path = malloc(n);
+	if (!r->trash_path) {
+		removal_free(r);
+		return -ENOMEM;
+	}
+	snprintf(r->trash_path, n, TRASH_DIR "/%s.%s", name, hex);
+	if (remove_doc && !(r->doc = doc_path(name))) {
+		removal_free(r);
+		return -ENOMEM;
+	}
+	int rc = kaas_sub_mkdirs(t->data, TRASH_DIR, 0755);
+	if (rc >= 0) {
+		rc = kaas_sub_rename(t->data, name, r->trash_path);
+		if (rc == -ENOENT)
+			rc = 0; /* already moved, or never created */
+		if (rc >= 0) {
+			(void)kaas_sub_fsync_dir(t->data, "");
+			(void)kaas_sub_fsync_dir(t->data, TRASH_DIR);
+		}
+	}
+	if (rc < 0) {
+		kaas_error("topic %s: renaming its directory aside failed: %s (%s)", name,
+			   strerror(-rc), kaas_sub_errdetail());
+		removal_free(r);
+		return rc;
+	}
+	struct kaas_converge_opts o = { .max_attempts = 5 };
+	rc = kaas_converge(removal_step, r, &o);
+	if (rc == 0) {
+		removal_free(r);
+		return 0;
+	}
+	kaas_warn("topic %s: removal of %s not finished (%s); re-driving later", name,
+		  r->trash_path, strerror(-rc));
+	char what[300];
+	snprintf(what, sizeof(what), "remove %s", r->trash_path);
+	if (kaas_pending_add(&t->pending, what, removal_step, r, removal_free) < 0) {
+		removal_free(r);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ opening */
+
+static void topic_free(struct kaas_topic *tp)
+{
+	if (!tp)
+		return;
+	for (int32_t i = 0; tp->parts && i < tp->npart; i++) {
+		if (tp->parts[i].log) {
+			int rc = kaas_log_close(tp->parts[i].log);
+			if (rc < 0)
+				kaas_error("topic %s partition %d: close failed: %s", tp->name, i,
+					   strerror(-rc));
+		}
+		kaas_hw_token_put(tp->parts[i].token);
+	}
+	free(tp->parts);
+	free(tp->name);
+	free(tp);
+}
+
+struct kaas_hw_token *kaas_hw_token_get(struct kaas_hw_token *tok)
+{
+	if (tok)
+		__atomic_add_fetch(&tok->refs, 1, __ATOMIC_RELAXED);
+	return tok;
+}
+
+void kaas_hw_token_put(struct kaas_hw_token *tok)
+{
+	if (tok && __atomic_sub_fetch(&tok->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(tok);
+}
+
+/* The log's notify callback (its sync thread): record, then pass on. */
+static void token_notify(void *arg, int64_t hw)
+{
+	struct kaas_hw_token *tok = arg;
+	__atomic_store_n(&tok->hw, hw, __ATOMIC_RELEASE);
+	if (tok->fn)
+		tok->fn(tok->arg, hw);
+}
+
+/* Open the log of partition `idx` of topic `name` into *p, with `token`
+ * (ownership passes to *p) or a new one. */
+static void open_one(struct kaas_topics *t, const char *name, int32_t idx,
+		     struct kaas_partition *p, struct kaas_hw_token *token)
+{
+	memset(p, 0, sizeof(*p));
+	p->index = idx;
+	if (!token && (token = calloc(1, sizeof(*token)))) {
+		token->refs = 1;
+		token->fn = t->notify;
+		token->arg = t->notify_arg;
+	}
+	p->token = token;
+	char dir[300];
+	snprintf(dir, sizeof(dir), "%s/%d", name, idx);
+	int rc = token ? kaas_log_open(t->data, dir, t->epoch, NULL, &p->log) : -ENOMEM;
+	if (rc < 0) {
+		p->log = NULL;
+		p->open_err = rc;
+		kaas_error("topic %s partition %d: open failed: %s (%s)", name, idx, strerror(-rc),
+			   kaas_sub_errdetail());
+	} else {
+		__atomic_store_n(&token->hw, kaas_log_high_watermark(p->log), __ATOMIC_RELEASE);
+		kaas_log_set_notify(p->log, token_notify, token);
+	}
+}
+
+/* Open logs for partitions [from, to) of topic `name` into arr[from..to). */
+static void open_range(struct kaas_topics *t, const char *name, struct kaas_partition *arr,
+		       int32_t from, int32_t to)
+{
+	for (int32_t i = from; i < to; i++)
+		open_one(t, name, i, &arr[i], NULL);
+}
+
+void kaas_partition_mark_failed(struct kaas_partition *p)
+{
+	__atomic_store_n(&p->failed, 1, __ATOMIC_RELEASE);
+}
+
+/* Open errors a retry cannot fix: a damaged or inconsistent directory (an
+ * operator must look), or a newer leader. */
+static int open_err_final(int err)
+{
+	return err == -EBADMSG || err == -EUCLEAN || err == KAAS_LOG_EFENCED || err == -EPROTO;
+}
+
+static int needs_reopen(struct kaas_partition *p)
+{
+	if (!p->log)
+		return !open_err_final(p->open_err);
+	if (__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE))
+		return 1;
+	int st = kaas_log_status(p->log);
+	return st != 0 && st != KAAS_LOG_EFENCED;
+}
+
+/* Close and re-open every failed partition.  Caller holds admin_mu (so no
+ * delete or growth runs meanwhile) and no topic reference. */
+static size_t reopen_failed_locked(struct kaas_topics *t)
+{
+	pthread_mutex_lock(&t->mu);
+	int n = 0;
+	struct kaas_topic **v = malloc(sizeof(*v) * (size_t)(t->n + 1));
+	for (int i = 0; v && i < t->n; i++) {
+		struct kaas_topic *tp = t->v[i];
+		if (tp->offline || tp->deleting)
+			continue;
+		for (int32_t k = 0; k < tp->npart; k++)
+			if (needs_reopen(&tp->parts[k])) {
+				tp->refs++;
+				v[n++] = tp;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&t->mu);
+	size_t still = 0;
+	for (int i = 0; i < n; i++) {
+		struct kaas_topic *tp = v[i];
+		for (int32_t k = 0; k < tp->npart; k++) {
+			if (!needs_reopen(&tp->parts[k]))
+				continue;
+			/* Take the log away once no request uses the topic. */
+			pthread_mutex_lock(&t->mu);
+			while (tp->refs > 2)
+				pthread_cond_wait(&t->cv, &t->mu);
+			struct kaas_log *old = tp->parts[k].log;
+			tp->parts[k].log = NULL;
+			__atomic_store_n(&tp->parts[k].failed, 0, __ATOMIC_RELEASE);
+			pthread_mutex_unlock(&t->mu);
+			if (old) {
+				kaas_warn("topic %s partition %d: log failed; re-opening it", tp->name, k);
+				int rc = kaas_log_close(old);
+				if (rc < 0)
+					kaas_warn("topic %s partition %d: close of the failed log: %s",
+						  tp->name, k, strerror(-rc));
+			}
+			struct kaas_partition fresh;
+			open_one(t, tp->name, k, &fresh, tp->parts[k].token);
+			if (fresh.log)
+				kaas_info("topic %s partition %d: re-opened", tp->name, k);
+			else
+				still++;
+			pthread_mutex_lock(&t->mu);
+			tp->parts[k] = fresh;
+			pthread_mutex_unlock(&t->mu);
+		}
+		kaas_topic_put(tp);
+	}
+	free(v);
+	return still;
+}
+
+/* Open partitions [0, to) of a topic no one else can see yet. */
+static int open_partitions(struct kaas_topics *t, struct kaas_topic *tp, int32_t to)
+{
+	tp->parts = calloc((size_t)to, sizeof(*tp->parts));
+	if (!tp->parts)
+		return -ENOMEM;
+	open_range(t, tp->name, tp->parts, 0, to);
+	return 0;
+}
+
+/* Make sure <data>/<name>/ is this incarnation's: reclaim another stamp,
+ * adopt an unstamped directory, write our stamp. */
+static int stamp_dir(struct kaas_topics *t, const char *name, const uint8_t id[16])
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/.topic-id.json", name);
+	cJSON *body = NULL;
+	int ver;
+	int rc = kaas_doc_read(t->data, path, TOPIC_ID_KIND, 1, &body, &ver);
+	if (rc == 0) {
+		uint8_t old[16];
+		cJSON *idj = cJSON_GetObjectItemCaseSensitive(body, "id");
+		int ok = cJSON_IsString(idj) && id_parse(idj->valuestring, old) == 0;
+		cJSON_Delete(body);
+		if (ok && memcmp(old, id, 16) == 0)
+			return 0;
+		if (!ok)
+			return -EBADMSG;
+		kaas_info("topic %s: directory belongs to an earlier incarnation; reclaiming", name);
+		rc = reclaim_dir(t, name, old, 0);
+		if (rc < 0)
+			return rc;
+	} else if (rc != -ENOENT) {
+		return rc;
+	}
+	rc = kaas_sub_mkdirs(t->data, name, 0755);
+	if (rc < 0)
+		return rc;
+	char hex[33];
+	id_hex(id, hex);
+	body = cJSON_CreateObject();
+	if (!body || !cJSON_AddStringToObject(body, "id", hex) ||
+	    !cJSON_AddStringToObject(body, "name", name)) {
+		cJSON_Delete(body);
+		return -ENOMEM;
+	}
+	rc = kaas_doc_write(t->data, path, TOPIC_ID_KIND, 1, body);
+	cJSON_Delete(body);
+	return rc;
+}
+
+static int registry_add(struct kaas_topics *t, struct kaas_topic *tp)
+{
+	if (t->n == t->cap) {
+		int cap = t->cap ? t->cap * 2 : 16;
+		struct kaas_topic **v = realloc(t->v, sizeof(*v) * (size_t)cap);
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	tp->reg = t;
+	tp->refs = 1; /* the registry's own */
+	t->v[t->n++] = tp;
+	return 0;
+}
+
+static struct kaas_topic *find_locked(struct kaas_topics *t, const char *name, int len)
+{
+	for (int i = 0; i < t->n; i++)
+		if ((int)strlen(t->v[i]->name) == len && memcmp(t->v[i]->name, name, (size_t)len) == 0)
+			return t->v[i];
+	return NULL;
+}
+
+/* A topic whose document or directory cannot be trusted stays listed as
+ * offline (no partitions): its name cannot be re-created or deleted through
+ * the API, so a damaged document is never silently replaced by a new
+ * incarnation that would reclaim the old data.  An operator repairs it. */
+static int add_offline(struct kaas_topics *t, const char *name)
+{
+	struct kaas_topic *tp = calloc(1, sizeof(*tp));
+	if (!tp || !(tp->name = strdup(name))) {
+		free(tp);
+		return -ENOMEM;
+	}
+	tp->offline = 1;
+	int rc = registry_add(t, tp);
+	if (rc < 0)
+		topic_free(tp);
+	return rc;
+}
+
+static int load_one(struct kaas_topics *t, const char *file)
+{
+	size_t fl = strlen(file);
+	if (fl < 6 || strcmp(file + fl - 5, ".json") != 0 || kaas_is_temp_name(file))
+		return 0;
+	char name[256];
+	if (fl - 5 >= sizeof(name))
+		return 0;
+	memcpy(name, file, fl - 5);
+	name[fl - 5] = '\0';
+	if (!kaas_topic_name_valid(name, (int)strlen(name))) {
+		kaas_warn("ignoring topic document %s: not a valid topic name", file);
+		return 0;
+	}
+	char *path = doc_path(name);
+	if (!path)
+		return -ENOMEM;
+	cJSON *body = NULL;
+	int ver;
+	int rc = kaas_doc_read(t->cluster, path, TOPIC_DOC_KIND, 1, &body, &ver);
+	free(path);
+	if (rc < 0) {
+		kaas_error("topic %s: document unreadable: %s (%s); topic offline", name,
+			   strerror(-rc), kaas_sub_errdetail());
+		return add_offline(t, name);
+	}
+	uint8_t id[16];
+	int64_t np = 0;
+	cJSON *idj = cJSON_GetObjectItemCaseSensitive(body, "id");
+	cJSON *del = cJSON_GetObjectItemCaseSensitive(body, "deleting");
+	int bad = !cJSON_IsString(idj) || id_parse(idj->valuestring, id) < 0 ||
+		  kaas_json_get_i64(body, "partitions", &np) < 0 || np < 1 || np > MAX_PARTITIONS;
+	int deleting = cJSON_IsTrue(del);
+	cJSON_Delete(body);
+	if (bad) {
+		kaas_error("topic %s: document malformed; topic offline", name);
+		return add_offline(t, name);
+	}
+	if (deleting) {
+		kaas_info("topic %s: finishing its deletion", name);
+		return reclaim_dir(t, name, id, 1);
+	}
+	rc = stamp_dir(t, name, id);
+	if (rc < 0) {
+		kaas_error("topic %s: stamping its directory failed: %s (%s); topic offline", name,
+			   strerror(-rc), kaas_sub_errdetail());
+		return add_offline(t, name);
+	}
+	struct kaas_topic *tp = calloc(1, sizeof(*tp));
+	if (!tp || !(tp->name = strdup(name))) {
+		free(tp);
+		return -ENOMEM;
+	}
+	memcpy(tp->id, id, 16);
+	tp->npart = (int32_t)np;
+	if ((rc = open_partitions(t, tp, tp->npart)) < 0 || (rc = registry_add(t, tp)) < 0) {
+		topic_free(tp);
+		return rc;
+	}
+	kaas_info("topic %s: opened %d partition(s)", name, tp->npart);
+	return 0;
+}
+
+/* Entries left in <data>/.trash by an interrupted removal (a crash between
+ * the rename aside and the end of the delete): remove them again.  Each
+ * name carries the incarnation id, so no live topic is ever in there. */
+static int redrive_trash(struct kaas_topics *t)
+{
+	struct kaas_dirlist l = { 0 };
+	int rc = kaas_sub_list(t->data, TRASH_DIR, &l);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < l.n && rc >= 0; i++) {
+		struct removal *r = calloc(1, sizeof(*r));
+		if (!r || !(r->trash_path = kaas_path_join(TRASH_DIR, l.names[i]))) {
+			free(r);
+			rc = -ENOMEM;
+			break;
+		}
+		r->t = t;
+		kaas_info("re-driving the removal of %s", r->trash_path);
+		struct kaas_converge_opts o = { .max_attempts = 5 };
+		if (kaas_converge(removal_step, r, &o) == 0) {
+			removal_free(r);
+			continue;
+		}
+		char what[300];
+		snprintf(what, sizeof(what), "remove %s", r->trash_path);
+		if (kaas_pending_add(&t->pending, what, removal_step, r, removal_free) < 0) {
+			removal_free(r);
+			rc = -ENOMEM;
+		}
+	}
+	kaas_dirlist_free(&l);
+	return rc;
+}
+
+/* Claim this incarnation's leader epoch: the next free
+ * <cluster>/leader-epochs/epoch-<n>, by exclusive create, so every start of
+ * any broker writes with an epoch above every earlier one and an older
+ * incarnation still running is fenced by the logs. */
+static int claim_epoch(struct kaas_topics *t)
+{
+	int rc = kaas_sub_mkdirs(t->cluster, EPOCH_DIR, 0755);
+	if (rc < 0)
+		return rc;
+	uint64_t latest = 0, won = 0;
+	rc = kaas_claim_latest(t->cluster, EPOCH_DIR, "epoch", &latest);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	rc = kaas_claim(t->cluster, EPOCH_DIR, "epoch", latest + 1, 1000, "kaasd", &won);
+	if (rc < 0)
+		return rc;
+	if (won > UINT32_MAX)
+		return -EOVERFLOW;
+	t->epoch = (uint32_t)won;
+	kaas_info("leader epoch %u claimed", t->epoch);
+	return 0;
+}
+
+int kaas_topics_open(struct kaas_substrate *data, struct kaas_substrate *cluster,
+		     kaas_log_notify_cb notify, void *arg, struct kaas_topics **out)
+{
+	struct kaas_topics *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->data = data;
+	t->cluster = cluster;
+	t->notify = notify;
+	t->notify_arg = arg;
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
+	pthread_mutex_init(&t->admin_mu, NULL);
+	int rc = claim_epoch(t);
+	if (rc >= 0)
+		rc = kaas_sub_mkdirs(cluster, "topics", 0755);
+	struct kaas_dirlist l = { 0 };
+	if (rc >= 0)
+		rc = kaas_sub_list(cluster, "topics", &l);
+	if (rc >= 0)
+		(void)kaas_sweep_temps(cluster, "topics", KAAS_SWEEP_DEAD_LOCAL);
+	for (size_t i = 0; rc >= 0 && i < l.n; i++)
+		rc = load_one(t, l.names[i]);
+	kaas_dirlist_free(&l);
+	if (rc >= 0)
+		rc = redrive_trash(t);
+	if (rc < 0) {
+		kaas_error("loading topics failed: %s (%s)", strerror(-rc), kaas_sub_errdetail());
+		kaas_topics_close(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+void kaas_topics_close(struct kaas_topics *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < t->n; i++)
+		topic_free(t->v[i]);
+	free(t->v);
+	if (t->pending.count)
+		kaas_warn("%zu removal(s) unfinished at shutdown; the next start re-drives them",
+			  t->pending.count);
+	kaas_pending_clear(&t->pending);
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->admin_mu);
+	free(t);
+}
+
+struct kaas_topic *kaas_topics_get(struct kaas_topics *t, const char *name, int len)
+{
+	pthread_mutex_lock(&t->mu);
+	struct kaas_topic *tp = find_locked(t, name, len);
+	if (tp && !tp->deleting)
+		tp->refs++;
+	else
+		tp = NULL;
+	pthread_mutex_unlock(&t->mu);
+	return tp;
+}
+
+void kaas_topic_put(struct kaas_topic *tp)
+{
+	if (!tp)
+		return;
+	struct kaas_topics *t = tp->reg;
+	pthread_mutex_lock(&t->mu);
+	tp->refs--;
+	/* Deletes wait for 1 reference, growth and re-opens for 2. */
+	if (tp->refs <= 2)
+		pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+}
+
+struct kaas_topic **kaas_topics_list(struct kaas_topics *t, int *n)
+{
+	pthread_mutex_lock(&t->mu);
+	struct kaas_topic **v = malloc(sizeof(*v) * (size_t)(t->n + 1));
+	int k = 0;
+	for (int i = 0; v && i < t->n; i++)
+		if (!t->v[i]->deleting) {
+			t->v[i]->refs++;
+			v[k++] = t->v[i];
+		}
+	pthread_mutex_unlock(&t->mu);
+	*n = k;
+	return v;
+}
+
+int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart, int validate_only,
+		       const char **why)
+{
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	int len = (int)strlen(name);
+	if (!kaas_topic_name_valid(name, len)) {
+		*why = "topic names are 1-249 characters of [a-zA-Z0-9._-], not '.' or '..'";
+		return KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+	}
+	if (npart < 1 || npart > MAX_PARTITIONS) {
+		*why = "number of partitions must be between 1 and 100000";
+		return KAAS_KERR_INVALID_PARTITIONS;
+	}
+	pthread_mutex_lock(&t->admin_mu);
+	pthread_mutex_lock(&t->mu);
+	int exists = find_locked(t, name, len) != NULL;
+	pthread_mutex_unlock(&t->mu);
+	if (exists) {
+		pthread_mutex_unlock(&t->admin_mu);
+		*why = "topic already exists";
+		return KAAS_KERR_TOPIC_ALREADY_EXISTS;
+	}
+	if (validate_only) {
+		pthread_mutex_unlock(&t->admin_mu);
+		return 0;
+	}
+	struct kaas_topic *tp = calloc(1, sizeof(*tp));
+	if (!tp || !(tp->name = strdup(name))) {
+		free(tp);
+		pthread_mutex_unlock(&t->admin_mu);
+		return KAAS_KERR_UNKNOWN_SERVER_ERROR;
+	}
+	if (getrandom(tp->id, sizeof(tp->id), 0) != (ssize_t)sizeof(tp->id)) {
+		topic_free(tp);
+		pthread_mutex_unlock(&t->admin_mu);
+		return KAAS_KERR_UNKNOWN_SERVER_ERROR;
+	}
+	tp->npart = npart;
+	/* Desired state first, then the directory stamp, then the logs. */
+	int rc = write_topic_doc(t, name, tp->id, npart, 0);
+	if (rc >= 0) {
+		rc = stamp_dir(t, name, tp->id);
+		if (rc < 0)
+			kaas_error("topic %s: stamping its directory failed: %s (%s)", name,
+				   strerror(-rc), kaas_sub_errdetail());
+	}
+	if (rc >= 0)
+		rc = open_partitions(t, tp, npart);
+	if (rc < 0) {
+		topic_free(tp);
+		pthread_mutex_unlock(&t->admin_mu);
+		*why = "storage error creating the topic";
+		return KAAS_KERR_KAFKA_STORAGE_ERROR;
+	}
+	pthread_mutex_lock(&t->mu);
+	rc = registry_add(t, tp);
+	pthread_mutex_unlock(&t->mu);
+	pthread_mutex_unlock(&t->admin_mu);
+	if (rc < 0) {
+		topic_free(tp);
+		return KAAS_KERR_UNKNOWN_SERVER_ERROR;
+	}
+	kaas_info("topic %s: created with %d partition(s)", name, npart);
+	return 0;
+}
+
+int kaas_topics_delete(struct kaas_topics *t, const char *name)
+{
+	int len = (int)strlen(name);
+	if (!kaas_topic_name_valid(name, len))
+		return KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+	pthread_mutex_lock(&t->admin_mu);
+	pthread_mutex_lock(&t->mu);
+	struct kaas_topic *tp = find_locked(t, name, len);
+	if (!tp || tp->deleting) {
+		pthread_mutex_unlock(&t->mu);
+		pthread_mutex_unlock(&t->admin_mu);
+		return KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	}
+	if (tp->offline) {
+		pthread_mutex_unlock(&t->mu);
+		pthread_mutex_unlock(&t->admin_mu);
+		kaas_warn("topic %s: offline (damaged document); not deleting through the API", name);
+		return KAAS_KERR_KAFKA_STORAGE_ERROR;
+	}
+	pthread_mutex_unlock(&t->mu);
+	int rc = write_topic_doc(t, name, tp->id, tp->npart, 1);
+	if (rc < 0) {
+		pthread_mutex_unlock(&t->admin_mu);
+		return KAAS_KERR_KAFKA_STORAGE_ERROR;
+	}
+	/* Unlist it, wait for in-flight users, close its logs. */
+	pthread_mutex_lock(&t->mu);
+	tp->deleting = 1;
+	while (tp->refs > 1)
+		pthread_cond_wait(&t->cv, &t->mu);
+	for (int i = 0; i < t->n; i++)
+		if (t->v[i] == tp) {
+			t->v[i] = t->v[--t->n];
+			break;
+		}
+	pthread_mutex_unlock(&t->mu);
+	uint8_t id[16];
+	memcpy(id, tp->id, 16);
+	topic_free(tp);
+	rc = reclaim_dir(t, name, id, 1);
+	pthread_mutex_unlock(&t->admin_mu);
+	if (rc < 0)
+		kaas_error("topic %s: deletion incomplete (%s); it resumes at the next start", name,
+			   strerror(-rc));
+	else
+		kaas_info("topic %s: deleted", name);
+	return 0;
+}
+
+int kaas_topics_add_partitions(struct kaas_topics *t, const char *name, int32_t count,
+			       int validate_only, const char **why)
+{
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	int len = (int)strlen(name);
+	if (!kaas_topic_name_valid(name, len))
+		return KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+	pthread_mutex_lock(&t->admin_mu);
+	struct kaas_topic *tp = kaas_topics_get(t, name, len);
+	int rc = 0;
+	if (!tp) {
+		rc = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	} else if (tp->offline) {
+		*why = "the topic is offline (damaged document)";
+		rc = KAAS_KERR_KAFKA_STORAGE_ERROR;
+	} else if (count <= tp->npart || count > MAX_PARTITIONS) {
+		*why = "the new partition count must be above the current one";
+		rc = KAAS_KERR_INVALID_PARTITIONS;
+	} else if (!validate_only) {
+		/* The document first (desired state), then the new logs. */
+		if (write_topic_doc(t, name, tp->id, count, 0) < 0) {
+			rc = KAAS_KERR_KAFKA_STORAGE_ERROR;
+		} else {
+			/* Open the new logs outside the registry lock, then swap the
+			 * array in once no one else is using the topic. */
+			int32_t old = tp->npart;
+			struct kaas_partition *np = calloc((size_t)count, sizeof(*np));
+			if (!np) {
+				rc = KAAS_KERR_UNKNOWN_SERVER_ERROR;
+			} else {
+				memcpy(np, tp->parts, sizeof(*np) * (size_t)old);
+				open_range(t, tp->name, np, old, count);
+				pthread_mutex_lock(&t->mu);
+				while (tp->refs > 2)
+					pthread_cond_wait(&t->cv, &t->mu);
+				struct kaas_partition *prev = tp->parts;
+				tp->parts = np;
+				tp->npart = count;
+				pthread_mutex_unlock(&t->mu);
+				free(prev);
+			}
+			if (rc == 0)
+				kaas_info("topic %s: grown to %d partitions", name, count);
+		}
+	}
+	kaas_topic_put(tp);
+	pthread_mutex_unlock(&t->admin_mu);
+	return rc;
+}
+
+size_t kaas_topics_housekeep(struct kaas_topics *t)
+{
+	pthread_mutex_lock(&t->admin_mu);
+	size_t n = t->pending.count ? kaas_pending_drive(&t->pending) : 0;
+	n += reopen_failed_locked(t);
+	pthread_mutex_unlock(&t->admin_mu);
+	return n;
+}

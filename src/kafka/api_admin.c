@@ -1,0 +1,328 @@
+/*
+ * api_admin.c — FindCoordinator 0..2 (no groups yet: COORDINATOR_NOT_AVAILABLE),
+ * CreateTopics 0..4, DeleteTopics 0..3, CreatePartitions 0..1,
+ * DescribeConfigs 0..3.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "broker/broker.h"
+#include "kafka/protocol.h"
+#include "kafka/request.h"
+
+int kaas_api_find_coordinator(struct kaas_req *req)
+{
+	struct kaas_kr *r = &req->r;
+	struct kaas_kw *w = &req->w;
+	int16_t v = req->hdr.api_version;
+	(void)kaas_kr_str(r, 0);
+	if (v >= 1)
+		(void)kaas_kr_i8(r);
+	if (!kaas_kr_ok(r))
+		return KAAS_REQ_CLOSE;
+	if (v >= 1)
+		kaas_kw_i32(w, 0);
+	kaas_kw_i16(w, KAAS_KERR_COORDINATOR_NOT_AVAILABLE);
+	if (v >= 1)
+		kaas_kw_str(w, 0, "consumer groups are not served by this broker yet");
+	kaas_kw_i32(w, -1);
+	kaas_kw_str(w, 0, "");
+	kaas_kw_i32(w, -1);
+	return KAAS_REQ_RESPOND;
+}
+
+int kaas_api_create_topics(struct kaas_req *req)
+{
+	struct kaas_broker *b = req->broker;
+	struct kaas_kr *r = &req->r;
+	struct kaas_kw *w = &req->w;
+	int16_t v = req->hdr.api_version;
+	int32_t nt = kaas_kr_array(r, 0, 16);
+	if (!kaas_kr_ok(r) || nt < 0)
+		return KAAS_REQ_CLOSE;
+	struct item {
+		struct kaas_kslice name;
+		int32_t np;
+		int16_t rf;
+		int32_t nassign;
+	} *items = calloc((size_t)nt + 1, sizeof(*items));
+	if (!items)
+		return KAAS_REQ_CLOSE;
+	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
+		items[i].name = kaas_kr_str(r, 0);
+		items[i].np = kaas_kr_i32(r);
+		items[i].rf = kaas_kr_i16(r);
+		int32_t na = kaas_kr_array(r, 0, 8);
+		items[i].nassign = na;
+		for (int32_t j = 0; j < na && kaas_kr_ok(r); j++) {
+			(void)kaas_kr_i32(r);
+			int32_t nb = kaas_kr_array(r, 0, 4);
+			for (int32_t k = 0; k < nb && kaas_kr_ok(r); k++)
+				(void)kaas_kr_i32(r);
+		}
+		int32_t nc = kaas_kr_array(r, 0, 4);
+		for (int32_t j = 0; j < nc && kaas_kr_ok(r); j++) {
+			(void)kaas_kr_str(r, 0);
+			(void)kaas_kr_nstr(r, 0);
+		}
+	}
+	(void)kaas_kr_i32(r); /* timeout */
+	int validate_only = v >= 1 ? kaas_kr_i8(r) != 0 : 0;
+	if (!kaas_kr_ok(r)) {
+		free(items);
+		return KAAS_REQ_CLOSE;
+	}
+	if (v >= 2)
+		kaas_kw_i32(w, 0);
+	kaas_kw_array(w, 0, nt);
+	for (int32_t i = 0; i < nt; i++) {
+		struct item *it = &items[i];
+		int16_t err = 0;
+		const char *why = NULL;
+		int32_t np = it->nassign > 0 ? it->nassign : it->np;
+		if (np == -1)
+			np = b->cfg.num_partitions;
+		if (!kaas_topic_name_valid((const char *)it->name.p, it->name.len)) {
+			err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+			why = "topic names are 1-249 characters of [a-zA-Z0-9._-], not '.' or '..'";
+		} else if (it->rf != -1 && it->rf != 1) {
+			err = KAAS_KERR_INVALID_REPLICATION_FACTOR;
+			why = "kaas keeps one copy on the shared volume: replication factor must be 1";
+		} else {
+			char *name = kaas_kslice_dup(it->name);
+			err = name ? (int16_t)kaas_topics_create(b->topics, name, np, validate_only, &why)
+				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
+			free(name);
+		}
+		kaas_kw_strn(w, 0, it->name.p, it->name.len);
+		kaas_kw_i16(w, err);
+		if (v >= 1)
+			kaas_kw_str(w, 0, err ? why : NULL);
+	}
+	free(items);
+	return KAAS_REQ_RESPOND;
+}
+
+int kaas_api_delete_topics(struct kaas_req *req)
+{
+	struct kaas_broker *b = req->broker;
+	struct kaas_kr *r = &req->r;
+	struct kaas_kw *w = &req->w;
+	int16_t v = req->hdr.api_version;
+	int32_t nt = kaas_kr_array(r, 0, 2);
+	if (!kaas_kr_ok(r) || nt < 0)
+		return KAAS_REQ_CLOSE;
+	struct kaas_kslice *names = calloc((size_t)nt + 1, sizeof(*names));
+	if (!names)
+		return KAAS_REQ_CLOSE;
+	for (int32_t i = 0; i < nt; i++)
+		names[i] = kaas_kr_str(r, 0);
+	(void)kaas_kr_i32(r);
+	if (!kaas_kr_ok(r)) {
+		free(names);
+		return KAAS_REQ_CLOSE;
+	}
+	if (v >= 1)
+		kaas_kw_i32(w, 0);
+	kaas_kw_array(w, 0, nt);
+	for (int32_t i = 0; i < nt; i++) {
+		int16_t err;
+		if (!kaas_topic_name_valid((const char *)names[i].p, names[i].len)) {
+			err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+		} else {
+			char *name = kaas_kslice_dup(names[i]);
+			err = name ? (int16_t)kaas_topics_delete(b->topics, name)
+				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
+			free(name);
+		}
+		kaas_kw_strn(w, 0, names[i].p, names[i].len);
+		kaas_kw_i16(w, err);
+	}
+	free(names);
+	return KAAS_REQ_RESPOND;
+}
+
+int kaas_api_create_partitions(struct kaas_req *req)
+{
+	struct kaas_broker *b = req->broker;
+	struct kaas_kr *r = &req->r;
+	struct kaas_kw *w = &req->w;
+	int32_t nt = kaas_kr_array(r, 0, 10);
+	if (!kaas_kr_ok(r) || nt < 0)
+		return KAAS_REQ_CLOSE;
+	struct item {
+		struct kaas_kslice name;
+		int32_t count;
+	} *items = calloc((size_t)nt + 1, sizeof(*items));
+	if (!items)
+		return KAAS_REQ_CLOSE;
+	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
+		items[i].name = kaas_kr_str(r, 0);
+		items[i].count = kaas_kr_i32(r);
+		int32_t na = kaas_kr_array(r, 0, 4);
+		for (int32_t j = 0; j < na && kaas_kr_ok(r); j++) {
+			int32_t nb = kaas_kr_array(r, 0, 4);
+			for (int32_t k = 0; k < nb && kaas_kr_ok(r); k++)
+				(void)kaas_kr_i32(r);
+		}
+	}
+	(void)kaas_kr_i32(r);
+	int validate_only = kaas_kr_i8(r) != 0;
+	if (!kaas_kr_ok(r)) {
+		free(items);
+		return KAAS_REQ_CLOSE;
+	}
+	kaas_kw_i32(w, 0);
+	kaas_kw_array(w, 0, nt);
+	for (int32_t i = 0; i < nt; i++) {
+		int16_t err;
+		const char *why = NULL;
+		if (!kaas_topic_name_valid((const char *)items[i].name.p, items[i].name.len)) {
+			err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+		} else {
+			char *name = kaas_kslice_dup(items[i].name);
+			err = name ? (int16_t)kaas_topics_add_partitions(b->topics, name,
+									 items[i].count,
+									 validate_only, &why)
+				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
+			free(name);
+		}
+		kaas_kw_strn(w, 0, items[i].name.p, items[i].name.len);
+		kaas_kw_i16(w, err);
+		kaas_kw_str(w, 0, err ? why : NULL);
+	}
+	free(items);
+	return KAAS_REQ_RESPOND;
+}
+
+#define RES_TOPIC 2
+#define RES_BROKER 4
+
+struct cfg_entry {
+	const char *name;
+	char value[32];
+};
+
+static void write_config(struct kaas_kw *w, int16_t v, const struct cfg_entry *e)
+{
+	kaas_kw_str(w, 0, e->name);
+	kaas_kw_str(w, 0, e->value);
+	kaas_kw_i8(w, 1); /* read only: kaas does not alter configs yet */
+	if (v == 0)
+		kaas_kw_i8(w, 1); /* is_default */
+	if (v >= 1)
+		kaas_kw_i8(w, 5); /* config_source: DEFAULT_CONFIG */
+	kaas_kw_i8(w, 0);         /* is_sensitive */
+	if (v >= 1)
+		kaas_kw_array(w, 0, 0); /* synonyms */
+	if (v >= 3) {
+		kaas_kw_i8(w, 0); /* config_type: UNKNOWN */
+		kaas_kw_str(w, 0, NULL);
+	}
+}
+
+int kaas_api_describe_configs(struct kaas_req *req)
+{
+	struct kaas_broker *b = req->broker;
+	struct kaas_kr *r = &req->r;
+	struct kaas_kw *w = &req->w;
+	int16_t v = req->hdr.api_version;
+	struct cfg_entry topic_cfg[] = {
+		{ "cleanup.policy", "delete" },
+		{ "compression.type", "producer" },
+		{ "retention.ms", "604800000" },
+		{ "retention.bytes", "-1" },
+		{ "segment.bytes", "1073741824" },
+		{ "max.message.bytes", "" },
+	};
+	struct cfg_entry broker_cfg[] = {
+		{ "num.partitions", "" },
+		{ "auto.create.topics.enable", "" },
+		{ "message.max.bytes", "" },
+		{ "socket.request.max.bytes", "" },
+	};
+	snprintf(topic_cfg[5].value, sizeof(topic_cfg[5].value), "%zu", b->cfg.message_max_bytes);
+	snprintf(broker_cfg[0].value, sizeof(broker_cfg[0].value), "%d", b->cfg.num_partitions);
+	snprintf(broker_cfg[1].value, sizeof(broker_cfg[1].value), "%s",
+		 b->cfg.auto_create ? "true" : "false");
+	snprintf(broker_cfg[2].value, sizeof(broker_cfg[2].value), "%zu", b->cfg.message_max_bytes);
+	snprintf(broker_cfg[3].value, sizeof(broker_cfg[3].value), "%zu", b->cfg.max_request_bytes);
+
+	int32_t nres = kaas_kr_array(r, 0, 7);
+	if (!kaas_kr_ok(r) || nres < 0)
+		return KAAS_REQ_CLOSE;
+	struct res {
+		int8_t type;
+		struct kaas_kslice name;
+		int32_t nkeys;
+		const uint8_t *keys; /* position of the key list in the request */
+	} *rs = calloc((size_t)nres + 1, sizeof(*rs));
+	if (!rs)
+		return KAAS_REQ_CLOSE;
+	for (int32_t i = 0; i < nres && kaas_kr_ok(r); i++) {
+		rs[i].type = kaas_kr_i8(r);
+		rs[i].name = kaas_kr_str(r, 0);
+		rs[i].nkeys = kaas_kr_array(r, 0, 2);
+		rs[i].keys = r->p;
+		for (int32_t k = 0; k < rs[i].nkeys && kaas_kr_ok(r); k++)
+			(void)kaas_kr_str(r, 0);
+	}
+	if (v >= 1)
+		(void)kaas_kr_i8(r);
+	if (v >= 3)
+		(void)kaas_kr_i8(r);
+	if (!kaas_kr_ok(r)) {
+		free(rs);
+		return KAAS_REQ_CLOSE;
+	}
+	kaas_kw_i32(w, 0);
+	kaas_kw_array(w, 0, nres);
+	for (int32_t i = 0; i < nres; i++) {
+		struct res *x = &rs[i];
+		int16_t err = 0;
+		const char *msg = NULL;
+		const struct cfg_entry *set = NULL;
+		int nset = 0;
+		if (x->type == RES_TOPIC) {
+			struct kaas_topic *tp = NULL;
+			if (!kaas_topic_name_valid((const char *)x->name.p, x->name.len)) {
+				err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+			} else if (!(tp = kaas_topics_get(b->topics, (const char *)x->name.p,
+							  x->name.len))) {
+				err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+			} else {
+				set = topic_cfg;
+				nset = (int)(sizeof(topic_cfg) / sizeof(topic_cfg[0]));
+			}
+			kaas_topic_put(tp);
+		} else if (x->type == RES_BROKER) {
+			set = broker_cfg;
+			nset = (int)(sizeof(broker_cfg) / sizeof(broker_cfg[0]));
+		} else {
+			err = KAAS_KERR_INVALID_REQUEST;
+			msg = "only topic and broker resources are described";
+		}
+		kaas_kw_i16(w, err);
+		kaas_kw_str(w, 0, msg);
+		kaas_kw_i8(w, x->type);
+		kaas_kw_strn(w, 0, x->name.p, x->name.len);
+		/* Filter by the requested keys (null: all). */
+		int keep[16] = { 0 };
+		int nkeep = 0;
+		for (int e = 0; e < nset; e++) {
+			int want = x->nkeys < 0;
+			struct kaas_kr kr;
+			kaas_kr_init(&kr, x->keys, (size_t)(r->end - x->keys));
+			for (int32_t k = 0; k < x->nkeys && !want; k++)
+				want = kaas_kslice_eq(kaas_kr_str(&kr, 0), set[e].name);
+			keep[e] = want;
+			nkeep += want;
+		}
+		kaas_kw_array(w, 0, nkeep);
+		for (int e = 0; e < nset; e++)
+			if (keep[e])
+				write_config(w, v, &set[e]);
+	}
+	free(rs);
+	return KAAS_REQ_RESPOND;
+}

@@ -1,0 +1,419 @@
+/*
+ * api_fetch.c — Fetch 4..11 with long poll.
+ *
+ * Each round reads on the work queue (the log's reads may block on the
+ * volume): per partition whole batches from the fetch offset, bounded by the
+ * partition limit and what is left of the response limit (the first batch
+ * of the response is sent whole even when larger, so a consumer can always
+ * progress).  If the round found fewer than min_bytes and max_wait_ms has
+ * not passed, the request parks until a log's high watermark moves or the
+ * timer fires, then reads again.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/broker.h"
+#include "broker/logging.h"
+#include "kafka/protocol.h"
+#include "kafka/request.h"
+
+struct fp {
+	int32_t index;
+	int64_t offset;
+	int32_t max_bytes;
+	/* round results */
+	int16_t err;
+	int64_t hw, log_start;
+	void *data;                     /* copied records, or NULL */
+	size_t len;
+	struct kaas_log_slice slice;    /* records left in the segment (zero-copy) */
+	int has_slice;
+	struct kaas_hw_token *token;    /* the partition's, while parked (referenced) */
+};
+
+struct ft {
+	struct kaas_kslice name;
+	int32_t n;
+	struct fp *parts;
+};
+
+struct fetch_ctx {
+	struct kaas_req *req;
+	struct kaas_fetch_waiter waiter;
+	uv_timer_t timer;
+	int timer_live;
+	int32_t max_wait, min_bytes, max_bytes;
+	int32_t nt;
+	struct ft *topics;
+	size_t total;
+	int errors;
+	int in_pool;
+	int woken;                      /* data arrived during a pool round */
+	int parked;
+	uint64_t deadline;
+};
+
+static void drop_data(struct fetch_ctx *ctx)
+{
+	for (int32_t i = 0; i < ctx->nt; i++)
+		for (int32_t j = 0; j < ctx->topics[i].n; j++) {
+			struct fp *p = &ctx->topics[i].parts[j];
+			free(p->data);
+			p->data = NULL;
+			if (p->has_slice)
+				kaas_log_slice_release(&p->slice);
+			p->has_slice = 0;
+			p->len = 0;
+		}
+}
+
+static void free_mem(struct fetch_ctx *ctx)
+{
+	for (int32_t i = 0; i < ctx->nt; i++)
+		free(ctx->topics[i].parts);
+	free(ctx->topics);
+	free(ctx);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+	free_mem(h->data);
+}
+
+static void ctx_free(void *arg)
+{
+	struct fetch_ctx *ctx = arg;
+	if (!ctx)
+		return;
+	kaas_broker_unpark(&ctx->waiter);
+	drop_data(ctx);
+	for (int32_t i = 0; i < ctx->nt; i++)
+		for (int32_t j = 0; j < ctx->topics[i].n; j++)
+			kaas_hw_token_put(ctx->topics[i].parts[j].token);
+	if (ctx->timer_live) {
+		uv_timer_stop(&ctx->timer);
+		uv_close((uv_handle_t *)&ctx->timer, on_timer_closed);
+	} else {
+		free_mem(ctx);
+	}
+}
+
+/* Work queue: read every partition. */
+static void round_work(uv_work_t *w)
+{
+	struct fetch_ctx *ctx = w->data;
+	struct kaas_broker *b = ctx->req->broker;
+	drop_data(ctx);
+	ctx->total = 0;
+	ctx->errors = 0;
+	for (int32_t i = 0; i < ctx->nt; i++) {
+		struct ft *t = &ctx->topics[i];
+		struct kaas_topic *tp = NULL;
+		int16_t terr = 0;
+		if (!kaas_topic_name_valid((const char *)t->name.p, t->name.len))
+			terr = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+		else if (!(tp = kaas_topics_get(b->topics, (const char *)t->name.p, t->name.len)))
+			terr = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+		for (int32_t j = 0; j < t->n; j++) {
+			struct fp *p = &t->parts[j];
+			p->hw = p->log_start = -1;
+			p->err = terr;
+			if (terr) {
+				ctx->errors++;
+				continue;
+			}
+			if (p->index < 0 || p->index >= tp->npart) {
+				p->err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+				ctx->errors++;
+				continue;
+			}
+			struct kaas_partition *kp = &tp->parts[p->index];
+			if (p->token != kp->token) {
+				kaas_hw_token_put(p->token);
+				p->token = kaas_hw_token_get(kp->token);
+			}
+			struct kaas_log *log = kp->log;
+			if (!log) {
+				p->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
+				ctx->errors++;
+				continue;
+			}
+			p->hw = kaas_log_high_watermark(log);
+			p->log_start = kaas_log_start_offset(log);
+			if (p->offset < p->log_start || p->offset > p->hw) {
+				p->err = KAAS_KERR_OFFSET_OUT_OF_RANGE;
+				ctx->errors++;
+				continue;
+			}
+			if (p->offset == p->hw || p->max_bytes <= 0)
+				continue;
+			size_t left = ctx->max_bytes > 0 && (size_t)ctx->max_bytes > ctx->total
+					      ? (size_t)ctx->max_bytes - ctx->total
+					      : 0;
+			if (left == 0 && ctx->total > 0)
+				continue;
+			size_t lim = (size_t)p->max_bytes;
+			if (left && left < lim)
+				lim = left;
+			int rc = kaas_log_read(log, p->offset, lim, &p->slice);
+			if (rc == 0 && p->slice.len > 0) {
+				p->has_slice = 1;
+				p->len = p->slice.len;
+			} else if (rc == 0) {
+				kaas_log_slice_release(&p->slice);
+			}
+			if (rc == -ERANGE) {
+				p->err = KAAS_KERR_OFFSET_OUT_OF_RANGE;
+				ctx->errors++;
+			} else if (rc < 0) {
+				kaas_error("fetch %s/%d at %lld: %s", tp->name, p->index,
+					   (long long)p->offset, strerror(-rc));
+				p->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
+				ctx->errors++;
+			} else {
+				ctx->total += p->len;
+			}
+		}
+		kaas_topic_put(tp);
+	}
+	/* Small responses are copied (here, on the work queue); large ones
+	 * keep their slices and go to the socket by sendfile. */
+	size_t zmin = b->cfg.zero_copy_min_bytes;
+	if (zmin && ctx->total >= zmin)
+		return;
+	for (int32_t i = 0; i < ctx->nt; i++)
+		for (int32_t j = 0; j < ctx->topics[i].n; j++) {
+			struct fp *p = &ctx->topics[i].parts[j];
+			if (!p->has_slice)
+				continue;
+			p->data = malloc(p->len);
+			ssize_t n = p->data ? kaas_log_slice_pread(&p->slice, p->data, p->len, 0)
+					    : -ENOMEM;
+			kaas_log_slice_release(&p->slice);
+			p->has_slice = 0;
+			if (n < 0) {
+				kaas_error("fetch %.*s/%d: reading %zu bytes: %s",
+					   ctx->topics[i].name.len, (const char *)ctx->topics[i].name.p,
+					   p->index, p->len, strerror((int)-n));
+				free(p->data);
+				p->data = NULL;
+				ctx->total -= p->len;
+				p->len = 0;
+				p->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
+				ctx->errors++;
+			}
+		}
+}
+
+/* Has any partition of the request moved past what the last round saw? */
+static int moved(struct fetch_ctx *ctx)
+{
+	for (int32_t i = 0; i < ctx->nt; i++)
+		for (int32_t j = 0; j < ctx->topics[i].n; j++) {
+			struct fp *p = &ctx->topics[i].parts[j];
+			if (!p->token || kaas_hw_token_hw(p->token) > p->hw)
+				return 1;
+		}
+	return 0;
+}
+
+static void respond(struct fetch_ctx *ctx)
+{
+	struct kaas_req *req = ctx->req;
+	int16_t v = req->hdr.api_version;
+	struct kaas_kw *w = &req->w;
+	int nslices = 0;
+	for (int32_t i = 0; i < ctx->nt; i++)
+		for (int32_t j = 0; j < ctx->topics[i].n; j++)
+			nslices += ctx->topics[i].parts[j].has_slice;
+	if (nslices)
+		req->zc = calloc((size_t)nslices, sizeof(*req->zc));
+	kaas_kw_i32(w, 0); /* throttle */
+	if (v >= 7) {
+		kaas_kw_i16(w, 0);
+		kaas_kw_i32(w, 0); /* session_id: no sessions */
+	}
+	kaas_kw_array(w, 0, ctx->nt);
+	for (int32_t i = 0; i < ctx->nt; i++) {
+		struct ft *t = &ctx->topics[i];
+		kaas_kw_strn(w, 0, t->name.p, t->name.len);
+		kaas_kw_array(w, 0, t->n);
+		for (int32_t j = 0; j < t->n; j++) {
+			struct fp *p = &t->parts[j];
+			kaas_kw_i32(w, p->index);
+			kaas_kw_i16(w, p->err);
+			kaas_kw_i64(w, p->hw);
+			kaas_kw_i64(w, p->hw); /* last stable offset */
+			if (v >= 5)
+				kaas_kw_i64(w, p->log_start);
+			kaas_kw_array(w, 0, 0); /* aborted transactions */
+			if (v >= 11)
+				kaas_kw_i32(w, -1); /* preferred read replica */
+			if (p->has_slice) {
+				kaas_kw_i32(w, (int32_t)p->len);
+				if (req->zc) {
+					req->zc[req->nzc].at = w->len;
+					req->zc[req->nzc].slice = &p->slice;
+					req->nzc++;
+					req->zc_bytes += p->len;
+				}
+			} else {
+				kaas_kw_bytes(w, 0, p->data, (int32_t)p->len);
+			}
+		}
+	}
+	if (nslices && !req->zc)
+		w->err = -ENOMEM; /* the server drops the connection */
+	/* The slices stay referenced until the request is freed (after the
+	 * send); copied data is no longer needed. */
+	kaas_req_finish(req, KAAS_REQ_RESPOND);
+}
+
+static void start_round(struct fetch_ctx *ctx);
+
+/* Some log's high watermark moved: read again only if one of ours did. */
+static void on_wake(struct kaas_fetch_waiter *wt)
+{
+	struct fetch_ctx *ctx = (struct fetch_ctx *)((char *)wt - offsetof(struct fetch_ctx, waiter));
+	struct kaas_broker *b = ctx->req->broker;
+	if (!b->draining && !moved(ctx)) {
+		kaas_broker_park(b, &ctx->waiter);
+		return;
+	}
+	ctx->parked = 0;
+	start_round(ctx);
+}
+
+static void on_timeout(uv_timer_t *t)
+{
+	struct fetch_ctx *ctx = t->data;
+	if (!ctx->parked)
+		return;
+	kaas_broker_unpark(&ctx->waiter);
+	ctx->parked = 0;
+	start_round(ctx);
+}
+
+static void round_done(uv_work_t *w, int status)
+{
+	struct fetch_ctx *ctx = w->data;
+	struct kaas_broker *b = ctx->req->broker;
+	b->pool_jobs--;
+	ctx->in_pool = 0;
+	uint64_t now = kaas_now_ms();
+	if (status < 0 || ctx->errors || ctx->total >= (size_t)ctx->min_bytes ||
+	    now >= ctx->deadline || b->draining) {
+		respond(ctx);
+		return;
+	}
+	/* Not enough yet: park until data arrives or the deadline, unless data
+	 * already arrived while this round was reading. */
+	if (ctx->woken || moved(ctx)) {
+		ctx->woken = 0;
+		start_round(ctx);
+		return;
+	}
+	if (!ctx->timer_live) {
+		uv_timer_init(b->loop, &ctx->timer);
+		ctx->timer.data = ctx;
+		ctx->timer_live = 1;
+	}
+	ctx->parked = 1;
+	kaas_broker_park(b, &ctx->waiter);
+	uv_timer_start(&ctx->timer, on_timeout, ctx->deadline - now, 0);
+}
+
+static void start_round(struct fetch_ctx *ctx)
+{
+	struct kaas_req *req = ctx->req;
+	if (ctx->in_pool) {
+		ctx->woken = 1;
+		return;
+	}
+	if (ctx->timer_live)
+		uv_timer_stop(&ctx->timer);
+	ctx->in_pool = 1;
+	req->work.data = ctx;
+	req->broker->pool_jobs++;
+	if (uv_queue_work(req->broker->loop, &req->work, round_work, round_done) < 0) {
+		req->broker->pool_jobs--;
+		ctx->in_pool = 0;
+		respond(ctx);
+	}
+}
+
+void kaas_api_fetch(struct kaas_req *req)
+{
+	struct kaas_kr *r = &req->r;
+	int16_t v = req->hdr.api_version;
+	struct fetch_ctx *ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	ctx->req = req;
+	ctx->waiter.wake = on_wake;
+	req->ctx = ctx;
+	req->ctx_free = ctx_free;
+	(void)kaas_kr_i32(r); /* replica_id */
+	ctx->max_wait = kaas_kr_i32(r);
+	ctx->min_bytes = kaas_kr_i32(r);
+	ctx->max_bytes = kaas_kr_i32(r);
+	(void)kaas_kr_i8(r); /* isolation level: no transactions, both are the same */
+	if (v >= 7) {
+		(void)kaas_kr_i32(r); /* session id */
+		(void)kaas_kr_i32(r); /* session epoch */
+	}
+	int32_t nt = kaas_kr_array(r, 0, 6);
+	if (nt > 0 && kaas_kr_ok(r)) {
+		if (!(ctx->topics = calloc((size_t)nt, sizeof(*ctx->topics))))
+			kaas_kr_fail(r);
+		else
+			ctx->nt = nt;
+	}
+	for (int32_t i = 0; i < ctx->nt && kaas_kr_ok(r); i++) {
+		struct ft *t = &ctx->topics[i];
+		t->name = kaas_kr_str(r, 0);
+		int32_t np = kaas_kr_array(r, 0, 16);
+		if (np > 0 && kaas_kr_ok(r)) {
+			if (!(t->parts = calloc((size_t)np, sizeof(*t->parts)))) {
+				kaas_kr_fail(r);
+				break;
+			}
+			t->n = np;
+		}
+		for (int32_t j = 0; j < t->n && kaas_kr_ok(r); j++) {
+			struct fp *p = &t->parts[j];
+			p->index = kaas_kr_i32(r);
+			if (v >= 9)
+				(void)kaas_kr_i32(r); /* current leader epoch */
+			p->offset = kaas_kr_i64(r);
+			if (v >= 5)
+				(void)kaas_kr_i64(r); /* log start offset (followers) */
+			p->max_bytes = kaas_kr_i32(r);
+		}
+	}
+	if (v >= 7) {
+		int32_t nf = kaas_kr_array(r, 0, 6);
+		for (int32_t i = 0; i < nf && kaas_kr_ok(r); i++) {
+			(void)kaas_kr_str(r, 0);
+			int32_t np = kaas_kr_array(r, 0, 4);
+			for (int32_t j = 0; j < np && kaas_kr_ok(r); j++)
+				(void)kaas_kr_i32(r);
+		}
+	}
+	if (v >= 11)
+		(void)kaas_kr_str(r, 0); /* rack id */
+	if (!kaas_kr_ok(r) || nt < 0) {
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	if (ctx->max_wait < 0)
+		ctx->max_wait = 0;
+	if (ctx->max_wait > 300000)
+		ctx->max_wait = 300000;
+	if (ctx->min_bytes < 0)
+		ctx->min_bytes = 0;
+	ctx->deadline = req->start_ms + (uint64_t)ctx->max_wait;
+	start_round(ctx);
+}

@@ -1,0 +1,123 @@
+/* api_metadata.c — Metadata 0..8, with auto-creation of topics. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/broker.h"
+#include "broker/logging.h"
+#include "kafka/protocol.h"
+#include "kafka/request.h"
+
+static void write_topic(struct kaas_kw *w, int16_t v, int32_t broker, int16_t err,
+			const char *name, int nlen, const struct kaas_topic *tp)
+{
+	kaas_kw_i16(w, err);
+	kaas_kw_strn(w, 0, name, nlen);
+	if (v >= 1)
+		kaas_kw_i8(w, 0); /* is_internal */
+	int32_t np = tp ? tp->npart : 0;
+	kaas_kw_array(w, 0, np);
+	for (int32_t i = 0; i < np; i++) {
+		const struct kaas_partition *p = &tp->parts[i];
+		kaas_kw_i16(w, p->log ? KAAS_KERR_NONE : KAAS_KERR_KAFKA_STORAGE_ERROR);
+		kaas_kw_i32(w, i);
+		kaas_kw_i32(w, broker); /* leader */
+		if (v >= 7)
+			kaas_kw_i32(w, p->log ? (int32_t)kaas_log_epoch(p->log) : -1);
+		kaas_kw_array(w, 0, 1); /* replicas */
+		kaas_kw_i32(w, broker);
+		kaas_kw_array(w, 0, 1); /* isr */
+		kaas_kw_i32(w, broker);
+		if (v >= 5)
+			kaas_kw_array(w, 0, 0); /* offline replicas */
+	}
+	if (v >= 8)
+		kaas_kw_i32(w, INT32_MIN); /* topic_authorized_operations: not computed */
+}
+
+int kaas_api_metadata(struct kaas_req *req)
+{
+	struct kaas_broker *b = req->broker;
+	struct kaas_kr *r = &req->r;
+	int16_t v = req->hdr.api_version;
+	int32_t n = kaas_kr_array(r, 0, 2);
+	if (!kaas_kr_ok(r) || (v == 0 && n < 0))
+		return KAAS_REQ_CLOSE;
+	struct kaas_kslice *names = NULL;
+	if (n > 0 && !(names = calloc((size_t)n, sizeof(*names))))
+		return KAAS_REQ_CLOSE;
+	for (int32_t i = 0; i < n; i++)
+		names[i] = kaas_kr_str(r, 0);
+	int allow_create = 1;
+	if (v >= 4)
+		allow_create = kaas_kr_i8(r) != 0;
+	if (v >= 8) {
+		(void)kaas_kr_i8(r);
+		(void)kaas_kr_i8(r);
+	}
+	if (!kaas_kr_ok(r)) {
+		free(names);
+		return KAAS_REQ_CLOSE;
+	}
+	int all = n < 0 || (v == 0 && n == 0);
+	struct kaas_kw *w = &req->w;
+	int32_t me = b->cfg.broker_id;
+	if (v >= 3)
+		kaas_kw_i32(w, 0); /* throttle */
+	kaas_kw_array(w, 0, 1);
+	kaas_kw_i32(w, me);
+	kaas_kw_str(w, 0, b->cfg.advertise_host);
+	kaas_kw_i32(w, b->cfg.advertise_port);
+	if (v >= 1)
+		kaas_kw_str(w, 0, NULL); /* rack */
+	if (v >= 2)
+		kaas_kw_str(w, 0, b->cluster_id);
+	if (v >= 1)
+		kaas_kw_i32(w, me); /* controller */
+	if (all) {
+		int k = 0;
+		struct kaas_topic **list = kaas_topics_list(b->topics, &k);
+		kaas_kw_array(w, 0, k);
+		for (int i = 0; i < k; i++) {
+			write_topic(w, v, me,
+				    list[i]->offline ? KAAS_KERR_KAFKA_STORAGE_ERROR : KAAS_KERR_NONE,
+				    list[i]->name, (int)strlen(list[i]->name), list[i]);
+			kaas_topic_put(list[i]);
+		}
+		free(list);
+	} else {
+		kaas_kw_array(w, 0, n);
+		for (int32_t i = 0; i < n; i++) {
+			const char *nm = (const char *)names[i].p;
+			int len = names[i].len;
+			if (!kaas_topic_name_valid(nm, len)) {
+				write_topic(w, v, me, KAAS_KERR_INVALID_TOPIC_EXCEPTION, nm, len, NULL);
+				continue;
+			}
+			struct kaas_topic *tp = kaas_topics_get(b->topics, nm, len);
+			if (!tp && allow_create && b->cfg.auto_create && !b->draining) {
+				char *s = kaas_kslice_dup(names[i]);
+				if (s) {
+					int rc = kaas_topics_create(b->topics, s, b->cfg.num_partitions,
+								    0, NULL);
+					if (rc != 0 && rc != KAAS_KERR_TOPIC_ALREADY_EXISTS)
+						kaas_warn("auto-creating topic %s failed: error %d",
+							  s, rc);
+					free(s);
+				}
+				tp = kaas_topics_get(b->topics, nm, len);
+			}
+			if (tp)
+				write_topic(w, v, me,
+					    tp->offline ? KAAS_KERR_KAFKA_STORAGE_ERROR : KAAS_KERR_NONE,
+					    nm, len, tp);
+			else
+				write_topic(w, v, me, KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION, nm, len,
+					    NULL);
+			kaas_topic_put(tp);
+		}
+	}
+	if (v >= 8)
+		kaas_kw_i32(w, INT32_MIN); /* cluster_authorized_operations */
+	free(names);
+	return KAAS_REQ_RESPOND;
+}

@@ -1,0 +1,363 @@
+/*
+ * api_produce.c — Produce 3..8.
+ *
+ * The loop parses the request and looks its topics up; validation (batch.h:
+ * CRC, sizes, decompression) and the appends run on the broker's produce
+ * worker, one request after another in arrival order, so neither the CPU of
+ * decompression nor the log's back-pressure stalls the network loop.  A
+ * partition's batches are appended only if every one of them is valid.
+ * acks=0: appended and not answered; acks=1 and -1: answered once the log's
+ * group-committed fsync covering every batch of the request completed (the
+ * log calls back on its sync thread; completions come back to the loop
+ * through kaas_broker_complete, as does the worker's "all submitted").
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/broker.h"
+#include "broker/logging.h"
+#include "kafka/batch.h"
+#include "kafka/protocol.h"
+#include "kafka/request.h"
+
+struct pp {                       /* one partition of the request */
+	int32_t index;
+	int16_t err;              /* set on the loop before, or the worker during, the job */
+	int16_t sync_err;         /* set on the loop by a failed append completion */
+	int64_t base_offset;
+	int64_t log_start;
+	struct kaas_kslice records;
+};
+
+struct pt {                       /* one topic of the request */
+	struct kaas_kslice name;
+	struct kaas_topic *topic;       /* referenced while appends are pending */
+	int32_t n;
+	struct pp *parts;
+};
+
+struct produce_ctx {
+	struct kaas_req *req;
+	int16_t acks;
+	int32_t nt;
+	struct pt *topics;
+	struct kaas_job job;            /* validation + appends on the worker */
+	struct kaas_completion submitted_c; /* worker -> loop: all appends queued */
+	unsigned submitted;             /* appends with a callback (worker, then read on loop) */
+	unsigned completed;             /* their completions seen (loop) */
+	int worker_done;                /* loop */
+};
+
+struct pcomp {
+	struct kaas_completion c;
+	struct produce_ctx *ctx;
+	struct pp *part;
+	struct kaas_partition *kp;
+	int64_t result;
+};
+
+static void ctx_free(void *arg)
+{
+	struct produce_ctx *ctx = arg;
+	if (!ctx)
+		return;
+	for (int32_t i = 0; i < ctx->nt; i++) {
+		kaas_topic_put(ctx->topics[i].topic);
+		free(ctx->topics[i].parts);
+	}
+	free(ctx->topics);
+	free(ctx);
+}
+
+static void respond_body(struct produce_ctx *ctx)
+{
+	struct kaas_req *req = ctx->req;
+	int16_t v = req->hdr.api_version;
+	struct kaas_kw *w = &req->w;
+	kaas_kw_array(w, 0, ctx->nt);
+	for (int32_t i = 0; i < ctx->nt; i++) {
+		struct pt *t = &ctx->topics[i];
+		kaas_kw_strn(w, 0, t->name.p, t->name.len);
+		kaas_kw_array(w, 0, t->n);
+		for (int32_t j = 0; j < t->n; j++) {
+			struct pp *p = &t->parts[j];
+			int16_t err = p->err ? p->err : p->sync_err;
+			kaas_kw_i32(w, p->index);
+			kaas_kw_i16(w, err);
+			kaas_kw_i64(w, err ? -1 : p->base_offset);
+			kaas_kw_i64(w, -1); /* log_append_time_ms: CreateTime */
+			if (v >= 5)
+				kaas_kw_i64(w, p->log_start);
+			if (v >= 8) {
+				kaas_kw_array(w, 0, 0); /* record_errors */
+				kaas_kw_str(w, 0, NULL); /* error_message */
+			}
+		}
+	}
+	kaas_kw_i32(w, 0); /* throttle */
+}
+
+static void respond(struct produce_ctx *ctx)
+{
+	respond_body(ctx);
+	kaas_req_finish(ctx->req, KAAS_REQ_RESPOND);
+}
+
+/* Loop thread: one append completed. */
+static void on_complete(struct kaas_completion *c)
+{
+	struct pcomp *pc = (struct pcomp *)c;
+	struct produce_ctx *ctx = pc->ctx;
+	if (pc->result < 0) {
+		kaas_error("append to partition %d failed: %s", pc->part->index,
+			   strerror((int)-pc->result));
+		pc->part->sync_err = pc->result == KAAS_LOG_EFENCED
+					     ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
+					     : KAAS_KERR_KAFKA_STORAGE_ERROR;
+		if (pc->result != KAAS_LOG_EFENCED)
+			kaas_partition_mark_failed(pc->kp);
+	}
+	free(pc);
+	ctx->completed++;
+	if (ctx->worker_done && ctx->completed == ctx->submitted)
+		respond(ctx);
+}
+
+/* Loop thread: the worker has queued every append of the request. */
+static void on_submitted(struct kaas_completion *c)
+{
+	struct produce_ctx *ctx = (struct produce_ctx *)((char *)c -
+							 offsetof(struct produce_ctx, submitted_c));
+	ctx->worker_done = 1;
+	if (ctx->acks == 0)
+		kaas_req_finish(ctx->req, KAAS_REQ_NO_RESPONSE);
+	else if (ctx->completed == ctx->submitted)
+		respond(ctx);
+}
+
+/* Log sync thread. */
+static void on_appended(void *arg, int64_t result)
+{
+	struct pcomp *pc = arg;
+	pc->result = result;
+	kaas_broker_complete(pc->ctx->req->broker, &pc->c);
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *kp, struct pp *p)
+{
+	struct kaas_log *log = kp->log;
+	const uint8_t *buf = p->records.p;
+	size_t len = (size_t)p->records.len;
+	size_t pos = 0;
+	int first = 1;
+	while (pos < len) {
+		const uint8_t *bb = buf + pos;
+		size_t blen = (size_t)be32(bb + 8) + 12;
+		struct kaas_log_batch lb = {
+			.data = bb,
+			.len = blen,
+			.record_count = be32(bb + 23) + 1,
+			.max_timestamp = (int64_t)(((uint64_t)be32(bb + 35) << 32) | be32(bb + 39)),
+			.producer_id = (int64_t)(((uint64_t)be32(bb + 43) << 32) | be32(bb + 47)),
+			.producer_epoch = (int16_t)((bb[51] << 8) | bb[52]),
+			.base_sequence = (int32_t)be32(bb + 53),
+		};
+		struct pcomp *pc = NULL;
+		if (ctx->acks != 0) {
+			pc = calloc(1, sizeof(*pc));
+			if (!pc)
+				return KAAS_KERR_UNKNOWN_SERVER_ERROR;
+			pc->c.fn = on_complete;
+			pc->ctx = ctx;
+			pc->part = p;
+			pc->kp = kp;
+		}
+		int64_t base = -1;
+		int rc = kaas_log_append(log, &lb, pc ? on_appended : NULL, pc, &base);
+		if (rc < 0) {
+			free(pc);
+			kaas_warn("append to partition %d failed: %s", p->index, strerror(-rc));
+			if (rc != -EFBIG && rc != -EINVAL && rc != KAAS_LOG_EFENCED && rc != -ENOMEM)
+				kaas_partition_mark_failed(kp);
+			return rc == -EFBIG ? KAAS_KERR_MESSAGE_TOO_LARGE
+			     : rc == KAAS_LOG_EFENCED ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
+						      : KAAS_KERR_KAFKA_STORAGE_ERROR;
+		}
+		if (pc)
+			ctx->submitted++;
+		if (first)
+			p->base_offset = base;
+		first = 0;
+		pos += blen;
+	}
+	return 0;
+}
+
+/* Queue creation of an unknown topic produced to (answered as unknown now;
+ * the client retries after its metadata refresh). */
+static void create_work(uv_work_t *w)
+{
+	char **args = w->data;
+	struct kaas_broker *b = (struct kaas_broker *)(void *)args[0];
+	(void)kaas_topics_create(b->topics, args[1], b->cfg.num_partitions, 0, NULL);
+}
+
+static void create_done(uv_work_t *w, int status)
+{
+	char **args = w->data;
+	((struct kaas_broker *)(void *)args[0])->pool_jobs--;
+	free(args[1]);
+	free(args);
+	free(w);
+}
+
+static void auto_create(struct kaas_broker *b, struct kaas_kslice name)
+{
+	if (!b->cfg.auto_create || b->draining)
+		return;
+	uv_work_t *w = malloc(sizeof(*w));
+	char **args = malloc(2 * sizeof(char *));
+	char *s = kaas_kslice_dup(name);
+	if (!w || !args || !s) {
+		free(w);
+		free(args);
+		free(s);
+		return;
+	}
+	args[0] = (char *)(void *)b;
+	args[1] = s;
+	w->data = args;
+	b->pool_jobs++;
+	if (uv_queue_work(b->loop, w, create_work, create_done) < 0) {
+		b->pool_jobs--;
+		free(s);
+		free(args);
+		free(w);
+	}
+}
+
+/* Worker thread: validate and append every partition still without error.
+ * The topics are referenced by the request, so their logs stay open. */
+static void produce_job(struct kaas_job *job)
+{
+	struct produce_ctx *ctx = (struct produce_ctx *)((char *)job -
+							 offsetof(struct produce_ctx, job));
+	struct kaas_broker *b = ctx->req->broker;
+	for (int32_t i = 0; i < ctx->nt; i++) {
+		struct pt *t = &ctx->topics[i];
+		for (int32_t j = 0; j < t->n; j++) {
+			struct pp *p = &t->parts[j];
+			if (p->err)
+				continue;
+			struct kaas_partition *kp = &t->topic->parts[p->index];
+			struct kaas_batch_summary sum;
+			const char *why = NULL;
+			int16_t e = (int16_t)kaas_batch_validate(p->records.p, (size_t)p->records.len,
+							     b->cfg.message_max_bytes, &sum, &why);
+			if (e) {
+				kaas_warn("produce to %.*s/%d rejected (error %d): %s", t->name.len,
+					  (const char *)t->name.p, p->index, e, why);
+				p->err = e;
+				continue;
+			}
+			p->log_start = kaas_log_start_offset(kp->log);
+			p->err = append_partition(ctx, kp, p);
+		}
+	}
+	kaas_broker_complete(b, &ctx->submitted_c);
+}
+
+void kaas_api_produce(struct kaas_req *req)
+{
+	struct kaas_broker *b = req->broker;
+	struct kaas_kr *r = &req->r;
+	struct produce_ctx *ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	ctx->req = req;
+	req->ctx = ctx;
+	req->ctx_free = ctx_free;
+	(void)kaas_kr_nstr(r, 0); /* transactional_id */
+	ctx->acks = kaas_kr_i16(r);
+	(void)kaas_kr_i32(r); /* timeout_ms */
+	int32_t nt = kaas_kr_array(r, 0, 6);
+	if (nt > 0 && kaas_kr_ok(r)) {
+		ctx->topics = calloc((size_t)nt, sizeof(*ctx->topics));
+		if (!ctx->topics)
+			kaas_kr_fail(r);
+		else
+			ctx->nt = nt;
+	}
+	for (int32_t i = 0; i < ctx->nt && kaas_kr_ok(r); i++) {
+		struct pt *t = &ctx->topics[i];
+		t->name = kaas_kr_str(r, 0);
+		int32_t np = kaas_kr_array(r, 0, 8);
+		if (np > 0 && kaas_kr_ok(r)) {
+			t->parts = calloc((size_t)np, sizeof(*t->parts));
+			if (!t->parts) {
+				kaas_kr_fail(r);
+				break;
+			}
+			t->n = np;
+		}
+		for (int32_t j = 0; j < t->n && kaas_kr_ok(r); j++) {
+			t->parts[j].index = kaas_kr_i32(r);
+			t->parts[j].records = kaas_kr_nbytes(r, 0);
+		}
+	}
+	if (!kaas_kr_ok(r) || nt < 0) {
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	int acks_ok = ctx->acks == 0 || ctx->acks == 1 || ctx->acks == -1;
+	int work = 0;
+	for (int32_t i = 0; i < ctx->nt; i++) {
+		struct pt *t = &ctx->topics[i];
+		int16_t terr = 0;
+		if (!acks_ok)
+			terr = KAAS_KERR_INVALID_REQUIRED_ACKS;
+		else if (!kaas_topic_name_valid((const char *)t->name.p, t->name.len))
+			terr = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+		else if (!(t->topic = kaas_topics_get(b->topics, (const char *)t->name.p,
+						      t->name.len))) {
+			terr = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+			auto_create(b, t->name);
+		}
+		for (int32_t j = 0; j < t->n; j++) {
+			struct pp *p = &t->parts[j];
+			p->base_offset = -1;
+			p->log_start = -1;
+			if (terr)
+				p->err = terr;
+			else if (p->index < 0 || p->index >= t->topic->npart)
+				p->err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+			else if (!t->topic->parts[p->index].log)
+				p->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
+			else if (p->records.len <= 0)
+				p->err = KAAS_KERR_CORRUPT_MESSAGE;
+			else
+				work++;
+		}
+	}
+	if (!work) {
+		/* Nothing to append: every partition has its answer already. */
+		if (ctx->acks == 0 && acks_ok) {
+			kaas_req_finish(req, KAAS_REQ_NO_RESPONSE);
+		} else {
+			ctx->worker_done = 1;
+			respond(ctx);
+		}
+		return;
+	}
+	ctx->job.run = produce_job;
+	ctx->submitted_c.fn = on_submitted;
+	kaas_worker_submit(b->produce_worker, &ctx->job);
+}

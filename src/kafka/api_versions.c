@@ -1,0 +1,34 @@
+/* api_versions.c — ApiVersions 0..3 (v3 flexible). */
+#include "kafka/protocol.h"
+#include "kafka/request.h"
+
+int kaas_api_versions(struct kaas_req *req)
+{
+	int16_t v = req->hdr.api_version;
+	struct kaas_kw *w = &req->w;
+	int unsupported = v > 3;
+	/* KIP-511: an unsupported version is answered in v0 format. */
+	int flex = !unsupported && v >= 3;
+	if (flex) {
+		(void)kaas_kr_str(&req->r, 1); /* client_software_name */
+		(void)kaas_kr_str(&req->r, 1); /* client_software_version */
+		kaas_kr_tags(&req->r, 1);
+		/* A malformed v3 body is answered, not fatal: librdkafka may retry
+		 * with a lower version. */
+	}
+	kaas_kw_i16(w, unsupported ? KAAS_KERR_UNSUPPORTED_VERSION : KAAS_KERR_NONE);
+	int n = 0;
+	for (const struct kaas_api_range *a = kaas_api_table; a->key >= 0; a++)
+		n++;
+	kaas_kw_array(w, flex, n);
+	for (const struct kaas_api_range *a = kaas_api_table; a->key >= 0; a++) {
+		kaas_kw_i16(w, a->key);
+		kaas_kw_i16(w, a->min);
+		kaas_kw_i16(w, a->max);
+		kaas_kw_tags(w, flex);
+	}
+	if (!unsupported && v >= 1)
+		kaas_kw_i32(w, 0); /* throttle_time_ms */
+	kaas_kw_tags(w, flex);
+	return KAAS_REQ_RESPOND;
+}

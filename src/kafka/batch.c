@@ -1,0 +1,179 @@
+/* batch.c — RecordBatch v2 validation (see batch.h). */
+#include "kafka/batch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "kafka/codec.h"
+#include "kafka/protocol.h"
+#include "util/crc32c.h"
+
+static uint32_t be32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static int64_t be64(const uint8_t *p)
+{
+	return (int64_t)(((uint64_t)be32(p) << 32) | be32(p + 4));
+}
+
+/* Parse `count` records from buf[0..len): each must be well formed, carry
+ * offsetDelta == its index, and together they must use every byte. */
+static int check_records(const uint8_t *buf, size_t len, int32_t count, const char **why)
+{
+	struct kaas_kr r;
+	kaas_kr_init(&r, buf, len);
+	for (int32_t i = 0; i < count; i++) {
+		int32_t rlen = kaas_kr_varint(&r);
+		if (!kaas_kr_ok(&r) || rlen < 0 || (size_t)rlen > kaas_kr_left(&r)) {
+			*why = "record length out of bounds";
+			return KAAS_KERR_CORRUPT_MESSAGE;
+		}
+		struct kaas_kr rec;
+		kaas_kr_init(&rec, r.p, (size_t)rlen);
+		r.p += rlen;
+		(void)kaas_kr_i8(&rec);       /* attributes */
+		(void)kaas_kr_varlong(&rec);  /* timestamp delta */
+		int32_t od = kaas_kr_varint(&rec);
+		if (kaas_kr_ok(&rec) && od != i) {
+			*why = "record offset delta out of sequence";
+			return KAAS_KERR_CORRUPT_MESSAGE;
+		}
+		int32_t kl = kaas_kr_varint(&rec);
+		if (kl < -1)
+			kaas_kr_fail(&rec);
+		else if (kl > 0)
+			(void)kaas_kr_raw(&rec, (size_t)kl);
+		int32_t vl = kaas_kr_varint(&rec);
+		if (vl < -1)
+			kaas_kr_fail(&rec);
+		else if (vl > 0)
+			(void)kaas_kr_raw(&rec, (size_t)vl);
+		int32_t nh = kaas_kr_varint(&rec);
+		if (nh < 0 || (size_t)nh > kaas_kr_left(&rec))
+			kaas_kr_fail(&rec);
+		for (int32_t h = 0; h < nh && kaas_kr_ok(&rec); h++) {
+			int32_t hk = kaas_kr_varint(&rec);
+			if (hk < 0)
+				kaas_kr_fail(&rec);
+			else
+				(void)kaas_kr_raw(&rec, (size_t)hk);
+			int32_t hv = kaas_kr_varint(&rec);
+			if (hv < -1)
+				kaas_kr_fail(&rec);
+			else if (hv > 0)
+				(void)kaas_kr_raw(&rec, (size_t)hv);
+		}
+		if (!kaas_kr_ok(&rec) || kaas_kr_left(&rec) != 0) {
+			*why = "malformed record";
+			return KAAS_KERR_CORRUPT_MESSAGE;
+		}
+	}
+	if (kaas_kr_left(&r) != 0) {
+		*why = "bytes left after the last record";
+		return KAAS_KERR_CORRUPT_MESSAGE;
+	}
+	return KAAS_KERR_NONE;
+}
+
+static int check_one(const uint8_t *b, size_t blen, const char **why)
+{
+	if (b[KAAS_BATCH_OFF_MAGIC] != 2) {
+		*why = "record batch magic is not 2";
+		return KAAS_KERR_CORRUPT_MESSAGE;
+	}
+	uint32_t crc = be32(b + KAAS_BATCH_OFF_CRC);
+	if (kaas_crc32c(0, b + KAAS_BATCH_OFF_ATTR, blen - KAAS_BATCH_OFF_ATTR) != crc) {
+		*why = "record batch CRC mismatch";
+		return KAAS_KERR_CORRUPT_MESSAGE;
+	}
+	uint16_t attr = (uint16_t)((b[KAAS_BATCH_OFF_ATTR] << 8) | b[KAAS_BATCH_OFF_ATTR + 1]);
+	int codec = attr & 0x7;
+	int32_t last_delta = (int32_t)be32(b + KAAS_BATCH_OFF_LAST_DELTA);
+	int32_t count = (int32_t)be32(b + KAAS_BATCH_OFF_COUNT);
+	if (count <= 0 || last_delta != count - 1) {
+		*why = "record count and last offset delta disagree";
+		return KAAS_KERR_CORRUPT_MESSAGE;
+	}
+	if (codec > 4) {
+		*why = "unknown compression codec";
+		return KAAS_KERR_UNSUPPORTED_COMPRESSION_TYPE;
+	}
+	const uint8_t *payload = b + KAAS_BATCH_HEADER;
+	size_t plen = blen - KAAS_BATCH_HEADER;
+	if (codec == 0) {
+		/* Each record takes at least 7 bytes. */
+		if ((uint64_t)count > plen / 7 + 1) {
+			*why = "record count larger than the batch";
+			return KAAS_KERR_CORRUPT_MESSAGE;
+		}
+		return check_records(payload, plen, count, why);
+	}
+	uint8_t *raw;
+	size_t rawlen;
+	int rc = kaas_batch_decompress(codec, payload, plen, KAAS_BATCH_MAX_INFLATED, &raw, &rawlen);
+	if (rc < 0) {
+		*why = rc == -EFBIG ? "decompressed payload too large"
+		     : rc == -ENOMEM ? "out of memory decompressing"
+				     : "compressed payload does not decompress";
+		return rc == -ENOMEM ? KAAS_KERR_UNKNOWN_SERVER_ERROR : KAAS_KERR_CORRUPT_MESSAGE;
+	}
+	if ((uint64_t)count > rawlen / 7 + 1)
+		rc = (*why = "record count larger than the batch", KAAS_KERR_CORRUPT_MESSAGE);
+	else
+		rc = check_records(raw, rawlen, count, why);
+	free(raw);
+	return rc;
+}
+
+int kaas_batch_validate(const uint8_t *buf, size_t len, size_t max_batch,
+			struct kaas_batch_summary *sum, const char **why)
+{
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	*why = "";
+	sum->batches = 0;
+	sum->records = 0;
+	sum->max_timestamp = -1;
+	sum->largest_batch = 0;
+	if (len == 0 || !buf) {
+		*why = "empty record set";
+		return KAAS_KERR_CORRUPT_MESSAGE;
+	}
+	size_t pos = 0;
+	while (pos < len) {
+		if (len - pos < KAAS_BATCH_HEADER) {
+			*why = "truncated record batch header";
+			return KAAS_KERR_CORRUPT_MESSAGE;
+		}
+		const uint8_t *b = buf + pos;
+		int32_t blen32 = (int32_t)be32(b + KAAS_BATCH_OFF_LENGTH);
+		if (blen32 < KAAS_BATCH_HEADER - 12) {
+			*why = "record batch length too small";
+			return KAAS_KERR_CORRUPT_MESSAGE;
+		}
+		size_t blen = (size_t)blen32 + 12;
+		if (blen > len - pos) {
+			*why = "record batch length past the record set";
+			return KAAS_KERR_CORRUPT_MESSAGE;
+		}
+		if (blen > max_batch) {
+			*why = "record batch larger than message.max.bytes";
+			return KAAS_KERR_MESSAGE_TOO_LARGE;
+		}
+		int rc = check_one(b, blen, why);
+		if (rc != KAAS_KERR_NONE)
+			return rc;
+		sum->batches++;
+		sum->records += (uint32_t)be32(b + KAAS_BATCH_OFF_COUNT);
+		int64_t mts = be64(b + KAAS_BATCH_OFF_MAX_TS);
+		if (mts > sum->max_timestamp)
+			sum->max_timestamp = mts;
+		if (blen > sum->largest_batch)
+			sum->largest_batch = blen;
+		pos += blen;
+	}
+	return KAAS_KERR_NONE;
+}

@@ -1,0 +1,59 @@
+/*
+ * batch.h — RecordBatch v2 validation, before anything is written.
+ *
+ * A Produce request carries, per partition, a record set: one or more
+ * RecordBatch v2 structures back to back.  kaas stores them as sent, so
+ * every batch is checked first: sizes, magic 2, CRC32C, attributes, record
+ * count and offset deltas; for compressed batches (gzip, snappy — raw or
+ * xerial framing —, lz4 frame, zstd) the payload is decompressed and every
+ * record inside is parsed and checked the same way.
+ */
+#ifndef KAAS_KAFKA_BATCH_H
+#define KAAS_KAFKA_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Fixed RecordBatch v2 header: 61 bytes before the first record. */
+#define KAAS_BATCH_HEADER 61
+/* Offset of fields inside a batch. */
+#define KAAS_BATCH_OFF_LENGTH 8
+#define KAAS_BATCH_OFF_MAGIC 16
+#define KAAS_BATCH_OFF_CRC 17
+#define KAAS_BATCH_OFF_ATTR 21
+#define KAAS_BATCH_OFF_LAST_DELTA 23
+#define KAAS_BATCH_OFF_BASE_TS 27
+#define KAAS_BATCH_OFF_MAX_TS 35
+#define KAAS_BATCH_OFF_COUNT 57
+
+/* Upper bound on a decompressed payload that validation will inflate. */
+#define KAAS_BATCH_MAX_INFLATED (256u << 20)
+
+/* What validation learned about one record set. */
+struct kaas_batch_summary {
+	uint32_t batches;       /* number of batches */
+	uint64_t records;       /* records over all batches */
+	int64_t max_timestamp;  /* largest maxTimestamp */
+	size_t largest_batch;   /* bytes of the largest batch */
+};
+
+/* Validate the record set buf[0..len).  Returns a Kafka error code:
+ *   0 (NONE)                  every batch is intact; *sum filled
+ *   CORRUPT_MESSAGE (2)       anything malformed: sizes, magic, CRC, a
+ *                             payload that does not decompress, records
+ *                             that do not parse, wrong counts or deltas,
+ *                             an empty record set
+ *   MESSAGE_TOO_LARGE (10)    a batch larger than max_batch bytes
+ *   UNSUPPORTED_COMPRESSION_TYPE (76)  compression codec > 4
+ * `why` (may be NULL) receives a static string naming the problem. */
+int kaas_batch_validate(const uint8_t *buf, size_t len, size_t max_batch,
+			struct kaas_batch_summary *sum, const char **why);
+
+/* Decompress a batch payload with `codec` (1 gzip, 2 snappy, 3 lz4,
+ * 4 zstd) into a malloc'd buffer of at most `limit` bytes.  Returns 0 and
+ * *out and *outlen, or -EBADMSG (corrupt), -EFBIG (over limit), -ENOMEM,
+ * -ENOTSUP (codec). */
+int kaas_batch_decompress(int codec, const uint8_t *in, size_t inlen, size_t limit,
+			  uint8_t **out, size_t *outlen);
+
+#endif

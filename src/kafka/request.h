@@ -1,0 +1,90 @@
+/*
+ * request.h — one Kafka request in flight, between the server loop
+ * (src/broker/server.c) and the API handlers (src/kafka/api_*.c).
+ *
+ * The server reads a frame, parses its header into `hdr`, points `r` at the
+ * body and calls the API's handler.  A handler writes the response BODY
+ * into `w` (the server adds the size and the response header) and finishes
+ * the request with kaas_req_finish — at once, or later on the loop thread
+ * (Produce waiting for an fsync, Fetch waiting for data).  Responses leave
+ * each connection in request order whatever order requests finish in.
+ */
+#ifndef KAAS_KAFKA_REQUEST_H
+#define KAAS_KAFKA_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "kafka/codec.h"
+#include "kafka/header.h"
+#include "log/log.h"
+
+struct kaas_broker;
+struct kaas_conn;
+
+/* How a handler finishes a request. */
+enum kaas_req_status {
+	KAAS_REQ_RESPOND = 0,   /* send the response in w */
+	KAAS_REQ_NO_RESPONSE = 1, /* send nothing (Produce acks=0) */
+	KAAS_REQ_CLOSE = -1,    /* malformed: close the connection */
+};
+
+/* Zero-copy pieces of a response: the bytes of `slice` go on the wire
+ * right after w.buf[0..at) (and before the next piece's bytes). */
+struct kaas_zc_part {
+	size_t at;
+	struct kaas_log_slice *slice;
+};
+
+struct kaas_req {
+	struct kaas_req *next;    /* the connection's queue, in arrival order */
+	struct kaas_conn *conn;
+	struct kaas_broker *broker;
+	struct kaas_req_header hdr;
+	uint8_t *frame;           /* the whole request (owned) */
+	size_t frame_len;
+	struct kaas_kr r;         /* the body */
+	struct kaas_kw w;         /* the response body */
+	int done;                 /* finished: status valid */
+	int status;               /* enum kaas_req_status */
+	void *ctx;                /* handler state */
+	void (*ctx_free)(void *ctx);
+	uv_work_t work;           /* for handlers run on the work queue */
+	struct kaas_zc_part *zc;  /* zero-copy pieces (Fetch), or NULL */
+	int nzc;
+	size_t zc_bytes;          /* bytes of all pieces */
+	int zc_fd;                /* the socket, for the sending thread */
+	int zc_result;            /* 0 or -errno of the zero-copy send */
+	uint64_t start_ms;
+};
+
+/* Finish a request (loop thread only).  Its response is sent once every
+ * earlier request of the connection has been sent. */
+void kaas_req_finish(struct kaas_req *req, int status);
+
+/* A handler on the loop thread: must call kaas_req_finish now or later. */
+typedef void (*kaas_loop_handler)(struct kaas_req *req);
+/* A handler run on the work queue (may block on the volume): returns the
+ * status; the server finishes the request on the loop afterwards. */
+typedef int (*kaas_pool_handler)(struct kaas_req *req);
+
+/* Handlers (src/kafka/api_*.c). */
+int kaas_api_versions(struct kaas_req *req);       /* memory only */
+int kaas_api_metadata(struct kaas_req *req);       /* pool: may create topics */
+void kaas_api_produce(struct kaas_req *req);       /* loop */
+void kaas_api_fetch(struct kaas_req *req);         /* loop (+ work queue reads) */
+int kaas_api_list_offsets(struct kaas_req *req);   /* pool */
+int kaas_api_find_coordinator(struct kaas_req *req);
+int kaas_api_create_topics(struct kaas_req *req);  /* pool */
+int kaas_api_delete_topics(struct kaas_req *req);  /* pool */
+int kaas_api_create_partitions(struct kaas_req *req); /* pool */
+int kaas_api_describe_configs(struct kaas_req *req);
+
+/* Unsupported versions: ApiVersions answers UNSUPPORTED_VERSION in its v0
+ * format (KIP-511); for every other API the server closes the connection,
+ * as Apache Kafka does, since no response of an unknown version can be
+ * encoded. */
+
+#endif

@@ -1,0 +1,381 @@
+/*
+ * rawclient.c — speaks the Kafka protocol by hand to a running kaasd, to
+ * send what no real client sends: random bytes, truncated frames,
+ * negative and huge sizes, unknown API keys, corrupt record batches; and to
+ * time a Fetch long poll and check pipelined answers come back in order.
+ *
+ *   rawclient HOST:PORT MODE     MODE: garbage truncated negative huge
+ *                                unknown-api corrupt-crc corrupt-payload
+ *                                good-batch longpoll out-of-range pipeline
+ * Exit 0 when the broker behaved as it must, 1 otherwise (with a message).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kafka/codec.h"
+#include "util/crc32c.h"
+
+static int fail(const char *msg)
+{
+	fprintf(stderr, "FAIL: %s\n", msg);
+	return 1;
+}
+
+static int connect_to(const char *hp)
+{
+	char host[64];
+	const char *colon = strrchr(hp, ':');
+	if (!colon || (size_t)(colon - hp) >= sizeof(host))
+		return -1;
+	memcpy(host, hp, (size_t)(colon - hp));
+	host[colon - hp] = '\0';
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
+	inet_pton(AF_INET, host, &a.sin_addr);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return -1;
+	return fd;
+}
+
+static int send_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Read exactly n bytes within timeout_ms: 0 ok, -1 closed/error, -2 timeout. */
+static int recv_all(int fd, void *p, size_t n, int timeout_ms)
+{
+	char *c = p;
+	while (n) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+		int pr = poll(&pf, 1, timeout_ms);
+		if (pr == 0)
+			return -2;
+		ssize_t r = recv(fd, c, n, 0);
+		if (r <= 0)
+			return -1;
+		c += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Does the broker close the connection within timeout? 1 yes, 0 no. */
+static int closed_by_peer(int fd, int timeout_ms)
+{
+	char buf[4096];
+	for (;;) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+		if (poll(&pf, 1, timeout_ms) <= 0)
+			return 0;
+		ssize_t r = recv(fd, buf, sizeof(buf), 0);
+		if (r <= 0)
+			return 1;
+	}
+}
+
+static void header(struct kaas_kw *w, int16_t key, int16_t ver, int32_t corr)
+{
+	kaas_kw_i32(w, 0); /* size, patched */
+	kaas_kw_i16(w, key);
+	kaas_kw_i16(w, ver);
+	kaas_kw_i32(w, corr);
+	kaas_kw_str(w, 0, "rawclient");
+}
+
+static void finish(struct kaas_kw *w)
+{
+	kaas_kw_put_i32_at(w, 0, (int32_t)(w->len - 4));
+}
+
+/* Read one response: returns malloc'd body (after the correlation id). */
+static uint8_t *read_response(int fd, int32_t *corr, size_t *len, int timeout_ms)
+{
+	uint8_t h[8];
+	if (recv_all(fd, h, 8, timeout_ms) < 0)
+		return NULL;
+	uint32_t size = ((uint32_t)h[0] << 24) | ((uint32_t)h[1] << 16) | ((uint32_t)h[2] << 8) | h[3];
+	*corr = (int32_t)(((uint32_t)h[4] << 24) | ((uint32_t)h[5] << 16) | ((uint32_t)h[6] << 8) | h[7]);
+	if (size < 4 || size > (64u << 20))
+		return NULL;
+	*len = size - 4;
+	uint8_t *b = malloc(*len + 1);
+	if (recv_all(fd, b, *len, timeout_ms) < 0) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* A RecordBatch v2 with one record "value"; corrupt: 1 bad CRC, 2 gzip
+ * codec with a payload that is not gzip (CRC right). */
+static void record_batch(struct kaas_kw *w, int corrupt)
+{
+	struct kaas_kw rec;
+	kaas_kw_init(&rec);
+	kaas_kw_i8(&rec, 0);
+	kaas_kw_varlong(&rec, 0);
+	kaas_kw_varint(&rec, 0);
+	kaas_kw_varint(&rec, -1);  /* null key */
+	kaas_kw_varint(&rec, 5);
+	kaas_kw_raw(&rec, "value", 5);
+	kaas_kw_varint(&rec, 0);
+	struct kaas_kw b;
+	kaas_kw_init(&b);
+	int64_t now = (int64_t)time(NULL) * 1000;
+	kaas_kw_i64(&b, 0);            /* base offset */
+	kaas_kw_i32(&b, 0);            /* length, patched */
+	kaas_kw_i32(&b, -1);           /* leader epoch */
+	kaas_kw_i8(&b, 2);             /* magic */
+	kaas_kw_i32(&b, 0);            /* crc, patched */
+	kaas_kw_i16(&b, corrupt == 2 ? 1 : 0);
+	kaas_kw_i32(&b, 0);            /* last offset delta */
+	kaas_kw_i64(&b, now);
+	kaas_kw_i64(&b, now);
+	kaas_kw_i64(&b, -1);
+	kaas_kw_i16(&b, -1);
+	kaas_kw_i32(&b, -1);
+	kaas_kw_i32(&b, 1);            /* records */
+	if (corrupt == 2) {
+		kaas_kw_raw(&b, "definitely not gzip data", 24);
+	} else {
+		kaas_kw_varint(&b, (int32_t)rec.len);
+		kaas_kw_raw(&b, rec.buf, rec.len);
+	}
+	kaas_kw_put_i32_at(&b, 8, (int32_t)(b.len - 12));
+	uint32_t crc = kaas_crc32c(0, b.buf + 21, b.len - 21);
+	if (corrupt == 1)
+		crc ^= 0x5a5a;
+	kaas_kw_put_i32_at(&b, 17, (int32_t)crc);
+	kaas_kw_bytes(w, 0, b.buf, (int32_t)b.len);
+	kaas_kw_free(&b);
+	kaas_kw_free(&rec);
+}
+
+/* Produce v3 acks=-1 of one batch to topic/0; returns the partition error. */
+static int produce(int fd, const char *topic, int corrupt)
+{
+	struct kaas_kw w;
+	kaas_kw_init(&w);
+	header(&w, 0, 3, 7);
+	kaas_kw_str(&w, 0, NULL);
+	kaas_kw_i16(&w, -1);
+	kaas_kw_i32(&w, 10000);
+	kaas_kw_i32(&w, 1);
+	kaas_kw_str(&w, 0, topic);
+	kaas_kw_i32(&w, 1);
+	kaas_kw_i32(&w, 0);
+	record_batch(&w, corrupt);
+	finish(&w);
+	int rc = send_all(fd, w.buf, w.len);
+	kaas_kw_free(&w);
+	if (rc < 0)
+		return -1000;
+	int32_t corr;
+	size_t len;
+	uint8_t *body = read_response(fd, &corr, &len, 10000);
+	if (!body)
+		return -1000;
+	struct kaas_kr r;
+	kaas_kr_init(&r, body, len);
+	(void)kaas_kr_i32(&r);
+	(void)kaas_kr_str(&r, 0);
+	(void)kaas_kr_i32(&r);
+	(void)kaas_kr_i32(&r);
+	int16_t err = kaas_kr_i16(&r);
+	int ok = kaas_kr_ok(&r) && corr == 7;
+	free(body);
+	return ok ? err : -1000;
+}
+
+static int send_metadata(int fd, int32_t corr, const char *topic)
+{
+	struct kaas_kw w;
+	kaas_kw_init(&w);
+	header(&w, 3, 1, corr);
+	kaas_kw_i32(&w, 1);
+	kaas_kw_str(&w, 0, topic);
+	finish(&w);
+	int rc = send_all(fd, w.buf, w.len);
+	kaas_kw_free(&w);
+	return rc;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Fetch v4 of topic/0 at `offset` with max_wait; returns ms taken or -1.
+ * *err (may be NULL) receives the partition's error code. */
+static long fetch_wait(int fd, const char *topic, int64_t offset, int32_t max_wait, size_t *got,
+		       int *err)
+{
+	struct kaas_kw w;
+	kaas_kw_init(&w);
+	header(&w, 1, 4, 9);
+	kaas_kw_i32(&w, -1);
+	kaas_kw_i32(&w, max_wait);
+	kaas_kw_i32(&w, 1);
+	kaas_kw_i32(&w, 1 << 20);
+	kaas_kw_i8(&w, 0);
+	kaas_kw_i32(&w, 1);
+	kaas_kw_str(&w, 0, topic);
+	kaas_kw_i32(&w, 1);
+	kaas_kw_i32(&w, 0);
+	kaas_kw_i64(&w, offset);
+	kaas_kw_i32(&w, 1 << 20);
+	finish(&w);
+	uint64_t t0 = now_ms();
+	int rc = send_all(fd, w.buf, w.len);
+	kaas_kw_free(&w);
+	if (rc < 0)
+		return -1;
+	int32_t corr;
+	size_t len;
+	uint8_t *body = read_response(fd, &corr, &len, 30000);
+	if (!body)
+		return -1;
+	*got = len;
+	if (err) {
+		struct kaas_kr r;
+		kaas_kr_init(&r, body, len);
+		(void)kaas_kr_i32(&r);   /* throttle */
+		(void)kaas_kr_i32(&r);   /* topics: 1 */
+		(void)kaas_kr_str(&r, 0);
+		(void)kaas_kr_i32(&r);   /* partitions: 1 */
+		(void)kaas_kr_i32(&r);
+		*err = kaas_kr_i16(&r);
+		if (!kaas_kr_ok(&r))
+			*err = -1000;
+	}
+	free(body);
+	return (long)(now_ms() - t0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: rawclient HOST:PORT MODE\n");
+		return 2;
+	}
+	const char *mode = argv[2];
+	int fd = connect_to(argv[1]);
+	if (fd < 0)
+		return fail("cannot connect");
+	srand((unsigned)time(NULL));
+	if (strcmp(mode, "garbage") == 0) {
+		/* Random bytes with a plausible small size prefix, then more. */
+		uint8_t buf[4096];
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = (uint8_t)rand();
+		buf[0] = 0; buf[1] = 0; buf[2] = 0; buf[3] = 64;
+		if (send_all(fd, buf, sizeof(buf)) < 0 && errno != ECONNRESET && errno != EPIPE)
+			return fail("send garbage");
+		return closed_by_peer(fd, 5000) ? 0 : fail("garbage: connection not closed");
+	}
+	if (strcmp(mode, "truncated") == 0) {
+		/* A frame announcing 200 bytes, 30 sent, then our side shut. */
+		struct kaas_kw w;
+		kaas_kw_init(&w);
+		header(&w, 3, 1, 1);
+		kaas_kw_put_i32_at(&w, 0, 200);
+		send_all(fd, w.buf, w.len);
+		shutdown(fd, SHUT_WR);
+		kaas_kw_free(&w);
+		return closed_by_peer(fd, 5000) ? 0 : fail("truncated: connection not closed");
+	}
+	if (strcmp(mode, "negative") == 0 || strcmp(mode, "huge") == 0) {
+		uint8_t sz[4] = { 0xff, 0xff, 0xff, 0xf0 };
+		if (mode[0] == 'h')
+			sz[0] = 0x7f;
+		send_all(fd, sz, 4);
+		return closed_by_peer(fd, 5000) ? 0 : fail("bad size: connection not closed");
+	}
+	if (strcmp(mode, "unknown-api") == 0) {
+		struct kaas_kw w;
+		kaas_kw_init(&w);
+		header(&w, 999, 0, 1);
+		finish(&w);
+		send_all(fd, w.buf, w.len);
+		kaas_kw_free(&w);
+		return closed_by_peer(fd, 5000) ? 0 : fail("unknown API: connection not closed");
+	}
+	if (strcmp(mode, "corrupt-crc") == 0 || strcmp(mode, "corrupt-payload") == 0 ||
+	    strcmp(mode, "good-batch") == 0) {
+		const char *topic = argc > 3 ? argv[3] : "raw";
+		/* Make sure the topic exists (auto-create through Metadata). */
+		send_metadata(fd, 1, topic);
+		int32_t corr;
+		size_t len;
+		free(read_response(fd, &corr, &len, 10000));
+		int want = mode[0] == 'g' ? 0 : 2;
+		int e = produce(fd, topic, mode[0] == 'g' ? 0 : mode[8] == 'c' ? 1 : 2);
+		if (e != want) {
+			fprintf(stderr, "FAIL: %s: produce answered error %d, want %d\n", mode, e, want);
+			return 1;
+		}
+		return 0;
+	}
+	if (strcmp(mode, "longpoll") == 0) {
+		const char *topic = argc > 3 ? argv[3] : "raw";
+		int64_t offset = argc > 4 ? atoll(argv[4]) : 0;
+		size_t got = 0;
+		long ms = fetch_wait(fd, topic, offset, 700, &got, NULL);
+		printf("long poll at the end answered after %ld ms\n", ms);
+		if (ms < 0)
+			return fail("longpoll: no answer");
+		if (ms < 600 || ms > 5000)
+			return fail("longpoll: answered outside [600, 5000] ms for max_wait 700");
+		return 0;
+	}
+	if (strcmp(mode, "out-of-range") == 0) {
+		/* Past the end: OFFSET_OUT_OF_RANGE (1) at once, not a long poll. */
+		const char *topic = argc > 3 ? argv[3] : "raw";
+		size_t got = 0;
+		int err = 0;
+		long ms = fetch_wait(fd, topic, 1000000, 5000, &got, &err);
+		if (ms < 0 || err != 1 || ms > 2000) {
+			fprintf(stderr, "FAIL: fetch past the end: error %d after %ld ms\n", err, ms);
+			return 1;
+		}
+		return 0;
+	}
+	if (strcmp(mode, "pipeline") == 0) {
+		/* 3000 requests in one go (past the per-connection queue limit, so
+		 * reading pauses and resumes): answers must come back in order. */
+		for (int32_t i = 0; i < 3000; i++)
+			if (send_metadata(fd, 1000 + i, "raw") < 0)
+				return fail("pipeline send");
+		for (int32_t i = 0; i < 3000; i++) {
+			int32_t corr;
+			size_t len;
+			uint8_t *b = read_response(fd, &corr, &len, 10000);
+			if (!b)
+				return fail("pipeline: missing answer");
+			free(b);
+			if (corr != 1000 + i)
+				return fail("pipeline: answers out of order");
+		}
+		return 0;
+	}
+	return fail("unknown mode");
+}
