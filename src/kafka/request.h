@@ -81,6 +81,16 @@ int kaas_api_create_topics(struct kaas_req *req);  /* pool */
 int kaas_api_delete_topics(struct kaas_req *req);  /* pool */
 int kaas_api_create_partitions(struct kaas_req *req); /* pool */
 int kaas_api_describe_configs(struct kaas_req *req);
+int kaas_api_init_producer_id(struct kaas_req *req); /* pool: may claim a block */
+/* Groups (loop; src/broker/groups.c, group_offsets.c, api_group_admin.c). */
+void kaas_api_join_group(struct kaas_req *req);
+void kaas_api_sync_group(struct kaas_req *req);
+void kaas_api_heartbeat(struct kaas_req *req);
+void kaas_api_leave_group(struct kaas_req *req);
+void kaas_api_offset_commit(struct kaas_req *req);
+void kaas_api_offset_fetch(struct kaas_req *req);
+void kaas_api_describe_groups(struct kaas_req *req);
+void kaas_api_list_groups(struct kaas_req *req);
 
 /* Unsupported versions: ApiVersions answers UNSUPPORTED_VERSION in its v0
  * format (KIP-511); for every other API the server closes the connection,
