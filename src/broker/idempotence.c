@@ -73,6 +73,8 @@ int kaas_idem_check(struct kaas_log *log, const struct kaas_log_batch *lb, int64
 		int w = kaas_log_wait(log, base, DUP_WAIT_MS);
 		if (w != 1)
 			return -KAAS_KERR_REQUEST_TIMED_OUT;
+		kaas_info("producer %lld epoch %d: batch seq %d..%d is a retry of offset %lld",
+			  (long long)lb->producer_id, lb->producer_epoch, first, last, (long long)base);
 		*dup_base = base;
 		return KAAS_IDEM_DUPLICATE;
 	}

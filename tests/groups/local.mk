@@ -1,0 +1,13 @@
+# tests/groups: consumer groups (kcat -G), committed offsets across restarts,
+# the idempotent producer.
+check_PROGRAMS += tests/groups/idem_raw tests/groups/idem_producer
+tests_groups_idem_raw_SOURCES = tests/groups/idem_raw.c
+tests_groups_idem_raw_LDADD = $(KAAS_LIBS)
+tests_groups_idem_producer_SOURCES = tests/groups/idem_producer.c
+tests_groups_idem_producer_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
+tests_groups_idem_producer_LDADD = $(RDKAFKA_LIBS)
+
+GROUPS_SH = tests/groups/idempotence.sh tests/groups/offsets_restart.sh \
+	tests/groups/rebalance.sh
+TESTS += $(GROUPS_SH)
+EXTRA_DIST += $(GROUPS_SH) tests/groups/groups-lib.sh
