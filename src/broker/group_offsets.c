@@ -387,6 +387,10 @@ void kaas_api_offset_commit(struct kaas_req *req)
 				t->p[j].err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		kaas_topic_put(kt);
 	}
+	if (op->err && gr)
+		kaas_info("group %s: commit by %s at generation %d refused (error %d; group at generation %d, %s)",
+			  gr->id, member_id ? member_id : "?", gen, op->err, gr->generation,
+			  kaas_group_state_name(gr->state));
 	free(id);
 	free(member_id);
 	if (op->err || !gr) {

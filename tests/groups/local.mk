@@ -10,4 +10,4 @@ tests_groups_idem_producer_LDADD = $(RDKAFKA_LIBS)
 GROUPS_SH = tests/groups/idempotence.sh tests/groups/offsets_restart.sh \
 	tests/groups/rebalance.sh
 TESTS += $(GROUPS_SH)
-EXTRA_DIST += $(GROUPS_SH) tests/groups/groups-lib.sh
+EXTRA_DIST += $(GROUPS_SH)
