@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "broker/broker.h"
 #include "broker/groups.h"
@@ -186,7 +187,9 @@ static void op_work(uv_work_t *w)
 	}
 	if (!op->commit)
 		return;
-	int64_t now = (int64_t)kaas_now_ms();
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000; /* informational */
 	int any = 0;
 	for (int32_t i = 0; i < op->nt; i++) {
 		for (int32_t j = 0; j < op->t[i].n; j++) {
