@@ -60,6 +60,9 @@ start_member m3
 wait_group 3 "third member joined"
 for m in m1 m2 m3; do kaas_wait_for 30 assigned $m || kaas_fail "$m has no partitions with 3 members"; done
 produce_phase p3
+# ListGroups + DescribeGroups through librdkafka: stable, 3 members, all assigned.
+out=$(timeout 30 "$KAAS_TOP_BUILDDIR/tests/groups/list_groups" "$BROKER" rg) || kaas_fail "list_groups"
+[ "$out" = "rg Stable consumer range 3 3" ] || kaas_fail "DescribeGroups said '$out'"
 for m in m1 m2 m3; do grep -q "^p3-" "$S/$m.out" || kaas_fail "$m consumed nothing of p3"; done
 
 # A clean leave: its partitions go to the others, nothing skipped.
