@@ -362,10 +362,10 @@ void kaas_api_offset_commit(struct kaas_req *req)
 	struct group *gr = NULL;
 	if (!id)
 		op->err = KAAS_KERR_INVALID_GROUP_ID;
-	else if (!member_id || !(gr = kaas_group_lookup(g, id, 1)))
-		op->err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	else if (b->draining)
 		op->err = KAAS_KERR_NOT_COORDINATOR;
+	else if (!member_id || !(gr = kaas_group_lookup(g, id, 1)))
+		op->err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	else if (gen < 0 && gr->state == GROUP_EMPTY)
 		; /* a standalone commit (no group membership) */
 	else if (gr->state == GROUP_COMPLETING)
