@@ -805,10 +805,9 @@ void kaas_api_leave_group(struct kaas_req *req)
 		kaas_kr_init(&lr, list_at, (size_t)(r->end - list_at));
 	int left = 0;
 	int16_t top = err;
-	size_t patch = 0;
 	if (v >= 3) {
+		/* v3: per-member errors; the top-level one only for the group id. */
 		kaas_kw_i16(w, err);
-		patch = w->len - 2;
 		kaas_kw_array(w, 0, err ? 0 : n);
 	}
 	for (int32_t i = 0; !err && i < n; i++) {
@@ -836,8 +835,6 @@ void kaas_api_leave_group(struct kaas_req *req)
 	}
 	if (v < 3)
 		kaas_kw_i16(w, top);
-	else if (patch && w->buf && !w->err)
-		(void)patch; /* top-level error stays as written */
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 	if (gr && left)
 		member_left(gr);
