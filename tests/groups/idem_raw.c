@@ -5,6 +5,11 @@
  *
  *   idem_raw HOST:PORT pid          print one fresh producer id
  *   idem_raw HOST:PORT seq TOPIC    run the sequence cases on TOPIC/0
+ *   idem_raw HOST:PORT pre TOPIC    a fresh producer writes seq 0..2 to
+ *                                   TOPIC/0; prints "PID OFFSET"
+ *   idem_raw HOST:PORT post TOPIC PID OFFSET
+ *                                   (after a broker restart) the retry of
+ *                                   seq 0..2 answers OFFSET; seq 3 follows
  * Exit 0 when every answer is the expected one, 1 otherwise.
  */
 #include <arpa/inet.h>
@@ -199,6 +204,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot connect to %s\n", argv[1]);
 		return 1;
 	}
+	if (strcmp(argv[2], "post") == 0 && argc == 6) {
+		int64_t pid = strtoll(argv[4], NULL, 10), want = strtoll(argv[5], NULL, 10), o = -1;
+		expect("retry after restart", produce(fd, argv[3], pid, 0, 0, 3, &o), 0);
+		if (o != want) {
+			fprintf(stderr, "FAIL: retry after restart at %" PRId64 ", original %" PRId64 "\n",
+				o, want);
+			failures++;
+		}
+		expect("seq 3 after restart", produce(fd, argv[3], pid, 0, 3, 1, &o), 0);
+		expect("gap after restart", produce(fd, argv[3], pid, 0, 9, 1, &o), 45);
+		return failures ? 1 : 0;
+	}
 	int64_t pid = init_pid(fd);
 	if (pid < 0) {
 		fprintf(stderr, "FAIL: InitProducerId\n");
@@ -207,6 +224,12 @@ int main(int argc, char **argv)
 	if (strcmp(argv[2], "pid") == 0) {
 		printf("%" PRId64 "\n", pid);
 		return 0;
+	}
+	if (strcmp(argv[2], "pre") == 0 && argc == 4) {
+		int64_t o = -1;
+		expect("first batch", produce(fd, argv[3], pid, 0, 0, 3, &o), 0);
+		printf("%" PRId64 " %" PRId64 "\n", pid, o);
+		return failures ? 1 : 0;
 	}
 	if (strcmp(argv[2], "seq") != 0 || argc < 4)
 		return 2;
@@ -228,8 +251,8 @@ int main(int argc, char **argv)
 	expect("new epoch at seq 2", produce(fd, t, pid, 1, 2, 1, &o), 45);
 	expect("new epoch at seq 0", produce(fd, t, pid, 1, 0, 1, &o), 0);
 	expect("old epoch", produce(fd, t, pid, 0, 4, 1, &o), 47);
-	expect("unknown producer at seq 7", produce(fd, t, pid + 1, 0, 7, 1, &o), 59);
-	expect("unknown producer at seq 0", produce(fd, t, pid + 1, 0, 0, 1, &o), 0);
+	expect("unknown producer at seq 7", produce(fd, t, pid + (1ll << 60), 0, 7, 1, &o), 59);
+	expect("unknown producer at seq 0", produce(fd, t, pid + (1ll << 60), 0, 0, 1, &o), 0);
 	close(fd);
 	if (failures)
 		return 1;

@@ -10,10 +10,19 @@ RAW="$KAAS_TOP_BUILDDIR/tests/groups/idem_raw"
 PROD="$KAAS_TOP_BUILDDIR/tests/groups/idem_producer"
 kaas_scratch
 
-# 1. The rules, one request at a time.
+# 1. The rules, one request at a time, and across restarts.
 kaasd_start
 echo first | kc -P -t seqt -p 0 || kaas_fail "create seqt"
 timeout 60 "$RAW" "$BROKER" seq seqt || kaas_fail "sequence rules"
+# The window survives a clean restart and a SIGKILL (snapshot + tail).
+pre=$(timeout 30 "$RAW" "$BROKER" pre seqt) || kaas_fail "pre-restart batch"
+kaasd_stop
+kaasd_start
+timeout 30 "$RAW" "$BROKER" post seqt $pre || kaas_fail "retry after a clean restart"
+pre=$(timeout 30 "$RAW" "$BROKER" pre seqt) || kaas_fail "pre-SIGKILL batch"
+kaasd_kill
+kaasd_start
+timeout 30 "$RAW" "$BROKER" post seqt $pre || kaas_fail "retry after SIGKILL"
 kaasd_stop
 
 # 2. Dropped responses: the client retries, nothing is written twice.
