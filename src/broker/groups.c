@@ -579,7 +579,13 @@ void kaas_api_join_group(struct kaas_req *req)
 		}
 		m->client_id = req->hdr.client_id.len > 0 ? kaas_kslice_dup(req->hdr.client_id)
 							  : strdup("");
-		m->client_host = strdup(req->conn ? "/127.0.0.1" : "");
+		/* Kafka shows "/ip" (the peer without its port). */
+		char host[80];
+		snprintf(host, sizeof(host), "/%s", kaas_conn_peer(req->conn));
+		char *colon = strrchr(host, ':');
+		if (colon && colon != host + 1)
+			*colon = '\0';
+		m->client_host = strdup(host);
 		m->next = gr->members;
 		gr->members = m;
 		m->session_ms = session_ms;

@@ -50,6 +50,11 @@ struct kaas_conn {
 
 static struct kaas_conn conns = { .prev = &conns, .next = &conns };
 
+const char *kaas_conn_peer(const struct kaas_conn *c)
+{
+	return c ? c->peer : "";
+}
+
 uint64_t kaas_now_ms(void)
 {
 	struct timespec ts;

@@ -64,6 +64,9 @@ struct kaas_req {
  * earlier request of the connection has been sent. */
 void kaas_req_finish(struct kaas_req *req, int status);
 
+/* The peer's "ip:port" of a request's connection ("" if none). */
+const char *kaas_conn_peer(const struct kaas_conn *c);
+
 /* A handler on the loop thread: must call kaas_req_finish now or later. */
 typedef void (*kaas_loop_handler)(struct kaas_req *req);
 /* A handler run on the work queue (may block on the volume): returns the
