@@ -16,6 +16,8 @@
 #include "substrate/substrate.h"
 
 struct kaas_req;
+struct kaas_groups;
+struct kaas_pid_alloc;
 
 /* A produce completion handed from the log's sync thread to the loop. */
 struct kaas_completion {
@@ -50,6 +52,8 @@ struct kaas_broker {
 	int housekeep_busy;
 	size_t nconns;
 	char cluster_id[23];
+	struct kaas_groups *groups;  /* the group coordinator (groups.h) */
+	struct kaas_pid_alloc *pids; /* producer ids (cluster/producer_ids.h) */
 };
 
 /* Hand a completion to the loop (any thread). */

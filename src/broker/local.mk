@@ -5,3 +5,5 @@ libkaas_a_SOURCES += src/broker/logging.h src/broker/logging.c src/broker/config
 bin_PROGRAMS += kaasd
 kaasd_SOURCES = src/broker/main.c
 kaasd_LDADD = $(KAAS_LIBS)
+libkaas_a_SOURCES += src/broker/groups.h src/broker/groups.c src/broker/group_offsets.c \
+	src/broker/idempotence.h src/broker/idempotence.c

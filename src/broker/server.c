@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "broker/groups.h"
+#include "broker/idempotence.h"
 #include "broker/logging.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -47,6 +49,11 @@ struct kaas_conn {
 };
 
 static struct kaas_conn conns = { .prev = &conns, .next = &conns };
+
+const char *kaas_conn_peer(const struct kaas_conn *c)
+{
+	return c ? c->peer : "";
+}
 
 uint64_t kaas_now_ms(void)
 {
@@ -409,7 +416,16 @@ static const struct api_entry handlers[] = {
 	{ KAAS_API_FETCH, kaas_api_fetch, NULL },
 	{ KAAS_API_LIST_OFFSETS, NULL, kaas_api_list_offsets },
 	{ KAAS_API_METADATA, NULL, kaas_api_metadata },
+	{ KAAS_API_OFFSET_COMMIT, kaas_api_offset_commit, NULL },
+	{ KAAS_API_OFFSET_FETCH, kaas_api_offset_fetch, NULL },
 	{ KAAS_API_FIND_COORDINATOR, NULL, kaas_api_find_coordinator },
+	{ KAAS_API_JOIN_GROUP, kaas_api_join_group, NULL },
+	{ KAAS_API_HEARTBEAT, kaas_api_heartbeat, NULL },
+	{ KAAS_API_LEAVE_GROUP, kaas_api_leave_group, NULL },
+	{ KAAS_API_SYNC_GROUP, kaas_api_sync_group, NULL },
+	{ KAAS_API_DESCRIBE_GROUPS, kaas_api_describe_groups, NULL },
+	{ KAAS_API_LIST_GROUPS, kaas_api_list_groups, NULL },
+	{ KAAS_API_INIT_PRODUCER_ID, NULL, kaas_api_init_producer_id },
 	{ KAAS_API_API_VERSIONS, NULL, kaas_api_versions },
 	{ KAAS_API_CREATE_TOPICS, NULL, kaas_api_create_topics },
 	{ KAAS_API_DELETE_TOPICS, NULL, kaas_api_delete_topics },
@@ -801,6 +817,18 @@ int kaas_broker_run(struct kaas_broker *b)
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc;
 	}
+	rc = kaas_groups_init(b, &b->groups);
+	if (rc >= 0)
+		rc = kaas_idem_start(b);
+	if (rc < 0) {
+		kaas_error("cannot set up the group coordinator / producer ids: %s (%s)",
+			   strerror(-rc), kaas_sub_errdetail());
+		kaas_groups_destroy(b->groups);
+		b->groups = NULL;
+		uv_close((uv_handle_t *)&b->async, NULL);
+		uv_run(b->loop, UV_RUN_DEFAULT);
+		return rc;
+	}
 	rc = kaas_worker_start(&b->produce_worker);
 	if (rc < 0) {
 		uv_close((uv_handle_t *)&b->async, NULL);
@@ -826,6 +854,9 @@ int kaas_broker_run(struct kaas_broker *b)
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		kaas_worker_stop(b->produce_worker);
 		b->produce_worker = NULL;
+		kaas_groups_destroy(b->groups);
+		b->groups = NULL;
+		kaas_idem_stop(b);
 		return rc == UV_EADDRINUSE ? -EADDRINUSE : -EINVAL;
 	}
 	if (b->cfg.listen_port == 0) {
@@ -850,11 +881,15 @@ int kaas_broker_run(struct kaas_broker *b)
 	uv_timer_init(b->loop, &b->drain_timer);
 	b->housekeep.data = b->drain_timer.data = b;
 	uv_timer_start(&b->housekeep, on_housekeep, 5000, 5000);
+	kaas_groups_start(b->groups);
 	kaas_info("listening on %s:%d, advertising %s:%d as broker %d", b->cfg.listen_host,
 		  b->cfg.listen_port, b->cfg.advertise_host, b->cfg.advertise_port,
 		  b->cfg.broker_id);
 	uv_run(b->loop, UV_RUN_DEFAULT);
 	kaas_worker_stop(b->produce_worker);
 	b->produce_worker = NULL;
+	kaas_groups_destroy(b->groups);
+	b->groups = NULL;
+	kaas_idem_stop(b);
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
+#include "broker/idempotence.h"
 #include "broker/logging.h"
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
@@ -100,6 +101,11 @@ static void respond_body(struct produce_ctx *ctx)
 
 static void respond(struct produce_ctx *ctx)
 {
+	if (ctx->submitted && kaas_idem_drop_response()) {
+		kaas_warn("test knob: dropping the response to a produce request");
+		kaas_req_finish(ctx->req, KAAS_REQ_CLOSE);
+		return;
+	}
 	respond_body(ctx);
 	kaas_req_finish(ctx->req, KAAS_REQ_RESPOND);
 }
@@ -168,6 +174,18 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 			.producer_epoch = (int16_t)((bb[51] << 8) | bb[52]),
 			.base_sequence = (int32_t)be32(bb + 53),
 		};
+		int64_t dup = -1;
+		int ic = kaas_idem_check(log, &lb, &dup);
+		if (ic < 0)
+			return (int16_t)-ic;
+		if (ic == KAAS_IDEM_DUPLICATE) {
+			/* Already in the log: answered with its original offset. */
+			if (first)
+				p->base_offset = dup;
+			first = 0;
+			pos += blen;
+			continue;
+		}
 		struct pcomp *pc = NULL;
 		if (ctx->acks != 0) {
 			pc = calloc(1, sizeof(*pc));
