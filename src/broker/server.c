@@ -11,6 +11,7 @@
  * handle (fsync completions from the log's sync thread, data arrivals).
  */
 #include "broker/broker.h"
+#include "broker/cluster.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -795,14 +796,21 @@ int kaas_broker_run(struct kaas_broker *b)
 	pthread_mutex_init(&b->cq_mu, NULL);
 	uv_async_init(b->loop, &b->async, on_async);
 	b->async.data = b;
-	int rc = kaas_topics_open(b->data, b->cluster, on_data, b, &b->topics);
+	int rc = kaas_cluster_new(b->cluster, &b->cfg, &b->agent);
+	if (rc >= 0)
+		rc = kaas_topics_open_leased(b->data, b->cluster, kaas_cluster_lease, b->agent,
+					     on_data, b, &b->topics);
 	if (rc < 0) {
+		kaas_cluster_stop(b->agent);
+		b->agent = NULL;
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc;
 	}
 	rc = kaas_worker_start(&b->produce_worker);
 	if (rc < 0) {
+		kaas_cluster_stop(b->agent);
+		b->agent = NULL;
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc;
@@ -826,6 +834,8 @@ int kaas_broker_run(struct kaas_broker *b)
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		kaas_worker_stop(b->produce_worker);
 		b->produce_worker = NULL;
+		kaas_cluster_stop(b->agent);
+		b->agent = NULL;
 		return rc == UV_EADDRINUSE ? -EADDRINUSE : -EINVAL;
 	}
 	if (b->cfg.listen_port == 0) {
@@ -840,6 +850,19 @@ int kaas_broker_run(struct kaas_broker *b)
 				b->cfg.advertise_port = port;
 			b->cfg.listen_port = port;
 		}
+	}
+	/* Join the cluster: the first rounds run here, before we serve. */
+	rc = kaas_cluster_start(b->agent, b->topics);
+	if (rc < 0) {
+		kaas_error("cannot start the cluster agent: %s", strerror(-rc));
+		uv_close((uv_handle_t *)&b->server, NULL);
+		uv_close((uv_handle_t *)&b->async, NULL);
+		uv_run(b->loop, UV_RUN_DEFAULT);
+		kaas_worker_stop(b->produce_worker);
+		b->produce_worker = NULL;
+		kaas_cluster_stop(b->agent);
+		b->agent = NULL;
+		return rc;
 	}
 	uv_signal_init(b->loop, &b->sigterm);
 	uv_signal_init(b->loop, &b->sigint);
@@ -856,5 +879,7 @@ int kaas_broker_run(struct kaas_broker *b)
 	uv_run(b->loop, UV_RUN_DEFAULT);
 	kaas_worker_stop(b->produce_worker);
 	b->produce_worker = NULL;
+	kaas_cluster_stop(b->agent);
+	b->agent = NULL;
 	return 0;
 }
