@@ -520,9 +520,31 @@ static void *agent_main(void *arg)
 	return NULL;
 }
 
+/* Before a deleted topic's directory is renamed aside: wait (bounded by
+ * the liveness timeout) until the current assignment no longer has its
+ * partitions, then two heartbeats more for their leaders to apply it (a
+ * leader that misses that is fenced by then or closes at its next round;
+ * what it still writes goes to the renamed-aside files). */
+static void wait_unassigned(void *arg, const char *name)
+{
+	struct kaas_cluster *c = arg;
+	uint64_t end = kaas_mono_ms() + c->cfg->liveness_ms;
+	int32_t b;
+	uint32_t e;
+	kaas_cluster_kick(c);
+	while (kaas_mono_ms() < end && kaas_cluster_leader(c, name, 0, &b, &e) == 0) {
+		struct timespec ts = { 0, 20 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	uint64_t ms = 2ull * c->cfg->heartbeat_ms;
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
 int kaas_cluster_start(struct kaas_cluster *c, struct kaas_topics *topics)
 {
 	c->topics = topics;
+	kaas_topics_set_before_remove(topics, wait_unassigned, c);
 	c->me.id = c->cfg->broker_id;
 	snprintf(c->me.host, sizeof(c->me.host), "%s", c->cfg->advertise_host);
 	c->me.port = c->cfg->advertise_port;

@@ -33,7 +33,16 @@ struct kaas_topics {
 	                             (without a lease function only) */
 	kaas_lease_fn lease;      /* cluster mode: which partitions we lead */
 	void *lease_arg;
+	void (*before_remove)(void *arg, const char *name);
+	void *before_remove_arg;
 };
+
+void kaas_topics_set_before_remove(struct kaas_topics *t, void (*fn)(void *arg, const char *name),
+				   void *arg)
+{
+	t->before_remove = fn;
+	t->before_remove_arg = arg;
+}
 
 int kaas_topic_name_valid(const char *name, int len)
 {
@@ -797,6 +806,9 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name)
 	uint8_t id[16];
 	memcpy(id, tp->id, 16);
 	topic_free(tp);
+	/* Other brokers leading its partitions close them first. */
+	if (t->before_remove)
+		t->before_remove(t->before_remove_arg, name);
 	rc = reclaim_dir(t, name, id, 1);
 	pthread_mutex_unlock(&t->admin_mu);
 	if (rc < 0)

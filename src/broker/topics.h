@@ -131,6 +131,12 @@ int kaas_topics_open_leased(struct kaas_substrate *data, struct kaas_substrate *
  * topic documents could not be listed.  Blocks (volume). */
 int kaas_topics_reconcile(struct kaas_topics *t);
 
+/* Called by kaas_topics_delete after the document is marked deleting and
+ * this broker closed its logs, before the directory is renamed aside: the
+ * cluster agent waits there until the other leaders closed theirs. */
+void kaas_topics_set_before_remove(struct kaas_topics *t, void (*fn)(void *arg, const char *name),
+				   void *arg);
+
 /* Close every log (cleanly: manifests written) and free the registry. */
 void kaas_topics_close(struct kaas_topics *t);
 
