@@ -23,6 +23,7 @@ mb_start() {
 	shift
 	MB_RUNS[$id]=$(( ${MB_RUNS[$id]:-0} + 1 ))
 	local log="$KAAS_SCRATCH/kaasd.$id.${MB_RUNS[$id]}.log"
+	: >"$log"
 	"$KAASD" --data "$MB_DATA" --broker-id "$id" --listen "127.0.0.1:${MB_PORT[$id]:-0}" \
 		--heartbeat-ms "$MB_HEARTBEAT_MS" --liveness-timeout-ms "$MB_LIVENESS_MS" \
 		--log-level "${KAASD_LEVEL:-info}" "$@" 2>"$log" &
