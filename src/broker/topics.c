@@ -81,6 +81,9 @@ static int id_parse(const char *s, uint8_t id[16])
 	return 0;
 }
 
+static int read_topic_doc(struct kaas_topics *t, const char *name, uint8_t id[16], int64_t *np,
+			  int *deleting);
+
 static char *doc_path(const char *name)
 {
 	size_t n = strlen(name) + 16;
@@ -722,6 +725,20 @@ int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart, i
 		pthread_mutex_unlock(&t->admin_mu);
 		*why = "topic already exists";
 		return KAAS_KERR_TOPIC_ALREADY_EXISTS;
+	}
+	/* Another broker may have created it (or be deleting it) before our
+	 * reconcile listed it: the document is the truth, never replaced. */
+	uint8_t oid[16];
+	int64_t onp;
+	int odel;
+	int drc = read_topic_doc(t, name, oid, &onp, &odel);
+	if (drc != -ENOENT) {
+		pthread_mutex_unlock(&t->admin_mu);
+		*why = drc < 0 ? "the topic document is unreadable"
+		       : odel  ? "the topic is being deleted"
+			       : "topic already exists";
+		return drc < 0 && drc != -EBADMSG ? KAAS_KERR_KAFKA_STORAGE_ERROR
+						  : KAAS_KERR_TOPIC_ALREADY_EXISTS;
 	}
 	if (validate_only) {
 		pthread_mutex_unlock(&t->admin_mu);
