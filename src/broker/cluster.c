@@ -427,7 +427,7 @@ static int round_once(struct kaas_cluster *c)
 	/* 3. Controller election. */
 	if (!c->ctrl_epoch && should_claim(c, have_latest, latest, holder, list, n, now)) {
 		uint64_t won = 0;
-		rc = kaas_controller_claim_next(c->vol, &won);
+		rc = kaas_controller_claim_after(c->vol, have_latest ? latest : 0, &won);
 		if (rc == 0) {
 			c->ctrl_epoch = won;
 			holder = me;

@@ -35,7 +35,7 @@ for i in $(seq 1 50); do
 	[ "$(mb_controller "${survivors[1]}")" = "$new" ] && break
 	sleep 0.1
 done
-[ "$(mb_controller "${survivors[1]}")" = "$new" ] || kaas_fail "survivors disagree on the controller"
+[ "$(mb_controller "${survivors[1]}")" = "$new" ] || { mb_metadata "${survivors[1]}" | head -5 >&2; grep -h "cluster:" "$KAAS_SCRATCH"/kaasd.*.log >&2; kaas_fail "survivors disagree on the controller"; }
 mb_wait_led 20 six 6 "${survivors[0]}" "${survivors[@]}" || kaas_fail "assignment did not converge on the survivors"
 mb_wait_led 20 six 6 "${survivors[1]}" "${survivors[@]}" || kaas_fail "assignment did not converge on the survivors"
 for p in 0 1 2 3 4 5; do
