@@ -6,6 +6,13 @@
 # it) is printed.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
+if [ "${MB_ON_FAULTFS:-}" = 1 ]; then
+	# Each broker on its own faultfs host view of one lower store.
+	. "$KAAS_TOP_SRCDIR/tests/faultfs/fuse_lib.sh"
+	ffs_require_fuse
+	ffs_start mb 3 --seed 8
+	MB_HOSTS_DIR=$M
+fi
 . "$KAAS_TOP_SRCDIR/tests/multibroker/mb-lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/multibroker/check_acked.sh"
 for id in 0 1 2; do mb_start $id; done

@@ -4,6 +4,7 @@ tests_multibroker_mbclient_SOURCES = tests/multibroker/mbclient.c
 tests_multibroker_mbclient_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 tests_multibroker_mbclient_LDADD = $(RDKAFKA_LIBS)
 MULTIBROKER_TESTS = tests/multibroker/failover.sh tests/multibroker/controller.sh \
-	tests/multibroker/zombie.sh tests/multibroker/recreate.sh
+	tests/multibroker/zombie.sh tests/multibroker/recreate.sh \
+	tests/multibroker/failover_faultfs.sh
 TESTS += $(MULTIBROKER_TESTS)
 EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/mb-lib.sh tests/multibroker/check_acked.sh

@@ -16,6 +16,9 @@ command -v kcat >/dev/null 2>&1 || kaas_skip "kcat is not installed"
 : "${MB_HEARTBEAT_MS:=100}"
 : "${MB_LIVENESS_MS:=1000}"
 MB_DATA="$KAAS_SCRATCH/data"
+# MB_HOSTS_DIR (a faultfs mount): broker ID uses $MB_HOSTS_DIR/hostID as its
+# data directory, so each broker is its own NFS-like client of one volume.
+mb_data() { if [ -n "${MB_HOSTS_DIR:-}" ]; then echo "$MB_HOSTS_DIR/host$1"; else echo "$MB_DATA"; fi; }
 declare -A MB_PID MB_PORT MB_RUNS
 
 mb_start() {
@@ -24,7 +27,7 @@ mb_start() {
 	MB_RUNS[$id]=$(( ${MB_RUNS[$id]:-0} + 1 ))
 	local log="$KAAS_SCRATCH/kaasd.$id.${MB_RUNS[$id]}.log"
 	: >"$log"
-	"$KAASD" --data "$MB_DATA" --broker-id "$id" --listen "127.0.0.1:${MB_PORT[$id]:-0}" \
+	"$KAASD" --data "$(mb_data "$id")" --broker-id "$id" --listen "127.0.0.1:${MB_PORT[$id]:-0}" \
 		--heartbeat-ms "$MB_HEARTBEAT_MS" --liveness-timeout-ms "$MB_LIVENESS_MS" \
 		--log-level "${KAASD_LEVEL:-info}" "$@" 2>"$log" &
 	MB_PID[$id]=$!
