@@ -7,4 +7,5 @@ MULTIBROKER_TESTS = tests/multibroker/failover.sh tests/multibroker/controller.s
 	tests/multibroker/zombie.sh tests/multibroker/recreate.sh \
 	tests/multibroker/failover_faultfs.sh
 TESTS += $(MULTIBROKER_TESTS)
-EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/mb-lib.sh tests/multibroker/check_acked.sh
+EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/mb-lib.sh tests/multibroker/check_acked.sh \
+	tests/multibroker/bench_failover.sh
