@@ -9,6 +9,7 @@
 #include <sys/random.h>
 
 #include "broker/logging.h"
+#include "cluster/assignment.h"
 #include "contract/contract.h"
 #include "contract/doc.h"
 #include "kafka/protocol.h"
@@ -57,7 +58,9 @@ int kaas_topic_name_valid(const char *name, int len)
 	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
 		return 0;
 	if ((len == 9 && memcmp(name, "__cluster", 9) == 0) ||
-	    (len == 6 && memcmp(name, TRASH_DIR, 6) == 0))
+	    (len == 6 && memcmp(name, TRASH_DIR, 6) == 0) ||
+	    (len == (int)strlen(KAAS_COORDINATOR_TOPIC) &&
+	     memcmp(name, KAAS_COORDINATOR_TOPIC, (size_t)len) == 0))
 		return 0;
 	return 1;
 }

@@ -102,7 +102,8 @@ struct kaas_topic {
 };
 
 /* Is `name` a legal topic name: 1..249 chars of [a-zA-Z0-9._-], not "." or
- * "..", and not one of kaas's reserved names ("__cluster", ".trash")? */
+ * "..", and not one of kaas's reserved names ("__cluster", ".trash",
+ * KAAS_COORDINATOR_TOPIC: the assignment's coordinator slots)? */
 int kaas_topic_name_valid(const char *name, int len);
 
 /* Open the registry: claim a leader epoch, load every topic document, finish deletes that were
