@@ -10,6 +10,7 @@
 
 #include "broker/logging.h"
 #include "cluster/assignment.h"
+#include "cluster/membership.h"
 #include "contract/contract.h"
 #include "contract/doc.h"
 #include "kafka/protocol.h"
@@ -19,6 +20,19 @@
 #define TRASH_DIR ".trash"
 #define MAX_PARTITIONS 100000
 #define EPOCH_DIR "leader-epochs"
+
+/* A document marked deleting, first seen by reconcile at `since` (our
+ * monotonic clock); `driven` once this broker took the removal over. */
+struct stuck_delete {
+	char name[256];
+	uint8_t id[16];
+	uint64_t since;
+	int driven, seen;
+};
+
+/* A delete whose broker died midway is finished by whoever sees its
+ * document still marked deleting this long. */
+#define STUCK_DELETE_MS 30000
 
 struct kaas_topics {
 	struct kaas_substrate *data, *cluster;
@@ -36,6 +50,8 @@ struct kaas_topics {
 	void *lease_arg;
 	void (*before_remove)(void *arg, const char *name);
 	void *before_remove_arg;
+	struct stuck_delete *stuck; /* deleting documents seen by reconcile */
+	size_t nstuck;
 };
 
 void kaas_topics_set_before_remove(struct kaas_topics *t, void (*fn)(void *arg, const char *name),
@@ -658,6 +674,7 @@ void kaas_topics_close(struct kaas_topics *t)
 		kaas_warn("%zu removal(s) unfinished at shutdown; the next start re-drives them",
 			  t->pending.count);
 	kaas_pending_clear(&t->pending);
+	free(t->stuck);
 	pthread_mutex_destroy(&t->mu);
 	pthread_cond_destroy(&t->cv);
 	pthread_mutex_destroy(&t->admin_mu);
@@ -1034,6 +1051,49 @@ static void adopt_new(struct kaas_topics *t, const char *name, const uint8_t id[
 		kaas_info("topic %s: listed (created elsewhere, %d partition(s))", name, np);
 }
 
+/* Re-drive a delete left half done by a broker that died: a document
+ * marked deleting for STUCK_DELETE_MS is removed here (reclaim_dir is
+ * idempotent, and removes the document only if it still names that
+ * incarnation).  Caller holds admin_mu. */
+static void note_deleting(struct kaas_topics *t, const char *name, const uint8_t id[16])
+{
+	uint64_t now = kaas_mono_ms();
+	struct stuck_delete *s = NULL;
+	for (size_t i = 0; i < t->nstuck && !s; i++)
+		if (strcmp(t->stuck[i].name, name) == 0 && memcmp(t->stuck[i].id, id, 16) == 0)
+			s = &t->stuck[i];
+	if (!s) {
+		struct stuck_delete *v = realloc(t->stuck, sizeof(*v) * (t->nstuck + 1));
+		if (!v)
+			return;
+		t->stuck = v;
+		s = &t->stuck[t->nstuck++];
+		memset(s, 0, sizeof(*s));
+		snprintf(s->name, sizeof(s->name), "%s", name);
+		memcpy(s->id, id, 16);
+		s->since = now;
+	}
+	s->seen = 1;
+	if (s->driven || now - s->since < STUCK_DELETE_MS)
+		return;
+	s->driven = 1;
+	kaas_warn("topic %s: its delete has not finished for %d s; finishing it here", name,
+		  STUCK_DELETE_MS / 1000);
+	(void)reclaim_dir(t, name, id, 1);
+}
+
+/* Forget entries whose document is no longer marked deleting. */
+static void sweep_deleting(struct kaas_topics *t)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < t->nstuck; i++)
+		if (t->stuck[i].seen) {
+			t->stuck[i].seen = 0;
+			t->stuck[k++] = t->stuck[i];
+		}
+	t->nstuck = k;
+}
+
 static int sync_docs(struct kaas_topics *t)
 {
 	struct kaas_dirlist l = { 0 };
@@ -1069,8 +1129,10 @@ static int sync_docs(struct kaas_topics *t)
 			unlist_topic(t, tp);
 			tp = NULL;
 		}
-		if (deleting)
+		if (deleting) {
+			note_deleting(t, name, id);
 			continue;
+		}
 		if (tp) {
 			if (np > tp->npart)
 				grow_listed(t, tp, (int32_t)np);
@@ -1102,6 +1164,7 @@ static int sync_docs(struct kaas_topics *t)
 	}
 	free(seen);
 	kaas_dirlist_free(&l);
+	sweep_deleting(t);
 	return 0;
 }
 
