@@ -52,6 +52,7 @@ struct kaas_topics {
 	void *before_remove_arg;
 	struct stuck_delete *stuck; /* deleting documents seen by reconcile */
 	size_t nstuck;
+	unsigned reconciles;      /* reconcile rounds so far */
 };
 
 void kaas_topics_set_before_remove(struct kaas_topics *t, void (*fn)(void *arg, const char *name),
@@ -1179,8 +1180,11 @@ static int lease_topic(struct kaas_topics *t, struct kaas_topic *tp)
 		struct kaas_partition *p = &tp->parts[k];
 		int ok;
 		if (want)
+			/* A failed open is retried by housekeeping if the error
+			 * is transient, else every 20th round here (a stale
+			 * view of a newer leader's manifest, say). */
 			ok = p->epoch == ep && p->open_err != KAAS_PART_NOT_LEADER &&
-			     (p->log || p->open_err);
+			     (p->log || (p->open_err && t->reconciles % 20 != 0));
 		else
 			ok = !p->log && p->open_err == KAAS_PART_NOT_LEADER;
 		led += want;
@@ -1216,6 +1220,7 @@ int kaas_topics_reconcile(struct kaas_topics *t)
 	if (!t->lease)
 		return -EINVAL;
 	pthread_mutex_lock(&t->admin_mu);
+	t->reconciles++;
 	int rc = sync_docs(t);
 	int n = 0;
 	struct kaas_topic **v = kaas_topics_list(t, &n);

@@ -7,5 +7,7 @@ MULTIBROKER_TESTS = tests/multibroker/failover.sh tests/multibroker/controller.s
 	tests/multibroker/zombie.sh tests/multibroker/recreate.sh \
 	tests/multibroker/failover_faultfs.sh
 TESTS += $(MULTIBROKER_TESTS)
-EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/mb-lib.sh tests/multibroker/check_acked.sh \
+# selffence.sh is run by hand for now: about one run in four stalls (agent
+# rounds of the survivors taking 20-30 s on faultfs after the takeover).
+EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/selffence.sh tests/multibroker/mb-lib.sh tests/multibroker/check_acked.sh \
 	tests/multibroker/bench_failover.sh
