@@ -15,3 +15,4 @@ include tests/log/local.mk
 include tests/kafka/local.mk
 include tests/cluster/local.mk
 include tests/groups/local.mk
+include tests/multibroker/local.mk

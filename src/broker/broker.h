@@ -18,6 +18,7 @@
 struct kaas_req;
 struct kaas_groups;
 struct kaas_pid_alloc;
+struct kaas_cluster;
 
 /* A produce completion handed from the log's sync thread to the loop. */
 struct kaas_completion {
@@ -35,6 +36,7 @@ struct kaas_broker {
 	struct kaas_config cfg;
 	struct kaas_substrate *data, *cluster;
 	struct kaas_topics *topics;
+	struct kaas_cluster *agent; /* cluster agent (broker/cluster.h) */
 	struct kaas_worker *produce_worker; /* validates and appends, in order */
 	uv_loop_t *loop;
 	uv_tcp_t server;

@@ -11,6 +11,7 @@
  * handle (fsync completions from the log's sync thread, data arrivals).
  */
 #include "broker/broker.h"
+#include "broker/cluster.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -805,14 +806,31 @@ static void on_signal(uv_signal_t *s, int signum)
 	uv_timer_start(&b->drain_timer, on_drain_tick, 0, 20);
 }
 
+/* Stop what kaas_broker_run started, in reverse order (each is NULL-safe). */
+static void stop_services(struct kaas_broker *b)
+{
+	kaas_worker_stop(b->produce_worker);
+	b->produce_worker = NULL;
+	kaas_groups_destroy(b->groups);
+	b->groups = NULL;
+	kaas_idem_stop(b);
+	kaas_cluster_stop(b->agent);
+	b->agent = NULL;
+}
+
 int kaas_broker_run(struct kaas_broker *b)
 {
 	b->waiters.next = b->waiters.prev = &b->waiters;
 	pthread_mutex_init(&b->cq_mu, NULL);
 	uv_async_init(b->loop, &b->async, on_async);
 	b->async.data = b;
-	int rc = kaas_topics_open(b->data, b->cluster, on_data, b, &b->topics);
+	int rc = kaas_cluster_new(b->cluster, &b->cfg, &b->agent);
+	if (rc >= 0)
+		rc = kaas_topics_open_leased(b->data, b->cluster, kaas_cluster_lease, b->agent,
+					     on_data, b, &b->topics);
 	if (rc < 0) {
+		kaas_cluster_stop(b->agent);
+		b->agent = NULL;
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc;
@@ -823,14 +841,14 @@ int kaas_broker_run(struct kaas_broker *b)
 	if (rc < 0) {
 		kaas_error("cannot set up the group coordinator / producer ids: %s (%s)",
 			   strerror(-rc), kaas_sub_errdetail());
-		kaas_groups_destroy(b->groups);
-		b->groups = NULL;
+		stop_services(b);
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc;
 	}
 	rc = kaas_worker_start(&b->produce_worker);
 	if (rc < 0) {
+		stop_services(b);
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc;
@@ -852,11 +870,7 @@ int kaas_broker_run(struct kaas_broker *b)
 		uv_close((uv_handle_t *)&b->server, NULL);
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
-		kaas_worker_stop(b->produce_worker);
-		b->produce_worker = NULL;
-		kaas_groups_destroy(b->groups);
-		b->groups = NULL;
-		kaas_idem_stop(b);
+		stop_services(b);
 		return rc == UV_EADDRINUSE ? -EADDRINUSE : -EINVAL;
 	}
 	if (b->cfg.listen_port == 0) {
@@ -872,6 +886,16 @@ int kaas_broker_run(struct kaas_broker *b)
 			b->cfg.listen_port = port;
 		}
 	}
+	/* Join the cluster: the first rounds run here, before we serve. */
+	rc = kaas_cluster_start(b->agent, b->topics);
+	if (rc < 0) {
+		kaas_error("cannot start the cluster agent: %s", strerror(-rc));
+		uv_close((uv_handle_t *)&b->server, NULL);
+		uv_close((uv_handle_t *)&b->async, NULL);
+		uv_run(b->loop, UV_RUN_DEFAULT);
+		stop_services(b);
+		return rc;
+	}
 	uv_signal_init(b->loop, &b->sigterm);
 	uv_signal_init(b->loop, &b->sigint);
 	b->sigterm.data = b->sigint.data = b;
@@ -886,10 +910,6 @@ int kaas_broker_run(struct kaas_broker *b)
 		  b->cfg.listen_port, b->cfg.advertise_host, b->cfg.advertise_port,
 		  b->cfg.broker_id);
 	uv_run(b->loop, UV_RUN_DEFAULT);
-	kaas_worker_stop(b->produce_worker);
-	b->produce_worker = NULL;
-	kaas_groups_destroy(b->groups);
-	b->groups = NULL;
-	kaas_idem_stop(b);
+	stop_services(b);
 	return 0;
 }

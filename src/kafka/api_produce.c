@@ -17,6 +17,7 @@
 
 #include "broker/broker.h"
 #include "broker/idempotence.h"
+#include "broker/cluster.h"
 #include "broker/logging.h"
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
@@ -358,7 +359,11 @@ void kaas_api_produce(struct kaas_req *req)
 			else if (p->index < 0 || p->index >= t->topic->npart)
 				p->err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 			else if (!t->topic->parts[p->index].log)
-				p->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
+				p->err = kaas_partition_not_led(&t->topic->parts[p->index])
+						 ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
+						 : KAAS_KERR_KAFKA_STORAGE_ERROR;
+			else if (kaas_cluster_fenced(b->agent))
+				p->err = KAAS_KERR_NOT_LEADER_OR_FOLLOWER;
 			else if (p->records.len <= 0)
 				p->err = KAAS_KERR_CORRUPT_MESSAGE;
 			else
