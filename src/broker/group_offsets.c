@@ -173,8 +173,9 @@ static void op_work(uv_work_t *w)
 	if (!gr->loaded) {
 		kaas_group_offsets_free(&gr->offs);
 		memset(&gr->offs, 0, sizeof(gr->offs));
-		int rc = kaas_group_open(cluster, gr->id,
-					 kaas_groups_coordinator_epoch(gr->reg, gr->id), &gr->offs);
+		/* The slot's epoch now (0: no longer ours, so never take over). */
+		uint64_t epoch = kaas_groups_coordinator_epoch(gr->reg, gr->id);
+		int rc = epoch ? kaas_group_open(cluster, gr->id, epoch, &gr->offs) : -ESTALE;
 		if (rc < 0) {
 			kaas_warn("group %s: cannot load committed offsets: %s (%s)", gr->id,
 				  strerror(-rc), kaas_sub_errdetail());
@@ -233,6 +234,10 @@ static void op_done(uv_work_t *w, int status)
 		op->err = map_err(op->rc);
 	answer(op);
 	op_free(op);
+	if (gr->reload) {
+		gr->reload = 0;
+		gr->loaded = 0; /* dropped meanwhile: the next op loads at the new epoch */
+	}
 	run_next(gr);
 }
 
@@ -362,8 +367,8 @@ void kaas_api_offset_commit(struct kaas_req *req)
 	struct group *gr = NULL;
 	if (!id)
 		op->err = KAAS_KERR_INVALID_GROUP_ID;
-	else if (b->draining)
-		op->err = KAAS_KERR_NOT_COORDINATOR;
+	else if ((op->err = kaas_groups_check(g, id)))
+		;
 	else if (!member_id || !(gr = kaas_group_lookup(g, id, 1)))
 		op->err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	else if (gen < 0 && gr->state == GROUP_EMPTY)
@@ -427,8 +432,8 @@ void kaas_api_offset_fetch(struct kaas_req *req)
 	struct group *gr = NULL;
 	if (!id)
 		op->err = KAAS_KERR_INVALID_GROUP_ID;
-	else if (b->draining)
-		op->err = KAAS_KERR_NOT_COORDINATOR;
+	else if ((op->err = kaas_groups_check(b->groups, id)))
+		;
 	else if (!(gr = kaas_group_lookup(b->groups, id, 1)))
 		op->err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	free(id);

@@ -12,12 +12,12 @@
 #include <time.h>
 
 #include "broker/broker.h"
+#include "broker/cluster.h"
 #include "broker/logging.h"
-#include "contract/contract.h"
+#include "cluster/assignment.h"
 #include "kafka/protocol.h"
 
 #define GROUPS_TICK_MS 100
-#define COORD_EPOCH_DIR "coordinator-epochs"
 #define MIN_SESSION_MS 1000
 #define MAX_SESSION_MS 1800000
 
@@ -34,10 +34,32 @@ const char *kaas_group_state_name(enum group_state s)
 	}
 }
 
+/* Who coordinates `group` now: 0 with *epoch when this broker leads the
+ * group's slot (and has taken its assignment up), else the Kafka error. */
+static int16_t slot_owner(struct kaas_groups *g, const char *group, uint64_t *epoch)
+{
+	struct kaas_broker *b = g->b;
+	int32_t leader;
+	uint32_t e;
+	*epoch = 0;
+	if (!b->agent || kaas_cluster_coordinator(b->agent, group, strlen(group), &leader, &e) < 0)
+		return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
+	if (leader != b->cfg.broker_id)
+		return KAAS_KERR_NOT_COORDINATOR;
+	/* Led by this broker id: the lease says whether this life may serve it
+	 * (a restarted broker waits for an assignment naming its new epoch). */
+	int32_t slot = kaas_cluster_coordinator_slot(b->agent, group, strlen(group));
+	if (!kaas_cluster_lease(b->agent, KAAS_COORDINATOR_TOPIC, slot, &e) ||
+	    kaas_cluster_fenced(b->agent))
+		return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
+	*epoch = e;
+	return 0;
+}
+
 uint64_t kaas_groups_coordinator_epoch(struct kaas_groups *g, const char *group)
 {
-	(void)group;
-	return g->coord_epoch;
+	uint64_t epoch;
+	return slot_owner(g, group, &epoch) == 0 ? epoch : 0;
 }
 
 struct group *kaas_group_lookup(struct kaas_groups *g, const char *id, int create)
@@ -53,6 +75,7 @@ struct group *kaas_group_lookup(struct kaas_groups *g, const char *id, int creat
 		return NULL;
 	}
 	gr->reg = g;
+	gr->epoch = kaas_groups_coordinator_epoch(g, id);
 	gr->next = g->list;
 	g->list = gr;
 	return gr;
@@ -344,6 +367,44 @@ static void member_left(struct group *gr)
 		kaas_group_maybe_free(gr);
 }
 
+/* ------------------------------------------------------------ coordination */
+
+/* Forget the in-memory state of a group this broker no longer coordinates
+ * at `epoch`: parked requests get NOT_COORDINATOR, members are removed (they
+ * rejoin), committed offsets are reloaded at the current epoch by the next
+ * operation.  May free the group. */
+static void group_drop(struct group *gr, uint64_t epoch)
+{
+	if (gr->members || gr->loaded)
+		kaas_info("group %s: coordinator epoch %llu -> %llu; dropping its in-memory state",
+			  gr->id, (unsigned long long)gr->epoch, (unsigned long long)epoch);
+	while (gr->members)
+		remove_member(gr, gr->members, KAAS_KERR_NOT_COORDINATOR);
+	gr->state = GROUP_EMPTY;
+	free(gr->protocol_type);
+	free(gr->protocol);
+	gr->protocol_type = gr->protocol = NULL;
+	if (gr->op_running) {
+		gr->reload = 1; /* the work thread owns offs: op_done unloads */
+	} else {
+		gr->loaded = 0;
+		kaas_group_offsets_free(&gr->offs);
+		memset(&gr->offs, 0, sizeof(gr->offs));
+	}
+	gr->epoch = epoch;
+	kaas_group_maybe_free(gr);
+}
+
+int16_t kaas_groups_check(struct kaas_groups *g, const char *id)
+{
+	uint64_t epoch = 0;
+	int16_t err = g->b->draining ? KAAS_KERR_NOT_COORDINATOR : slot_owner(g, id, &epoch);
+	struct group *gr = kaas_group_lookup(g, id, 0);
+	if (gr && (err || gr->epoch != epoch))
+		group_drop(gr, epoch);
+	return err;
+}
+
 /* ------------------------------------------------------------ the timer */
 
 static void answer_all_for_shutdown(struct kaas_groups *g)
@@ -363,6 +424,11 @@ static void on_tick(uv_timer_t *t)
 			uv_close((uv_handle_t *)&g->tick, NULL);
 		}
 		return;
+	}
+	/* Groups whose slot moved away or changed epoch lose their state. */
+	for (struct group *gr = g->list, *gn; gr; gr = gn) {
+		gn = gr->next;
+		(void)kaas_groups_check(g, gr->id);
 	}
 	uint64_t now = kaas_now_ms();
 	for (struct group *gr = g->list, *gn; gr; gr = gn) {
@@ -392,21 +458,6 @@ int kaas_groups_init(struct kaas_broker *b, struct kaas_groups **out)
 	if (!g)
 		return -ENOMEM;
 	g->b = b;
-	int rc = kaas_sub_mkdirs(b->cluster, COORD_EPOCH_DIR, 0755);
-	uint64_t latest = 0, won = 0;
-	if (rc >= 0) {
-		rc = kaas_claim_latest(b->cluster, COORD_EPOCH_DIR, "epoch", &latest);
-		if (rc == -ENOENT)
-			rc = 0;
-	}
-	if (rc >= 0)
-		rc = kaas_claim(b->cluster, COORD_EPOCH_DIR, "epoch", latest + 1, 1000, "kaasd", &won);
-	if (rc < 0) {
-		free(g);
-		return rc;
-	}
-	g->coord_epoch = won;
-	kaas_info("coordinator epoch %llu claimed", (unsigned long long)won);
 	*out = g;
 	return 0;
 }
@@ -554,8 +605,8 @@ void kaas_api_join_group(struct kaas_req *req)
 		err = KAAS_KERR_INVALID_SESSION_TIMEOUT;
 	if (!err && (n == 0 || ptype.len <= 0))
 		err = KAAS_KERR_INCONSISTENT_GROUP_PROTOCOL;
-	if (!err && g->b->draining)
-		err = KAAS_KERR_NOT_COORDINATOR;
+	if (!err)
+		err = kaas_groups_check(g, id);
 	if (!err && !(gr = kaas_group_lookup(g, id, 1)))
 		err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	if (!err && member_id[0]) {
@@ -678,8 +729,10 @@ void kaas_api_sync_group(struct kaas_req *req)
 	}
 	int16_t err = 0;
 	char *id = group_id_dup(gid, &err);
+	if (id)
+		err = kaas_groups_check(g, id);
 	char *member_id = id ? kaas_kslice_dup(mid) : NULL;
-	struct group *gr = member_id ? kaas_group_lookup(g, id, 0) : NULL;
+	struct group *gr = member_id && !err ? kaas_group_lookup(g, id, 0) : NULL;
 	struct group_member *m = gr ? kaas_group_member(gr, member_id) : NULL;
 	if (err)
 		;
@@ -755,13 +808,13 @@ void kaas_api_heartbeat(struct kaas_req *req)
 	}
 	int16_t err = 0;
 	char *id = group_id_dup(gid, &err);
+	if (id)
+		err = kaas_groups_check(g, id);
 	char *member_id = id ? kaas_kslice_dup(mid) : NULL;
-	struct group *gr = member_id ? kaas_group_lookup(g, id, 0) : NULL;
+	struct group *gr = member_id && !err ? kaas_group_lookup(g, id, 0) : NULL;
 	struct group_member *m = gr ? kaas_group_member(gr, member_id) : NULL;
 	if (err)
 		;
-	else if (g->b->draining)
-		err = KAAS_KERR_NOT_COORDINATOR;
 	else if (!m || m->pending)
 		err = KAAS_KERR_UNKNOWN_MEMBER_ID;
 	else if (gen != gr->generation)
@@ -803,7 +856,9 @@ void kaas_api_leave_group(struct kaas_req *req)
 	}
 	int16_t err = 0;
 	char *id = group_id_dup(gid, &err);
-	struct group *gr = id ? kaas_group_lookup(g, id, 0) : NULL;
+	if (id)
+		err = kaas_groups_check(g, id);
+	struct group *gr = id && !err ? kaas_group_lookup(g, id, 0) : NULL;
 	if (v >= 1)
 		kaas_kw_i32(w, 0);
 	struct kaas_kr lr;

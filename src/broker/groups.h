@@ -15,9 +15,15 @@
  * answered only once kaas_group_commit made it durable and found this
  * coordinator not fenced.
  *
- * The coordinator epoch comes from kaas_groups_coordinator_epoch, today one
- * claim per broker start (<cluster>/coordinator-epochs/epoch-N); the
- * multi-broker assignment will supply per-group epochs there.
+ * Which broker coordinates a group is the cluster assignment's: the group
+ * maps to a coordinator slot (kaas_cluster_coordinator), led by one broker
+ * at a leader epoch.  Every group request passes kaas_groups_check first:
+ * a group whose slot another broker leads is answered NOT_COORDINATOR (the
+ * client finds the coordinator again), one whose slot has no leader
+ * COORDINATOR_NOT_AVAILABLE.  The slot's leader epoch is the coordinator
+ * epoch group_store fences with; when it changes, or the slot moves away,
+ * the group's in-memory state (members, loaded offsets) is dropped, so the
+ * next request reloads from the volume at the new epoch.
  */
 #ifndef KAAS_BROKER_GROUPS_H
 #define KAAS_BROKER_GROUPS_H
@@ -76,11 +82,13 @@ struct group {
 	char *leader;             /* a member id (owned copy) */
 	struct group_member *members;
 	uint64_t rebalance_deadline_ms;
+	uint64_t epoch;           /* the slot epoch this in-memory state belongs to (0: not ours) */
 	/* offsets */
 	int loaded;               /* offs holds the volume's state */
 	struct kaas_group_offsets offs;
 	struct group_op *ops_head, *ops_tail;
 	int op_running;
+	int reload;               /* dropped while an op ran: unload when it is done */
 	uv_work_t work;
 };
 
@@ -89,21 +97,32 @@ struct kaas_groups {
 	struct group *list;
 	uv_timer_t tick;
 	int started, closed;
-	uint64_t coord_epoch;     /* this broker's coordinator epoch */
 	uint64_t member_seq;
 };
 
-/* Set up the coordinator (loop thread, before the loop runs): claims the
- * coordinator epoch on the cluster volume.  0 or -errno. */
+/* Set up the coordinator (loop thread, before the loop runs; no I/O).
+ * 0 or -ENOMEM. */
 int kaas_groups_init(struct kaas_broker *b, struct kaas_groups **out);
 /* Start the expiry timer (loop thread, once the listener is up). */
 void kaas_groups_start(struct kaas_groups *g);
 /* Free everything (after the loop stopped). */
 void kaas_groups_destroy(struct kaas_groups *g);
 
-/* The coordinator epoch to take `group` over with.  Today one per broker
- * start; the cluster assignment will answer per group here. */
+/* The coordinator epoch to take `group` over with: the leader epoch of the
+ * group's coordinator slot when this broker leads it (and may serve it),
+ * else 0 (which every takeover on the volume fences).  Any thread. */
 uint64_t kaas_groups_coordinator_epoch(struct kaas_groups *g, const char *group);
+
+/* The one coordinator check of every group request (loop thread): 0 when
+ * this broker coordinates group `id` now; else the error to answer:
+ * NOT_COORDINATOR (the slot is led by another broker, or this one is
+ * draining) or COORDINATOR_NOT_AVAILABLE (the slot has no leader, or this
+ * broker has not taken it up yet).  When the group is in memory and the
+ * answer is an error or the slot epoch is not the one its state was set up
+ * at, that state is dropped (parked requests answered NOT_COORDINATOR,
+ * members removed, offsets reloaded on next use) — the group may be freed,
+ * so look it up again afterwards. */
+int16_t kaas_groups_check(struct kaas_groups *g, const char *id);
 
 /* Find a group by id (NULL if unknown); create it when `create`. */
 struct group *kaas_group_lookup(struct kaas_groups *g, const char *id, int create);

@@ -1,16 +1,49 @@
 /*
- * api_group_admin.c — FindCoordinator 0–2 (this broker coordinates every
- * group), DescribeGroups 0–4 and ListGroups 0–2 (loop thread: the groups'
- * state is the loop's).
+ * api_group_admin.c — FindCoordinator 0–2 (a group's coordinator is the
+ * leader of its coordinator slot in the cluster assignment), DescribeGroups
+ * 0–4 and ListGroups 0–2 (loop thread: the groups' state is the loop's).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/broker.h"
+#include "broker/cluster.h"
 #include "broker/groups.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+
+#define FIND_MAX_BROKERS 256
+
+/* The broker leading `key`'s coordinator slot: 0 and *out, else the error
+ * (COORDINATOR_NOT_AVAILABLE: no leader, or a leader whose address this
+ * broker does not know). */
+static int16_t group_coordinator(struct kaas_broker *b, struct kaas_kslice key,
+				 struct kaas_broker_info *out)
+{
+	int32_t leader;
+	uint32_t epoch;
+	if (b->draining)
+		return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
+	if (!b->agent || key.len < 0 ||
+	    kaas_cluster_coordinator(b->agent, key.len ? (const char *)key.p : "", (size_t)key.len,
+				     &leader, &epoch) < 0)
+		return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
+	struct kaas_broker_info *v = malloc(FIND_MAX_BROKERS * sizeof(*v));
+	if (!v)
+		return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
+	size_t n = kaas_cluster_brokers(b->agent, v, FIND_MAX_BROKERS);
+	int16_t err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].id == leader) {
+			*out = v[i];
+			err = KAAS_KERR_NONE;
+			break;
+		}
+	}
+	free(v);
+	return err;
+}
 
 int kaas_api_find_coordinator(struct kaas_req *req)
 {
@@ -18,19 +51,29 @@ int kaas_api_find_coordinator(struct kaas_req *req)
 	struct kaas_kr *r = &req->r;
 	struct kaas_kw *w = &req->w;
 	int16_t v = req->hdr.api_version;
-	(void)kaas_kr_str(r, 0); /* key */
+	struct kaas_kslice key = kaas_kr_str(r, 0);
 	int8_t type = v >= 1 ? kaas_kr_i8(r) : 0;
 	if (!kaas_kr_ok(r))
 		return KAAS_REQ_CLOSE;
-	int ok = type == 0;
+	struct kaas_broker_info who;
+	int16_t err;
+	const char *msg = NULL;
+	if (type != 0) {
+		err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
+		msg = "transactions are not supported";
+	} else {
+		err = group_coordinator(b, key, &who);
+		if (err)
+			msg = "the group's coordinator slot has no live leader";
+	}
 	if (v >= 1)
 		kaas_kw_i32(w, 0);
-	kaas_kw_i16(w, ok ? KAAS_KERR_NONE : KAAS_KERR_COORDINATOR_NOT_AVAILABLE);
+	kaas_kw_i16(w, err);
 	if (v >= 1)
-		kaas_kw_str(w, 0, ok ? NULL : "transactions are not supported");
-	kaas_kw_i32(w, ok ? b->cfg.broker_id : -1);
-	kaas_kw_str(w, 0, ok ? b->cfg.advertise_host : "");
-	kaas_kw_i32(w, ok ? b->cfg.advertise_port : -1);
+		kaas_kw_str(w, 0, msg);
+	kaas_kw_i32(w, err ? -1 : who.id);
+	kaas_kw_str(w, 0, err ? "" : who.host);
+	kaas_kw_i32(w, err ? -1 : who.port);
 	return KAAS_REQ_RESPOND;
 }
 
@@ -65,11 +108,13 @@ void kaas_api_describe_groups(struct kaas_req *req)
 	kaas_kw_array(w, 0, n);
 	for (int32_t i = 0; i < n; i++) {
 		struct kaas_kslice id = kaas_kr_str(&ids, 0);
-		char *s = kaas_kslice_dup(id);
-		struct group *gr = s ? kaas_group_lookup(g, s, 0) : NULL;
+		char *s = id.len > 0 ? kaas_kslice_dup(id) : NULL;
+		int16_t err = id.len <= 0 ? KAAS_KERR_INVALID_GROUP_ID
+			      : s ? kaas_groups_check(g, s) : KAAS_KERR_UNKNOWN_SERVER_ERROR;
+		struct group *gr = s && !err ? kaas_group_lookup(g, s, 0) : NULL;
 		free(s);
 		int live = gr && count_live(gr) > 0;
-		kaas_kw_i16(w, id.len == 0 ? KAAS_KERR_INVALID_GROUP_ID : KAAS_KERR_NONE);
+		kaas_kw_i16(w, err);
 		kaas_kw_strn(w, 0, id.p, id.len);
 		kaas_kw_str(w, 0, !gr ? "Dead" : kaas_group_state_name(gr->state));
 		kaas_kw_str(w, 0, gr && gr->protocol_type ? gr->protocol_type : "");
