@@ -1,8 +1,10 @@
 #!/bin/bash
-# Two coordinators of one group on one volume: the broker started later
-# takes the group over (a newer coordinator epoch); the older one's commits
-# are then refused with NOT_COORDINATOR (16) and never overwrite the newer
-# one's offsets.
+# Two lives of one broker id on one volume (a zombie): the life started
+# later gets the coordinator slots back at a bumped leader epoch and takes
+# the group over; the older one's commits are then refused with
+# NOT_COORDINATOR (16) and never overwrite the newer one's offsets.  (Two
+# distinct brokers sharing slots by the assignment: tests/multibroker/
+# coordinator.sh.)
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
 RAW="$KAAS_TOP_BUILDDIR/tests/groups/offsets_raw"
