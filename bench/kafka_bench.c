@@ -16,6 +16,8 @@
  *       one producer at a fixed RATE msgs/s (acks=-1) with its send time in
  *       the payload, one consumer reading the same partition: end-to-end
  *       latency p50/p99/p99.9 in milliseconds, computed by the consumer.
+ *   kaas-kafka-bench delete BROKER TOPIC
+ *       delete TOPIC through the admin API (frees the volume between runs).
  *
  * Exit status 0; 1 when messages failed or went missing (the JSON is still
  * printed, with the counts); 2 for bad arguments.
@@ -391,6 +393,43 @@ static int run_e2e(int size, double rate, double secs)
 	return ec.got == n && p.failed == 0 ? 0 : 1;
 }
 
+/* -------------------------------------------------------------- delete */
+
+static int run_delete(void)
+{
+	rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, rd_kafka_conf_new());
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	rd_kafka_DeleteTopic_t *dt = rd_kafka_DeleteTopic_new(topic);
+	rd_kafka_DeleteTopics(rk, &dt, 1, NULL, q);
+	rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 60000);
+	int rc = 1;
+	if (!ev) {
+		fprintf(stderr, "kaas-kafka-bench: delete %s: no answer in 60 s\n", topic);
+	} else if (rd_kafka_event_error(ev)) {
+		fprintf(stderr, "kaas-kafka-bench: delete %s: %s\n", topic,
+			rd_kafka_event_error_string(ev));
+	} else {
+		const rd_kafka_DeleteTopics_result_t *res = rd_kafka_event_DeleteTopics_result(ev);
+		size_t n = 0;
+		const rd_kafka_topic_result_t **tr = rd_kafka_DeleteTopics_result_topics(res, &n);
+		rc = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (rd_kafka_topic_result_error(tr[i])) {
+				fprintf(stderr, "kaas-kafka-bench: delete %s: %s\n", topic,
+					rd_kafka_err2str(rd_kafka_topic_result_error(tr[i])));
+				rc = 1;
+			}
+		}
+	}
+	if (ev)
+		rd_kafka_event_destroy(ev);
+	rd_kafka_DeleteTopic_destroy(dt);
+	rd_kafka_queue_destroy(q);
+	rd_kafka_destroy(rk);
+	printf("{\"deleted\":%s}\n", rc ? "false" : "true");
+	return rc;
+}
+
 /* ---------------------------------------------------------------- main */
 
 static double arg_num(const char *name, const char *s)
@@ -408,7 +447,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: kaas-kafka-bench produce BROKER TOPIC SIZE PRODUCERS SECONDS MAXMSGS\n"
 			"       kaas-kafka-bench consume BROKER TOPIC MSGS\n"
-			"       kaas-kafka-bench e2e BROKER TOPIC SIZE RATE SECONDS\n");
+			"       kaas-kafka-bench e2e BROKER TOPIC SIZE RATE SECONDS\n"
+			"       kaas-kafka-bench delete BROKER TOPIC\n");
 	return 2;
 }
 
@@ -416,6 +456,11 @@ int main(int argc, char **argv)
 {
 	if (argc < 4)
 		return usage();
+	if (strcmp(argv[1], "delete") == 0 && argc == 4) {
+		broker = argv[2];
+		topic = argv[3];
+		return run_delete();
+	}
 	const char *mode = argv[1];
 	broker = argv[2];
 	topic = argv[3];
