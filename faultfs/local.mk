@@ -1,1 +1,12 @@
-# faultfs: nothing built here yet.
+# faultfs: the fault model (no FUSE), its in-process substrate front (in
+# libkaas.a, registered as scheme "fault"), and the FUSE daemon.
+EXTRA_DIST += faultfs/README.md
+libkaas_a_SOURCES += faultfs/model.h faultfs/internal.h faultfs/model.c faultfs/rules.c \
+	faultfs/extents.c faultfs/attrcache.c faultfs/handles.c faultfs/names.c \
+	faultfs/ctl.c faultfs/substrate.h faultfs/substrate.c
+
+bin_PROGRAMS += faultfs/faultfs
+faultfs_faultfs_SOURCES = faultfs/main.c faultfs/fuse_front.c faultfs/fuse_front.h \
+	faultfs/fuse_nodes.c faultfs/fuse_nodes.h \
+	faultfs/ctl_socket.c faultfs/ctl_socket.h
+faultfs_faultfs_LDADD = $(KAAS_LIBS) $(FUSE_LIBS)

@@ -228,6 +228,10 @@ static void reader_child(const char *url, const char *target, int stopfd, int ou
 			break;
 		struct kaas_file *f;
 		int rc = kaas_sub_open(sub, target, KAAS_O_READ, 0, &f);
+		if (rc == -ESTALE)
+			continue; /* substrate.h: ESTALE from open is retryable (re-open); an
+				     NFS-class client can get it when the name was replaced
+				     between its lookup and its open */
 		if (rc < 0) {
 			if (rc == -ENOENT)
 				s.missing++;

@@ -11,9 +11,11 @@
 #include "config.h"
 
 extern const struct kaas_backend kaas_backend_posix;
+extern const struct kaas_backend kaas_backend_fault;
 /* Backends register here, one line each. */
 static const struct kaas_backend *const builtin[] = {
 	&kaas_backend_posix,
+	&kaas_backend_fault,
 	NULL,
 };
 

@@ -1,1 +1,16 @@
-# tests/faultfs: nothing yet
+# tests/faultfs: every behaviour through the in-process front (test_model)
+# and through a FUSE mount (the .sh tests; they skip only without FUSE).
+check_PROGRAMS += tests/faultfs/test_model
+TESTS += tests/faultfs/test_model
+tests_faultfs_test_model_SOURCES = tests/faultfs/test_model.c
+tests_faultfs_test_model_CFLAGS = $(TEST_CFLAGS)
+tests_faultfs_test_model_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/faultfs/test_fuse_nodes
+TESTS += tests/faultfs/test_fuse_nodes
+tests_faultfs_test_fuse_nodes_SOURCES = tests/faultfs/test_fuse_nodes.c faultfs/fuse_nodes.c
+tests_faultfs_test_fuse_nodes_CFLAGS = $(TEST_CFLAGS)
+tests_faultfs_test_fuse_nodes_LDADD = $(TEST_LIBS)
+FAULTFS_SH_TESTS = tests/faultfs/fuse_behaviours.sh tests/faultfs/fuse_determinism.sh \
+	tests/faultfs/conformance_fuse.sh tests/faultfs/conformance_fault.sh tests/faultfs/fuse_cleanup.sh
+TESTS += $(FAULTFS_SH_TESTS)
+EXTRA_DIST += $(FAULTFS_SH_TESTS) tests/faultfs/fuse_lib.sh
