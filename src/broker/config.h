@@ -5,7 +5,7 @@
  * Config file: lines "key = value" ('#' comments), keys as the long
  * options: data, cluster-dir, listen, advertise, broker-id, log-level,
  * auto-create-topics (true/false), num-partitions, message-max-bytes,
- * max-request-bytes.  Environment: KAAS_CLUSTER_DIR.
+ * max-request-bytes, zero-copy-min-bytes.  Environment: KAAS_CLUSTER_DIR.
  */
 #ifndef KAAS_BROKER_CONFIG_H
 #define KAAS_BROKER_CONFIG_H
@@ -26,6 +26,10 @@ struct kaas_config {
 	int32_t num_partitions; /* default partitions of auto-created topics: 1 */
 	size_t message_max_bytes;  /* largest accepted batch: 1 MiB + 12 */
 	size_t max_request_bytes;  /* largest accepted frame: 100 MiB */
+	size_t zero_copy_min_bytes; /* fetch responses with at least this many
+	                              record bytes go from the segment files to
+	                              the socket by sendfile (default 64 KiB;
+	                              0: never) */
 };
 
 /* Fill `c` from defaults, env, the --config file and argv.  Returns 0,

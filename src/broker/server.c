@@ -13,6 +13,9 @@
 #include "broker/broker.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,6 +39,9 @@ struct kaas_conn {
 	int closing;
 	int reading;
 	int in_frames;            /* conn_frames is on the stack */
+	int writes;               /* uv_write requests not yet completed */
+	int zc_busy;              /* a zero-copy send owns the socket */
+	int close_deferred;       /* closed while zc_busy: uv_close after it */
 	int refs;                 /* 1 for the handle + 1 per request not yet freed */
 	char peer[64];
 };
@@ -72,6 +78,7 @@ static void req_free(struct kaas_req *req)
 	if (req->ctx_free)
 		req->ctx_free(req->ctx);
 	kaas_kw_free(&req->w);
+	free(req->zc);
 	free(req->frame);
 	struct kaas_conn *c = req->conn;
 	struct kaas_broker *b = req->broker;
@@ -79,6 +86,8 @@ static void req_free(struct kaas_req *req)
 	free(req);
 	conn_unref(c);
 }
+
+static void conn_read_stop(struct kaas_conn *c);
 
 static void conn_close(struct kaas_conn *c, const char *why)
 {
@@ -103,6 +112,12 @@ static void conn_close(struct kaas_conn *c, const char *why)
 	c->tail = NULL;
 	for (struct kaas_req *r = c->head; r; r = r->next)
 		c->tail = r;
+	if (c->zc_busy) {
+		/* A work-queue thread is writing to the socket: close after it. */
+		conn_read_stop(c);
+		c->close_deferred = 1;
+		return;
+	}
 	uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 }
 
@@ -128,6 +143,7 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 
 static void conn_maybe_resume(struct kaas_conn *c);
 static void conn_read_start(struct kaas_conn *c);
+static void conn_flush(struct kaas_conn *c);
 
 struct write_ctx {
 	uv_write_t w;
@@ -143,19 +159,170 @@ static void on_written(uv_write_t *w, int status)
 	if (status < 0 && !c->closing)
 		conn_close(c, uv_strerror(status));
 	c->refs++; /* keep c while the request goes */
+	c->writes--;
 	req_free(req);
 	free(wc);
-	/* Reading may have stopped on a full write queue: resume it. */
+	/* A zero-copy send may be waiting for the queue to drain; reading may
+	 * have stopped on a full write queue. */
+	if (!c->closing && c->writes == 0 && c->head && c->head->done && c->head->zc)
+		conn_flush(c);
 	conn_maybe_resume(c);
 	conn_unref(c);
 }
 
 
+/* ------------------------------------------------------ zero-copy send */
+
+#define ZC_STALL_MS 30000
+
+/* Wait until the socket takes more: 0, or -ETIMEDOUT after ZC_STALL_MS of
+ * no progress (a peer that stopped reading), or -errno. */
+static int zc_wait_writable(int fd)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLOUT };
+	for (;;) {
+		int n = poll(&pf, 1, ZC_STALL_MS);
+		if (n > 0)
+			return (pf.revents & (POLLERR | POLLHUP | POLLNVAL)) ? -EPIPE : 0;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+static int zc_send_bytes(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w > 0) {
+			p += w;
+			n -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			int rc = zc_wait_writable(fd);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		return w < 0 ? -errno : -EPIPE;
+	}
+	return 0;
+}
+
+static int zc_send_slice(int fd, struct kaas_log_slice *s)
+{
+	size_t off = 0;
+	while (off < s->len) {
+		ssize_t w = kaas_log_slice_sendfile(s, fd, off, s->len - off);
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (w == -EAGAIN) {
+			int rc = zc_wait_writable(fd);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		return w < 0 ? (int)w : -EIO; /* 0: the segment ended early */
+	}
+	return 0;
+}
+
+/* Work queue: the whole response — header, body bytes and the segment
+ * slices between them — written to the socket in order.  The loop writes
+ * nothing on this connection meanwhile (zc_busy). */
+static void zc_work(uv_work_t *w)
+{
+	struct kaas_req *req = w->data;
+	int fd = req->zc_fd;
+	uint8_t hdr[9];
+	size_t hl = req->hdr.resp_tags ? 9 : 8;
+	uint32_t size = (uint32_t)(hl - 4 + req->w.len + req->zc_bytes);
+	uint32_t corr = (uint32_t)req->hdr.correlation_id;
+	for (int i = 0; i < 4; i++) {
+		hdr[i] = (uint8_t)(size >> (24 - 8 * i));
+		hdr[4 + i] = (uint8_t)(corr >> (24 - 8 * i));
+	}
+	hdr[8] = 0;
+	int rc = zc_send_bytes(fd, hdr, hl);
+	size_t at = 0;
+	for (int i = 0; rc == 0 && i < req->nzc; i++) {
+		rc = zc_send_bytes(fd, req->w.buf + at, req->zc[i].at - at);
+		if (rc == 0)
+			rc = zc_send_slice(fd, req->zc[i].slice);
+		at = req->zc[i].at;
+	}
+	if (rc == 0)
+		rc = zc_send_bytes(fd, req->w.buf + at, req->w.len - at);
+	req->zc_result = rc;
+}
+
+static void zc_done(uv_work_t *w, int status)
+{
+	struct kaas_req *req = w->data;
+	struct kaas_conn *c = req->conn;
+	struct kaas_broker *b = req->broker;
+	b->pool_jobs--;
+	c->zc_busy = 0;
+	c->refs++; /* keep c while the request goes */
+	int rc = status < 0 ? status : req->zc_result;
+	req_free(req);
+	if (c->close_deferred) {
+		c->close_deferred = 0;
+		uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+	} else if (rc < 0) {
+		char why[96];
+		snprintf(why, sizeof(why), "sending a fetch response: %s", strerror(-rc));
+		conn_close(c, why);
+	} else {
+		conn_flush(c);
+	}
+	conn_unref(c);
+}
+
+static void zc_start(struct kaas_conn *c, struct kaas_req *req)
+{
+	uv_os_fd_t fd;
+	int rc = uv_fileno((uv_handle_t *)&c->tcp, &fd);
+	if (rc == 0) {
+		kaas_debug("connection %s: fetch response with %zu record bytes by sendfile",
+			   c->peer, req->zc_bytes);
+		req->zc_fd = fd;
+		req->work.data = req;
+		c->zc_busy = 1;
+		req->broker->pool_jobs++;
+		rc = uv_queue_work(req->broker->loop, &req->work, zc_work, zc_done);
+		if (rc < 0) {
+			c->zc_busy = 0;
+			req->broker->pool_jobs--;
+		}
+	}
+	if (rc < 0) {
+		req_free(req);
+		conn_close(c, "cannot start a zero-copy send");
+	}
+}
+
 /* Send every finished request at the head of the queue, in order. */
 static void conn_flush(struct kaas_conn *c)
 {
-	while (!c->closing && c->head && c->head->done) {
+	while (!c->closing && !c->zc_busy && c->head && c->head->done) {
 		struct kaas_req *req = c->head;
+		if (req->zc && req->status == KAAS_REQ_RESPOND && !req->w.err) {
+			if (c->writes > 0)
+				return; /* after the queued writes (on_written) */
+			c->head = req->next;
+			if (!c->head)
+				c->tail = NULL;
+			c->queued--;
+			zc_start(c, req);
+			return;
+		}
 		c->head = req->next;
 		if (!c->head)
 			c->tail = NULL;
@@ -193,6 +360,8 @@ static void conn_flush(struct kaas_conn *c)
 				     uv_buf_init((char *)req->w.buf, (unsigned)req->w.len) };
 		int rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, bufs, req->w.len ? 2 : 1,
 				  on_written);
+		if (rc == 0)
+			c->writes++;
 		if (rc < 0) {
 			free(wc);
 			req_free(req);

@@ -648,7 +648,8 @@ void kaas_topic_put(struct kaas_topic *tp)
 	struct kaas_topics *t = tp->reg;
 	pthread_mutex_lock(&t->mu);
 	tp->refs--;
-	if (tp->refs <= 1)
+	/* Deletes wait for 1 reference, growth and re-opens for 2. */
+	if (tp->refs <= 2)
 		pthread_cond_broadcast(&t->cv);
 	pthread_mutex_unlock(&t->mu);
 }

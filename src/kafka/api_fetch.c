@@ -24,8 +24,10 @@ struct fp {
 	/* round results */
 	int16_t err;
 	int64_t hw, log_start;
-	void *data;
+	void *data;                     /* copied records, or NULL */
 	size_t len;
+	struct kaas_log_slice slice;    /* records left in the segment (zero-copy) */
+	int has_slice;
 	struct kaas_hw_token *token;    /* the partition's, while parked (referenced) */
 };
 
@@ -55,9 +57,13 @@ static void drop_data(struct fetch_ctx *ctx)
 {
 	for (int32_t i = 0; i < ctx->nt; i++)
 		for (int32_t j = 0; j < ctx->topics[i].n; j++) {
-			free(ctx->topics[i].parts[j].data);
-			ctx->topics[i].parts[j].data = NULL;
-			ctx->topics[i].parts[j].len = 0;
+			struct fp *p = &ctx->topics[i].parts[j];
+			free(p->data);
+			p->data = NULL;
+			if (p->has_slice)
+				kaas_log_slice_release(&p->slice);
+			p->has_slice = 0;
+			p->len = 0;
 		}
 }
 
@@ -149,7 +155,13 @@ static void round_work(uv_work_t *w)
 			size_t lim = (size_t)p->max_bytes;
 			if (left && left < lim)
 				lim = left;
-			int rc = kaas_log_read_copy(log, p->offset, lim, &p->data, &p->len, NULL);
+			int rc = kaas_log_read(log, p->offset, lim, &p->slice);
+			if (rc == 0 && p->slice.len > 0) {
+				p->has_slice = 1;
+				p->len = p->slice.len;
+			} else if (rc == 0) {
+				kaas_log_slice_release(&p->slice);
+			}
 			if (rc == -ERANGE) {
 				p->err = KAAS_KERR_OFFSET_OUT_OF_RANGE;
 				ctx->errors++;
@@ -164,6 +176,33 @@ static void round_work(uv_work_t *w)
 		}
 		kaas_topic_put(tp);
 	}
+	/* Small responses are copied (here, on the work queue); large ones
+	 * keep their slices and go to the socket by sendfile. */
+	size_t zmin = b->cfg.zero_copy_min_bytes;
+	if (zmin && ctx->total >= zmin)
+		return;
+	for (int32_t i = 0; i < ctx->nt; i++)
+		for (int32_t j = 0; j < ctx->topics[i].n; j++) {
+			struct fp *p = &ctx->topics[i].parts[j];
+			if (!p->has_slice)
+				continue;
+			p->data = malloc(p->len);
+			ssize_t n = p->data ? kaas_log_slice_pread(&p->slice, p->data, p->len, 0)
+					    : -ENOMEM;
+			kaas_log_slice_release(&p->slice);
+			p->has_slice = 0;
+			if (n < 0) {
+				kaas_error("fetch %.*s/%d: reading %zu bytes: %s",
+					   ctx->topics[i].name.len, (const char *)ctx->topics[i].name.p,
+					   p->index, p->len, strerror((int)-n));
+				free(p->data);
+				p->data = NULL;
+				ctx->total -= p->len;
+				p->len = 0;
+				p->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
+				ctx->errors++;
+			}
+		}
 }
 
 /* Has any partition of the request moved past what the last round saw? */
@@ -183,6 +222,12 @@ static void respond(struct fetch_ctx *ctx)
 	struct kaas_req *req = ctx->req;
 	int16_t v = req->hdr.api_version;
 	struct kaas_kw *w = &req->w;
+	int nslices = 0;
+	for (int32_t i = 0; i < ctx->nt; i++)
+		for (int32_t j = 0; j < ctx->topics[i].n; j++)
+			nslices += ctx->topics[i].parts[j].has_slice;
+	if (nslices)
+		req->zc = calloc((size_t)nslices, sizeof(*req->zc));
 	kaas_kw_i32(w, 0); /* throttle */
 	if (v >= 7) {
 		kaas_kw_i16(w, 0);
@@ -204,10 +249,23 @@ static void respond(struct fetch_ctx *ctx)
 			kaas_kw_array(w, 0, 0); /* aborted transactions */
 			if (v >= 11)
 				kaas_kw_i32(w, -1); /* preferred read replica */
-			kaas_kw_bytes(w, 0, p->data, (int32_t)p->len);
+			if (p->has_slice) {
+				kaas_kw_i32(w, (int32_t)p->len);
+				if (req->zc) {
+					req->zc[req->nzc].at = w->len;
+					req->zc[req->nzc].slice = &p->slice;
+					req->nzc++;
+					req->zc_bytes += p->len;
+				}
+			} else {
+				kaas_kw_bytes(w, 0, p->data, (int32_t)p->len);
+			}
 		}
 	}
-	drop_data(ctx);
+	if (nslices && !req->zc)
+		w->err = -ENOMEM; /* the server drops the connection */
+	/* The slices stay referenced until the request is freed (after the
+	 * send); copied data is no longer needed. */
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 }
 

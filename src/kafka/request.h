@@ -19,6 +19,7 @@
 
 #include "kafka/codec.h"
 #include "kafka/header.h"
+#include "log/log.h"
 
 struct kaas_broker;
 struct kaas_conn;
@@ -28,6 +29,13 @@ enum kaas_req_status {
 	KAAS_REQ_RESPOND = 0,   /* send the response in w */
 	KAAS_REQ_NO_RESPONSE = 1, /* send nothing (Produce acks=0) */
 	KAAS_REQ_CLOSE = -1,    /* malformed: close the connection */
+};
+
+/* Zero-copy pieces of a response: the bytes of `slice` go on the wire
+ * right after w.buf[0..at) (and before the next piece's bytes). */
+struct kaas_zc_part {
+	size_t at;
+	struct kaas_log_slice *slice;
 };
 
 struct kaas_req {
@@ -44,6 +52,11 @@ struct kaas_req {
 	void *ctx;                /* handler state */
 	void (*ctx_free)(void *ctx);
 	uv_work_t work;           /* for handlers run on the work queue */
+	struct kaas_zc_part *zc;  /* zero-copy pieces (Fetch), or NULL */
+	int nzc;
+	size_t zc_bytes;          /* bytes of all pieces */
+	int zc_fd;                /* the socket, for the sending thread */
+	int zc_result;            /* 0 or -errno of the zero-copy send */
 	uint64_t start_ms;
 };
 

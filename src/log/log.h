@@ -13,11 +13,17 @@
  *                              sparse indexes; derived data, rebuilt from the
  *                              segment when missing or doubtful.  No mmap.
  *   producer-state.json        the idempotence window snapshot.
+ *   leader.json                the fence: the epoch of the newest leader,
+ *                              written only by kaas_log_open (before it looks
+ *                              at the tail), read by every commit.
  *
  * Readers (including the next leader) trust a segment's bytes only up to the
  * end recorded in the manifest (sealed segments) or up to the high watermark
  * (the active one), so a zombie leader with an older epoch that keeps
- * appending never makes its bytes visible to the new leader's readers.
+ * appending never makes its bytes visible to the new leader's readers.  And
+ * (cfg.fence_check) a zombie never acknowledges an append the new leader did
+ * not recover: every group commit re-reads leader.json after its fsync and
+ * before completing, and a new leader rewrites leader.json before it scans.
  *
  * Errors: every function returns >= 0 or a negative errno; the detail is in
  * kaas_sub_errdetail() of the calling thread where the failure happened there.
@@ -37,7 +43,9 @@
  *
  * Threads: every function may be called from any thread, concurrently,
  * except kaas_log_close (once, after every other call on the handle has
- * returned).  Append completions run on the log's own sync thread.
+ * returned and every slice was released).  Append completions run on one of
+ * the log's own threads (the sync thread or its ack thread), in offset order.
+ * The substrate must allow use from several threads.
  */
 #ifndef KAAS_LOG_H
 #define KAAS_LOG_H
@@ -131,8 +139,9 @@ struct kaas_log_batch {
 
 /* Completion of an append: `result` is the batch's base offset (>= 0) once
  * an fsync covering it succeeded, or a negative errno (the batch may or may
- * not be on the volume; it is never reported as written).  Runs on the log's
- * sync thread: do not block in it, and do not call kaas_log_close from it. */
+ * not be on the volume; it is never reported as written).  Runs on a log
+ * thread: do not block in it, do not call kaas_log_close from it, and do not
+ * append from it (an append may block on max_pending_bytes). */
 typedef void (*kaas_log_append_cb)(void *arg, int64_t result);
 
 /* Queue a batch.  The log copies the bytes, rewrites baseOffset (bytes 0..7)

@@ -193,6 +193,7 @@ struct kaas_log {
 	struct round *writing;      /* the round the sync thread is writing */
 	struct round *ackq_head, *ackq_tail; /* written, not yet acknowledged */
 	bool ack_stop;
+	bool acking;                /* a thread is acknowledging the queue's head */
 	pthread_t ack_thread;
 	bool ack_started;
 	uint64_t wpos;              /* written end of the active segment (wlock) */
@@ -250,5 +251,21 @@ void *log_sync_main(void *arg);
 void *log_ack_main(void *arg);
 
 int64_t now_ms_wall(void);
+
+/* Opening (log_recover.c).  Each returns 0 or -errno with a detail naming
+ * the file concerned. */
+/* Apply producer state from the batches in [from, to) of the segments. */
+int pstate_scan(struct kaas_log *log, int64_t from, int64_t to);
+/* Scan the active segment L from the checkpoint by length and CRC; fsync
+ * what is valid; seal L at that end. */
+int recover_tail(struct kaas_log *log, struct segment *L);
+/* Load producer-state.json; *from = the offset it covers up to. */
+int load_pstate(struct kaas_log *log, int64_t *from);
+/* Remove segment files no manifest entry names (epoch <= ours). */
+int sweep_orphans(struct kaas_log *log);
+/* -EUCLEAN if a segment of an epoch above mepoch holds data unnamed. */
+int check_unlisted(struct kaas_log *log, uint64_t mepoch);
+/* -EUCLEAN if there is no manifest but a segment holds data. */
+int check_fresh(struct kaas_log *log);
 
 #endif

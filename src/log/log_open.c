@@ -115,174 +115,28 @@ static int manifest_load(struct kaas_log *log, const cJSON *body, uint64_t *mepo
 	return 0;
 }
 
-/* ------------------------------------------------------ tail recovery */
-
-struct tail {
-	struct kaas_log *log;
-	struct segment *s;
-	int64_t from, to;   /* producer-state range to apply */
-	int track_ts;
-};
-
-static int tail_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
-		   const unsigned char *batch, size_t len)
-{
-	struct tail *t = arg;
-	if (t->track_ts && h->max_timestamp > t->s->max_ts)
-		t->s->max_ts = h->max_timestamp;
-	if (h->base_offset >= t->from && h->base_offset < t->to)
-		return pstate_apply(&t->log->ps, h->producer_id, h->producer_epoch, h->base_sequence,
-				    h->last_offset_delta, h->base_offset, h->max_timestamp);
-	return 0;
-}
-
-/* Apply producer state from the batches in [from, to) of the sealed
- * segments (lengths only: below recorded ends). */
-static int pstate_scan(struct kaas_log *log, int64_t from, int64_t to)
-{
-	for (size_t i = 0; i < log->nsegs && from < to; i++) {
-		struct segment *s = log->segs[i];
-		if (s->next <= from || s->base >= to)
-			continue;
-		struct kaas_file *f = NULL;
-		int rc = kaas_sub_open(log->sub, s->path, KAAS_O_READ, 0, &f);
-		if (rc < 0)
-			return rc == -ENOENT ? kaas_sub_fail(EUCLEAN, "%s: named by the manifest but missing",
-							     s->path) : rc;
-		struct tail t = { .log = log, .s = s, .from = from, .to = to };
-		uint64_t end;
-		int64_t next;
-		rc = seg_scan(f, 0, s->base, s->sealed ? s->end : log->ckpt_pos, 0, 0, tail_cb, &t,
-			      &end, &next);
-		kaas_sub_close(f);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-static int recover_tail(struct kaas_log *log, struct segment *L)
-{
-	/* Opened for writing only to fsync it: bytes a dead (or fenced) leader
-	 * wrote but never synced may be visible to this scan; once recorded in
-	 * the manifest as below the valid end they must be durable. */
-	struct kaas_file *f = NULL;
-	int rc = kaas_sub_open(log->sub, L->path, KAAS_O_READ | KAAS_O_WRITE, 0, &f);
-	if (rc < 0)
-		return rc == -ENOENT ? kaas_sub_fail(EUCLEAN, "%s: named by the manifest but missing",
-						     L->path) : rc;
-	struct kaas_stat st;
-	rc = kaas_sub_fstat(f, &st);
-	if (rc == 0 && st.size < log->ckpt_pos)
-		rc = kaas_sub_fail(EUCLEAN, "%s: %" PRIu64 " bytes, shorter than its checkpoint %" PRIu64,
-				   L->path, st.size, log->ckpt_pos);
-	struct tail t = { .log = log, .s = L, .from = log->ps.next_offset, .to = INT64_MAX,
-			  .track_ts = 1 };
-	uint64_t end = 0;
-	int64_t next = 0;
-	if (rc == 0)
-		rc = seg_scan(f, log->ckpt_pos, log->ckpt_next, UINT64_MAX, 1, 1, tail_cb, &t, &end,
-			      &next);
-	if (rc == 0 && end > log->ckpt_pos)
-		rc = kaas_sub_fsync(f);
-	int crc = kaas_sub_close(f);
-	if (rc == 0)
-		rc = crc;
-	if (rc < 0)
-		return rc;
-	log->stats.recovered_bytes = end - log->ckpt_pos;
-	L->end = end;
-	L->next = next;
-	L->sealed = true;
-	L->index_ready = false; /* rebuilt lazily, on the first read that needs it */
-	return 0;
-}
-
-static int load_pstate(struct kaas_log *log, int64_t *from)
+/* Read manifest.json into log (segments, log start, checkpoint) and check
+ * it: refuse a newer epoch, a missing manifest beside data, or data of a
+ * newer epoch that the manifest does not name. */
+static int load_manifest(struct kaas_log *log, uint64_t *mepoch)
 {
 	cJSON *body = NULL;
 	int ver = 0;
-	int rc = kaas_doc_read(log->sub, log->pstate_path, PSTATE_KIND, PSTATE_VERSION, &body, &ver);
-	if (rc == -ENOENT) {
-		*from = log->log_start;
-		return 0;
-	}
+	*mepoch = 0;
+	int rc = kaas_doc_read(log->sub, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, &body,
+			       &ver);
+	if (rc == -ENOENT)
+		return check_fresh(log);
 	if (rc < 0)
-		return rc;
-	rc = pstate_from_json(&log->ps, body);
+		return rc; /* -EBADMSG names the file: the partition stays offline */
+	rc = manifest_load(log, body, mepoch);
 	cJSON_Delete(body);
 	if (rc < 0)
-		return rc == -EBADMSG ? kaas_sub_fail(EBADMSG, "%s: malformed producer state",
-						      log->pstate_path) : rc;
-	*from = log->ps.next_offset;
-	return 0;
-}
-
-/* Remove segment files no manifest entry names (epoch <= ours): a roll that
- * crashed before its manifest swap, a zombie's late segment, or a retention
- * delete that crashed between the manifest and the unlink. */
-static int sweep_orphans(struct kaas_log *log)
-{
-	struct kaas_dirlist l;
-	int rc = kaas_sub_list(log->sub, log->dir, &l);
-	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i < l.n; i++) {
-		int64_t base;
-		uint32_t ep;
-		const char *ext;
-		if (seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || ep > log->epoch)
-			continue;
-		if (strcmp(ext, "log") && strcmp(ext, "index") && strcmp(ext, "timeindex"))
-			continue;
-		int known = 0;
-		for (size_t k = 0; k < log->nsegs && !known; k++)
-			known = log->segs[k]->base == base && log->segs[k]->epoch == ep;
-		if (known)
-			continue;
-		char *p = kaas_path_join(log->dir, l.names[i]);
-		if (!p) {
-			rc = -ENOMEM;
-			break;
-		}
-		int u = kaas_sub_unlink(log->sub, p);
-		free(p);
-		if (u < 0 && u != -ENOENT) {
-			rc = u;
-			break;
-		}
-	}
-	kaas_dirlist_free(&l);
-	return rc < 0 ? rc : 0;
-}
-
-/* No manifest: allowed only when no segment holds a byte (a first open that
- * crashed before its first manifest). */
-static int check_fresh(struct kaas_log *log)
-{
-	struct kaas_dirlist l;
-	int rc = kaas_sub_list(log->sub, log->dir, &l);
-	if (rc < 0)
-		return rc;
-	for (size_t i = 0; i < l.n && rc == 0; i++) {
-		int64_t base;
-		uint32_t ep;
-		const char *ext;
-		if (seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || strcmp(ext, "log"))
-			continue;
-		char *p = kaas_path_join(log->dir, l.names[i]);
-		struct kaas_stat st;
-		int s = p ? kaas_sub_stat(log->sub, p, &st) : -ENOMEM;
-		free(p);
-		if (s == 0 && st.size > 0)
-			rc = kaas_sub_fail(EUCLEAN, "%s/%s: segment with data but no %s: refusing to "
-					   "start the partition empty", log->dir, l.names[i],
-					   MANIFEST_NAME);
-		else if (s < 0 && s != -ENOENT)
-			rc = s;
-	}
-	kaas_dirlist_free(&l);
-	return rc;
+	if (*mepoch > log->epoch)
+		return kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64 " is above ours (%" PRIu32
+				     ")", log->manifest_path, *mepoch, log->epoch);
+	return check_unlisted(log, *mepoch);
 }
 
 /* Make leader.json name our epoch: refuse if it (or the manifest, epoch
@@ -377,32 +231,25 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		goto fail;
 
 	/* 1. Read the manifest; refuse if a newer leader owns the partition. */
-	cJSON *body = NULL;
-	int ver = 0;
 	uint64_t mepoch = 0;
-	rc = kaas_doc_read(data, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, &body, &ver);
-	if (rc == -ENOENT) {
-		rc = check_fresh(log);
-		if (rc < 0)
-			goto fail;
-	} else if (rc < 0) {
-		goto fail; /* -EBADMSG names the file: the partition stays offline */
-	} else {
-		rc = manifest_load(log, body, &mepoch);
-		cJSON_Delete(body);
-		if (rc < 0)
-			goto fail;
-		if (mepoch > leader_epoch) {
-			rc = kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64
-					   " is above ours (%" PRIu32 ")", log->manifest_path, mepoch,
-					   leader_epoch);
-			goto fail;
-		}
-	}
+	rc = load_manifest(log, &mepoch);
+	if (rc < 0)
+		goto fail;
 	/* 2. Fence before looking at the tail: from this rename on, an older
 	 * leader's commit check fails, so whatever it acknowledged was fsynced
-	 * before the scan below and is recovered by it. */
+	 * before the scan below and is recovered by it.  The manifest is read
+	 * again after the fence: a roll the old leader made just before it is
+	 * then in view (a roll's manifest precedes any data in its segment). */
 	rc = fence_partition(log, mepoch);
+	if (rc < 0)
+		goto fail;
+	for (size_t i = 0; i < log->nsegs; i++)
+		seg_free(log->segs[i]);
+	log->nsegs = 0;
+	log->log_start = 0;
+	log->ckpt_pos = 0;
+	log->ckpt_next = 0;
+	rc = load_manifest(log, &mepoch);
 	if (rc < 0)
 		goto fail;
 	/* 3. We are the fenced single writer: every temp here is stale. */
@@ -514,114 +361,4 @@ int kaas_log_close(struct kaas_log *log)
 	pthread_mutex_unlock(&log->wlock);
 	log_free(log);
 	return rc;
-}
-
-/* -------------------------------------------------------- accessors */
-
-int64_t kaas_log_high_watermark(struct kaas_log *log)
-{
-	pthread_mutex_lock(&log->mu);
-	int64_t v = log->hwm;
-	pthread_mutex_unlock(&log->mu);
-	return v;
-}
-
-int64_t kaas_log_start_offset(struct kaas_log *log)
-{
-	pthread_mutex_lock(&log->mu);
-	int64_t v = log->log_start;
-	pthread_mutex_unlock(&log->mu);
-	return v;
-}
-
-int64_t kaas_log_end_offset(struct kaas_log *log)
-{
-	pthread_mutex_lock(&log->mu);
-	int64_t v = log->leo;
-	pthread_mutex_unlock(&log->mu);
-	return v;
-}
-
-uint32_t kaas_log_epoch(struct kaas_log *log)
-{
-	return log->epoch;
-}
-
-int kaas_log_status(struct kaas_log *log)
-{
-	pthread_mutex_lock(&log->mu);
-	int v = log->failed;
-	pthread_mutex_unlock(&log->mu);
-	return v;
-}
-
-void kaas_log_set_notify(struct kaas_log *log, kaas_log_notify_cb cb, void *arg)
-{
-	pthread_mutex_lock(&log->mu);
-	log->notify = cb;
-	log->notify_arg = arg;
-	pthread_mutex_unlock(&log->mu);
-}
-
-void kaas_log_get_stats(struct kaas_log *log, struct kaas_log_stats *out)
-{
-	pthread_mutex_lock(&log->mu);
-	*out = log->stats;
-	out->segments = log->nsegs;
-	pthread_mutex_unlock(&log->mu);
-}
-
-int kaas_log_producer_get(struct kaas_log *log, int64_t producer_id, struct kaas_log_producer *out)
-{
-	pthread_mutex_lock(&log->mu);
-	struct producer *p = pstate_find(&log->ps, producer_id);
-	if (p)
-		*out = p->st;
-	pthread_mutex_unlock(&log->mu);
-	return p ? 0 : -ENOENT;
-}
-
-/* Is the batch in `list` (queued or in flight)?  mu held. */
-static int find_in_list(const struct pending *q, int64_t producer_id, int16_t epoch,
-			int32_t first_seq, int32_t last_seq, int64_t *base_offset)
-{
-	for (; q; q = q->next) {
-		const unsigned char *d = q->data;
-		int32_t fs = (int32_t)rd32(d + 53);
-		int32_t ls = (int32_t)(((int64_t)fs + (int32_t)rd32(d + 23)) % ((int64_t)INT32_MAX + 1));
-		if ((int64_t)rd64(d + 43) == producer_id && (int16_t)rd16(d + 51) == epoch &&
-		    fs == first_seq && ls == last_seq) {
-			if (base_offset)
-				*base_offset = q->base;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-int kaas_log_producer_find(struct kaas_log *log, int64_t producer_id, int16_t epoch,
-			   int32_t first_seq, int32_t last_seq, int64_t *base_offset)
-{
-	int found = 0;
-	pthread_mutex_lock(&log->mu);
-	struct producer *p = pstate_find(&log->ps, producer_id);
-	if (p && p->st.epoch == epoch) {
-		for (unsigned i = 0; i < p->st.n && !found; i++) {
-			if (p->st.batches[i].first_seq == first_seq && p->st.batches[i].last_seq == last_seq) {
-				found = 1;
-				if (base_offset)
-					*base_offset = p->st.batches[i].base_offset;
-			}
-		}
-	}
-	/* Batches not yet acknowledged count too (a retry racing its original). */
-	if (!found)
-		found = find_in_list(log->qhead, producer_id, epoch, first_seq, last_seq, base_offset);
-	if (!found && log->writing)
-		found = find_in_list(log->writing->list, producer_id, epoch, first_seq, last_seq,
-				     base_offset);
-	for (struct round *r = log->ackq_head; r && !found; r = r->next)
-		found = find_in_list(r->list, producer_id, epoch, first_seq, last_seq, base_offset);
-	pthread_mutex_unlock(&log->mu);
-	return found;
 }

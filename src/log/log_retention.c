@@ -121,13 +121,18 @@ int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms)
 	if (!now_ms)
 		now_ms = now_ms_wall();
 	pthread_mutex_lock(&log->wlock);
+	pthread_mutex_lock(&log->mu);
 	int rc = log->failed;
+	pthread_mutex_unlock(&log->mu);
 	if (rc) {
 		pthread_mutex_unlock(&log->wlock);
 		return rc;
 	}
+	pthread_mutex_lock(&log->mu);
 	struct segment *a = log->segs[log->nsegs - 1];
-	if (log->cfg.segment_ms > 0 && a->end > 0 && now_ms - a->created_ms >= log->cfg.segment_ms) {
+	int old = a->end > 0 && now_ms - a->created_ms >= log->cfg.segment_ms;
+	pthread_mutex_unlock(&log->mu);
+	if (log->cfg.segment_ms > 0 && old) {
 		rc = log_roll_locked(log);
 		if (rc < 0) {
 			pthread_mutex_unlock(&log->wlock);

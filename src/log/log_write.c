@@ -238,8 +238,11 @@ static void wait_acks_drained(struct kaas_log *log)
 int log_roll_locked(struct kaas_log *log)
 {
 	wait_acks_drained(log);
-	if (log->failed)
-		return log->failed;
+	pthread_mutex_lock(&log->mu);
+	int failed = log->failed;
+	pthread_mutex_unlock(&log->mu);
+	if (failed)
+		return failed;
 	struct segment *a = log->segs[log->nsegs - 1];
 	if (a->end == 0)
 		return 0;
@@ -361,6 +364,50 @@ static void publish(struct kaas_log *log, struct round *r)
 	pthread_mutex_unlock(&a->ilock);
 }
 
+/* Acknowledge round r, the head of the ack queue, which the caller owns
+ * (log->acking set by it): fence check, publication, completions. */
+static void ack_one(struct kaas_log *log, struct round *r)
+{
+	pthread_mutex_lock(&log->mu);
+	int failed = log->failed;
+	pthread_mutex_unlock(&log->mu);
+	int rc = r->rc ? r->rc : failed;
+	/* Zombie fencing: a new leader fences the partition BEFORE it scans our
+	 * tail.  If leader.json still names our epoch now, after our fsync, the
+	 * new leader (if any) will scan these bytes: the ack is safe. */
+	if (rc == 0 && log->cfg.fence_check)
+		rc = manifest_check_epoch(log);
+	if (rc == 0)
+		publish(log, r);
+
+	pthread_mutex_lock(&log->mu);
+	if (rc < 0)
+		log_fail_locked(log, rc);
+	log->ackq_head = r->next;
+	if (!log->ackq_head) {
+		log->ackq_tail = NULL;
+		pthread_cond_broadcast(&log->drained_cv);
+	}
+	log->acking = false;
+	if (log->ackq_head)
+		pthread_cond_signal(&log->ack_cv);
+	log->qbytes -= r->bytes;
+	int64_t hwm = log->hwm;
+	kaas_log_notify_cb notify = log->notify;
+	void *notify_arg = log->notify_arg;
+	pthread_cond_broadcast(&log->room_cv);
+	pthread_mutex_unlock(&log->mu);
+	struct pending *list = r->list;
+	while (list) {
+		struct pending *nx = list->next;
+		complete(list, rc < 0 ? rc : list->base);
+		list = nx;
+	}
+	free(r);
+	if (rc == 0 && notify)
+		notify(notify_arg, hwm);
+}
+
 /* The sync thread: takes the queue as one round, writes and fsyncs it, and
  * hands it to the ack thread — then goes on with the next round while the
  * ack thread checks the fence and completes the previous one. */
@@ -416,7 +463,14 @@ void *log_sync_main(void *arg)
 		else
 			log->ackq_head = r;
 		log->ackq_tail = r;
-		pthread_cond_signal(&log->ack_cv);
+		/* Nothing else to write and nothing before it to acknowledge: this
+		 * thread acknowledges the round itself (a hand-off to the ack
+		 * thread would only add a wake-up to the appender's wait). */
+		bool inline_ack = log->ackq_head == r && !log->acking && !log->qhead;
+		if (inline_ack)
+			log->acking = true;
+		else
+			pthread_cond_signal(&log->ack_cv);
 		pthread_mutex_unlock(&log->mu);
 		if (rc == 0 && log->since_ckpt >= log->cfg.checkpoint_bytes) {
 			int c = log_checkpoint_locked(log);
@@ -429,6 +483,8 @@ void *log_sync_main(void *arg)
 			 * the previous checkpoint stays valid. */
 		}
 		pthread_mutex_unlock(&log->wlock);
+		if (inline_ack)
+			ack_one(log, r);
 		pthread_mutex_lock(&log->mu);
 	}
 	pthread_mutex_unlock(&log->mu);
@@ -442,47 +498,14 @@ void *log_ack_main(void *arg)
 	struct kaas_log *log = arg;
 	pthread_mutex_lock(&log->mu);
 	for (;;) {
-		while (!log->ackq_head && !log->ack_stop)
+		while ((!log->ackq_head || log->acking) && !(log->ack_stop && !log->ackq_head))
 			pthread_cond_wait(&log->ack_cv, &log->mu);
 		if (!log->ackq_head)
 			break;
-		struct round *r = log->ackq_head; /* stays queued until done */
-		int failed = log->failed;
+		log->acking = true;
+		struct round *r = log->ackq_head;
 		pthread_mutex_unlock(&log->mu);
-
-		int rc = r->rc ? r->rc : failed;
-		/* Zombie fencing: a new leader fences the manifest BEFORE it scans
-		 * our tail.  If the manifest still names our epoch now, after our
-		 * fsync, the new leader (if any) will scan these bytes: the ack is
-		 * safe. */
-		if (rc == 0 && log->cfg.fence_check)
-			rc = manifest_check_epoch(log);
-		if (rc == 0)
-			publish(log, r);
-
-		pthread_mutex_lock(&log->mu);
-		if (rc < 0)
-			log_fail_locked(log, rc);
-		log->ackq_head = r->next;
-		if (!log->ackq_head) {
-			log->ackq_tail = NULL;
-			pthread_cond_broadcast(&log->drained_cv);
-		}
-		log->qbytes -= r->bytes;
-		int64_t hwm = log->hwm;
-		kaas_log_notify_cb notify = log->notify;
-		void *notify_arg = log->notify_arg;
-		pthread_cond_broadcast(&log->room_cv);
-		pthread_mutex_unlock(&log->mu);
-		struct pending *list = r->list;
-		while (list) {
-			struct pending *nx = list->next;
-			complete(list, rc < 0 ? rc : list->base);
-			list = nx;
-		}
-		free(r);
-		if (rc == 0 && notify)
-			notify(notify_arg, hwm);
+		ack_one(log, r);
 		pthread_mutex_lock(&log->mu);
 	}
 	pthread_mutex_unlock(&log->mu);

@@ -134,9 +134,13 @@ int manifest_write_unchecked(struct kaas_log *log)
 	cJSON *root = cJSON_CreateObject();
 	cJSON *arr = root ? cJSON_AddArrayToObject(root, "segments") : NULL;
 	int rc = -ENOMEM;
+	/* Segment fields are published by the ack thread under mu. */
+	pthread_mutex_lock(&log->mu);
 	if (!arr || kaas_json_add_u64(root, "epoch", log->epoch) < 0 ||
-	    kaas_json_add_i64(root, "log_start", log->log_start) < 0)
+	    kaas_json_add_i64(root, "log_start", log->log_start) < 0) {
+		pthread_mutex_unlock(&log->mu);
 		goto out;
+	}
 	for (size_t i = 0; i < log->nsegs; i++) {
 		const struct segment *s = log->segs[i];
 		/* The active segment's recorded end is its checkpoint. */
@@ -145,8 +149,11 @@ int manifest_write_unchecked(struct kaas_log *log)
 		else
 			rc = add_seg(arr, s, log->ckpt_pos, log->ckpt_next);
 		if (rc < 0)
-			goto out;
+			break;
 	}
+	pthread_mutex_unlock(&log->mu);
+	if (rc < 0)
+		goto out;
 	rc = kaas_doc_write(log->sub, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, root);
 out:
 	cJSON_Delete(root);

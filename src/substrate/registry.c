@@ -11,10 +11,12 @@
 #include "config.h"
 
 extern const struct kaas_backend kaas_backend_posix;
+extern const struct kaas_backend kaas_backend_nfs;
 extern const struct kaas_backend kaas_backend_fault;
 /* Backends register here, one line each. */
 static const struct kaas_backend *const builtin[] = {
 	&kaas_backend_posix,
+	&kaas_backend_nfs,
 	&kaas_backend_fault,
 	NULL,
 };

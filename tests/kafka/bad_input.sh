@@ -30,6 +30,7 @@ done
 # A good hand-made batch is accepted; long poll at its end waits max_wait.
 timeout 30 "$RAW" "$BROKER" good-batch good || kaas_fail "good batch rejected"
 timeout 30 "$RAW" "$BROKER" longpoll good 1 || kaas_fail "long poll bounds"
+timeout 30 "$RAW" "$BROKER" out-of-range good || kaas_fail "fetch past the end"
 # Data arriving on another topic does not end the wait early.
 (for i in $(seq 1 20); do echo "x$i" | kc -P -t other; sleep 0.03; done) &
 other_pid=$!

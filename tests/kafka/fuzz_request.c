@@ -15,7 +15,6 @@
  *   - with -DKAAS_FUZZ_REPLAY as a normal check program that replays the
  *     seed corpus (so the target and its seeds stay working in make check).
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,30 +136,27 @@ int main(int argc, char **argv)
 {
 	int n = 0;
 	for (int i = 1; i < argc; i++) {
-		DIR *d = opendir(argv[i]);
-		if (!d) {
-			fprintf(stderr, "cannot open %s\n", argv[i]);
+		struct kaas_substrate *dir = NULL;
+		struct kaas_dirlist l = { 0 };
+		if (kaas_substrate_open(argv[i], &dir) < 0 || kaas_sub_list(dir, "", &l) < 0) {
+			fprintf(stderr, "cannot list %s\n", argv[i]);
 			return 1;
 		}
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (e->d_name[0] == '.')
+		for (size_t k = 0; k < l.n; k++) {
+			char *buf = NULL;
+			size_t len = 0;
+			if (l.names[k][0] == '.' ||
+			    kaas_sub_read_all(dir, l.names[k], 1u << 20, &buf, &len) < 0)
 				continue;
-			char path[4200];
-			snprintf(path, sizeof(path), "%s/%s", argv[i], e->d_name);
-			FILE *f = fopen(path, "rb");
-			if (!f)
-				continue;
-			static uint8_t buf[1 << 20];
-			size_t len = fread(buf, 1, sizeof(buf), f);
-			fclose(f);
-			LLVMFuzzerTestOneInput(buf, len);
+			LLVMFuzzerTestOneInput((const uint8_t *)buf, len);
 			/* Every prefix too: truncated requests. */
-			for (size_t k = 0; k < len; k += 1 + len / 64)
-				LLVMFuzzerTestOneInput(buf, k);
+			for (size_t j = 0; j < len; j += 1 + len / 64)
+				LLVMFuzzerTestOneInput((const uint8_t *)buf, j);
+			free(buf);
 			n++;
 		}
-		closedir(d);
+		kaas_dirlist_free(&l);
+		kaas_substrate_close(dir);
 	}
 	kaas_topics_close(broker.topics);
 	kaas_substrate_close(broker.cluster);

@@ -6,7 +6,7 @@
  *
  *   rawclient HOST:PORT MODE     MODE: garbage truncated negative huge
  *                                unknown-api corrupt-crc corrupt-payload
- *                                good-batch longpoll pipeline
+ *                                good-batch longpoll out-of-range pipeline
  * Exit 0 when the broker behaved as it must, 1 otherwise (with a message).
  */
 #include <arpa/inet.h>
@@ -224,8 +224,10 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Fetch v4 of topic/0 at `offset` with max_wait; returns ms taken or -1. */
-static long fetch_wait(int fd, const char *topic, int64_t offset, int32_t max_wait, size_t *got)
+/* Fetch v4 of topic/0 at `offset` with max_wait; returns ms taken or -1.
+ * *err (may be NULL) receives the partition's error code. */
+static long fetch_wait(int fd, const char *topic, int64_t offset, int32_t max_wait, size_t *got,
+		       int *err)
 {
 	struct kaas_kw w;
 	kaas_kw_init(&w);
@@ -253,6 +255,18 @@ static long fetch_wait(int fd, const char *topic, int64_t offset, int32_t max_wa
 	if (!body)
 		return -1;
 	*got = len;
+	if (err) {
+		struct kaas_kr r;
+		kaas_kr_init(&r, body, len);
+		(void)kaas_kr_i32(&r);   /* throttle */
+		(void)kaas_kr_i32(&r);   /* topics: 1 */
+		(void)kaas_kr_str(&r, 0);
+		(void)kaas_kr_i32(&r);   /* partitions: 1 */
+		(void)kaas_kr_i32(&r);
+		*err = kaas_kr_i16(&r);
+		if (!kaas_kr_ok(&r))
+			*err = -1000;
+	}
 	free(body);
 	return (long)(now_ms() - t0);
 }
@@ -325,12 +339,24 @@ int main(int argc, char **argv)
 		const char *topic = argc > 3 ? argv[3] : "raw";
 		int64_t offset = argc > 4 ? atoll(argv[4]) : 0;
 		size_t got = 0;
-		long ms = fetch_wait(fd, topic, offset, 700, &got);
+		long ms = fetch_wait(fd, topic, offset, 700, &got, NULL);
 		printf("long poll at the end answered after %ld ms\n", ms);
 		if (ms < 0)
 			return fail("longpoll: no answer");
 		if (ms < 600 || ms > 5000)
 			return fail("longpoll: answered outside [600, 5000] ms for max_wait 700");
+		return 0;
+	}
+	if (strcmp(mode, "out-of-range") == 0) {
+		/* Past the end: OFFSET_OUT_OF_RANGE (1) at once, not a long poll. */
+		const char *topic = argc > 3 ? argv[3] : "raw";
+		size_t got = 0;
+		int err = 0;
+		long ms = fetch_wait(fd, topic, 1000000, 5000, &got, &err);
+		if (ms < 0 || err != 1 || ms > 2000) {
+			fprintf(stderr, "FAIL: fetch past the end: error %d after %ld ms\n", err, ms);
+			return 1;
+		}
 		return 0;
 	}
 	if (strcmp(mode, "pipeline") == 0) {

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "contract/contract.h"
 #include "log/log.h"
 #include "tests/log/logtest.h"
 
@@ -198,12 +199,46 @@ static void test_acked_by_zombie_survive(void **state)
 	kaas_substrate_close(hb);
 }
 
+/* A manifest that lost a newer leader's segments (an old leader's manifest
+ * write that landed after the new leader's) takes the partition offline with
+ * an error naming the segment; nothing is swept away. */
+static void test_clobbered_manifest_refused(void **state)
+{
+	struct fx *f = *state;
+	struct kaas_substrate *h = lt_sub(&f->env);
+	struct kaas_log_config c;
+	kaas_log_config_default(&c);
+	c.segment_bytes = 8192;
+	struct kaas_log *log;
+	assert_int_equal(kaas_log_open(h, f->env.dir, 1, &c, &log), 0);
+	for (uint32_t i = 0; i < 5; i++)
+		assert_true(put(log, i, 300) >= 0);
+	assert_int_equal(kaas_log_close(log), 0);
+	char *m = kaas_path_join(f->env.dir, "manifest.json");
+	char *old = NULL;
+	size_t olen = 0;
+	assert_int_equal(kaas_sub_read_all(h, m, 1 << 20, &old, &olen), 0);
+	assert_int_equal(kaas_log_open(h, f->env.dir, 2, &c, &log), 0);
+	for (uint32_t i = 5; i < 40; i++)
+		assert_true(put(log, i, 300) >= 0);
+	assert_int_equal(kaas_log_close(log), 0);
+	assert_int_equal(kaas_replace(h, m, old, olen), 0); /* epoch 1's view again */
+	assert_int_equal(kaas_log_open(h, f->env.dir, 3, &c, &log), -EUCLEAN);
+	assert_non_null(strstr(kaas_sub_errdetail(), "does not name it"));
+	/* Still refused (nothing was changed by the failed open). */
+	assert_int_equal(kaas_log_open(h, f->env.dir, 4, &c, &log), -EUCLEAN);
+	free(old);
+	free(m);
+	kaas_substrate_close(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_zombie_fenced_at_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zombie_acks_invisible, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_acked_by_zombie_survive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clobbered_manifest_refused, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 #include "tests/support/crashsub.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ struct crash_sub {
 	int crashed;
 	uint64_t rng;
 	struct pathrec *paths;
+	pthread_mutex_t mu;     /* one op at a time (callers may use threads) */
 };
 
 struct crash_file {
@@ -357,26 +359,70 @@ static int cs_statfs(struct kaas_substrate *sub, const char *path, struct kaas_s
 	return rc < 0 ? rc : kaas_sub_statfs(CS(sub)->lower, path, out);
 }
 
+/* Every op runs under the wrapper's lock, so that code using the substrate
+ * from several threads (as the partition log's sync and ack threads do) sees
+ * one consistent sequence of ops, counted and crashed in that order. */
+#define LOCKED_SUB(s) pthread_mutex_t *mu_ = &CS(s)->mu; pthread_mutex_lock(mu_)
+#define UNLOCK() pthread_mutex_unlock(mu_)
+
+static int L_open(struct kaas_substrate *sub, const char *path, int flags, uint32_t mode,
+		  struct kaas_file *f)
+{ LOCKED_SUB(sub); int rc = cs_open(sub, path, flags, mode, f); UNLOCK(); return rc; }
+static int L_close(struct kaas_file *f)
+{ LOCKED_SUB(f->sub); int rc = cs_close(f); UNLOCK(); return rc; }
+static ssize_t L_pread(struct kaas_file *f, void *buf, size_t len, uint64_t off)
+{ LOCKED_SUB(f->sub); ssize_t rc = cs_pread(f, buf, len, off); UNLOCK(); return rc; }
+static ssize_t L_pwrite(struct kaas_file *f, const void *buf, size_t len, uint64_t off)
+{ LOCKED_SUB(f->sub); ssize_t rc = cs_pwrite(f, buf, len, off); UNLOCK(); return rc; }
+static int L_fsync(struct kaas_file *f)
+{ LOCKED_SUB(f->sub); int rc = cs_fsync(f); UNLOCK(); return rc; }
+static int L_ftruncate(struct kaas_file *f, uint64_t size)
+{ LOCKED_SUB(f->sub); int rc = cs_ftruncate(f, size); UNLOCK(); return rc; }
+static int L_fstat(struct kaas_file *f, struct kaas_stat *st)
+{ LOCKED_SUB(f->sub); int rc = cs_fstat(f, st); UNLOCK(); return rc; }
+static int L_stat(struct kaas_substrate *sub, const char *path, struct kaas_stat *st)
+{ LOCKED_SUB(sub); int rc = cs_stat(sub, path, st); UNLOCK(); return rc; }
+static int L_rename(struct kaas_substrate *sub, const char *from, const char *to)
+{ LOCKED_SUB(sub); int rc = cs_rename(sub, from, to); UNLOCK(); return rc; }
+static int L_unlink(struct kaas_substrate *sub, const char *path)
+{ LOCKED_SUB(sub); int rc = cs_unlink(sub, path); UNLOCK(); return rc; }
+static int L_mkdir(struct kaas_substrate *sub, const char *path, uint32_t mode)
+{ LOCKED_SUB(sub); int rc = cs_mkdir(sub, path, mode); UNLOCK(); return rc; }
+static int L_rmdir(struct kaas_substrate *sub, const char *path)
+{ LOCKED_SUB(sub); int rc = cs_rmdir(sub, path); UNLOCK(); return rc; }
+static int L_readdir(struct kaas_substrate *sub, const char *path, kaas_dirent_cb cb, void *arg)
+{ LOCKED_SUB(sub); int rc = cs_readdir(sub, path, cb, arg); UNLOCK(); return rc; }
+static int L_fsync_dir(struct kaas_substrate *sub, const char *path)
+{ LOCKED_SUB(sub); int rc = cs_fsync_dir(sub, path); UNLOCK(); return rc; }
+static int L_statfs(struct kaas_substrate *sub, const char *path, struct kaas_statfs *out)
+{ LOCKED_SUB(sub); int rc = cs_statfs(sub, path, out); UNLOCK(); return rc; }
+
+static void L_destroy(struct kaas_substrate *sub)
+{
+	pthread_mutex_destroy(&CS(sub)->mu);
+	cs_destroy(sub);
+}
+
 static const struct kaas_substrate_ops crash_ops = {
 	.version = KAAS_SUBSTRATE_OPS_VERSION,
 	.name = "crashsub",
 	.file_size = sizeof(struct crash_file),
-	.destroy = cs_destroy,
-	.open = cs_open,
-	.close = cs_close,
-	.pread = cs_pread,
-	.pwrite = cs_pwrite,
-	.fsync = cs_fsync,
-	.ftruncate = cs_ftruncate,
-	.fstat = cs_fstat,
-	.stat = cs_stat,
-	.rename = cs_rename,
-	.unlink = cs_unlink,
-	.mkdir = cs_mkdir,
-	.rmdir = cs_rmdir,
-	.readdir = cs_readdir,
-	.fsync_dir = cs_fsync_dir,
-	.statfs = cs_statfs,
+	.destroy = L_destroy,
+	.open = L_open,
+	.close = L_close,
+	.pread = L_pread,
+	.pwrite = L_pwrite,
+	.fsync = L_fsync,
+	.ftruncate = L_ftruncate,
+	.fstat = L_fstat,
+	.stat = L_stat,
+	.rename = L_rename,
+	.unlink = L_unlink,
+	.mkdir = L_mkdir,
+	.rmdir = L_rmdir,
+	.readdir = L_readdir,
+	.fsync_dir = L_fsync_dir,
+	.statfs = L_statfs,
 };
 
 int kaas_crashsub_wrap(struct kaas_substrate *lower, const struct kaas_crashsub_opts *opts,
@@ -391,6 +437,7 @@ int kaas_crashsub_wrap(struct kaas_substrate *lower, const struct kaas_crashsub_
 	s->base.url = strdup(lower->url ? lower->url : "crashsub");
 	memcpy(s->base.host, lower->host, sizeof s->base.host);
 	s->lower = lower;
+	pthread_mutex_init(&s->mu, NULL);
 	if (opts)
 		s->o = *opts;
 	s->rng = s->o.seed ? s->o.seed : 0x9e3779b97f4a7c15ull;
@@ -400,16 +447,24 @@ int kaas_crashsub_wrap(struct kaas_substrate *lower, const struct kaas_crashsub_
 
 int kaas_crashsub_crashed(struct kaas_substrate *sub)
 {
-	return CS(sub)->crashed;
+	LOCKED_SUB(sub);
+	int c = CS(sub)->crashed;
+	UNLOCK();
+	return c;
 }
 
 void kaas_crashsub_crash_now(struct kaas_substrate *sub)
 {
+	LOCKED_SUB(sub);
 	apply_crash(CS(sub));
+	UNLOCK();
 }
 
 unsigned kaas_crashsub_count(struct kaas_substrate *sub, enum kaas_crashsub_counter c)
 {
 	struct crash_sub *s = CS(sub);
-	return c == KAAS_CS_OPS ? s->ops : c == KAAS_CS_FSYNCS ? s->fsyncs : s->renames;
+	LOCKED_SUB(sub);
+	unsigned v = c == KAAS_CS_OPS ? s->ops : c == KAAS_CS_FSYNCS ? s->fsyncs : s->renames;
+	UNLOCK();
+	return v;
 }

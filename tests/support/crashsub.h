@@ -11,8 +11,8 @@
  * treated as durable when they return (the model of a journaling local
  * filesystem or of NFS, whose metadata ops are synchronous).
  *
- * The wrapper takes ownership of `lower`.  Not thread-safe (tests drive it
- * from one thread).
+ * The wrapper takes ownership of `lower`.  Thread-safe: every op runs under
+ * the wrapper's lock (the crash point is the Nth op in that order).
  */
 #ifndef KAAS_TEST_CRASHSUB_H
 #define KAAS_TEST_CRASHSUB_H

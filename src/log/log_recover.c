@@ -1,0 +1,220 @@
+/* log_recover.c — what an opening leader finds on the volume: the tail of
+ * the last segment (by length and CRC32C, from the checkpoint), producer
+ * state (snapshot plus the log after it), orphaned segment files. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "contract/contract.h"
+#include "contract/doc.h"
+#include "log/log_internal.h"
+
+struct tail {
+	struct kaas_log *log;
+	struct segment *s;
+	int64_t from, to;   /* producer-state range to apply */
+	int track_ts;
+};
+
+static int tail_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
+		   const unsigned char *batch, size_t len)
+{
+	struct tail *t = arg;
+	if (t->track_ts && h->max_timestamp > t->s->max_ts)
+		t->s->max_ts = h->max_timestamp;
+	if (h->base_offset >= t->from && h->base_offset < t->to)
+		return pstate_apply(&t->log->ps, h->producer_id, h->producer_epoch, h->base_sequence,
+				    h->last_offset_delta, h->base_offset, h->max_timestamp);
+	return 0;
+}
+
+/* Apply producer state from the batches in [from, to) of the sealed
+ * segments (lengths only: below recorded ends). */
+int pstate_scan(struct kaas_log *log, int64_t from, int64_t to)
+{
+	for (size_t i = 0; i < log->nsegs && from < to; i++) {
+		struct segment *s = log->segs[i];
+		if (s->next <= from || s->base >= to)
+			continue;
+		struct kaas_file *f = NULL;
+		int rc = kaas_sub_open(log->sub, s->path, KAAS_O_READ, 0, &f);
+		if (rc < 0)
+			return rc == -ENOENT ? kaas_sub_fail(EUCLEAN, "%s: named by the manifest but missing",
+							     s->path) : rc;
+		struct tail t = { .log = log, .s = s, .from = from, .to = to };
+		uint64_t end;
+		int64_t next;
+		rc = seg_scan(f, 0, s->base, s->sealed ? s->end : log->ckpt_pos, 0, 0, tail_cb, &t,
+			      &end, &next);
+		kaas_sub_close(f);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int recover_tail(struct kaas_log *log, struct segment *L)
+{
+	/* Opened for writing only to fsync it: bytes a dead (or fenced) leader
+	 * wrote but never synced may be visible to this scan; once recorded in
+	 * the manifest as below the valid end they must be durable. */
+	struct kaas_file *f = NULL;
+	int rc = kaas_sub_open(log->sub, L->path, KAAS_O_READ | KAAS_O_WRITE, 0, &f);
+	if (rc < 0)
+		return rc == -ENOENT ? kaas_sub_fail(EUCLEAN, "%s: named by the manifest but missing",
+						     L->path) : rc;
+	struct kaas_stat st;
+	rc = kaas_sub_fstat(f, &st);
+	if (rc == 0 && st.size < log->ckpt_pos)
+		rc = kaas_sub_fail(EUCLEAN, "%s: %" PRIu64 " bytes, shorter than its checkpoint %" PRIu64,
+				   L->path, st.size, log->ckpt_pos);
+	struct tail t = { .log = log, .s = L, .from = log->ps.next_offset, .to = INT64_MAX,
+			  .track_ts = 1 };
+	uint64_t end = 0;
+	int64_t next = 0;
+	if (rc == 0)
+		rc = seg_scan(f, log->ckpt_pos, log->ckpt_next, UINT64_MAX, 1, 1, tail_cb, &t, &end,
+			      &next);
+	if (rc == 0 && end > log->ckpt_pos)
+		rc = kaas_sub_fsync(f);
+	int crc = kaas_sub_close(f);
+	if (rc == 0)
+		rc = crc;
+	if (rc < 0)
+		return rc;
+	log->stats.recovered_bytes = end - log->ckpt_pos;
+	L->end = end;
+	L->next = next;
+	L->sealed = true;
+	L->index_ready = false; /* rebuilt lazily, on the first read that needs it */
+	return 0;
+}
+
+int load_pstate(struct kaas_log *log, int64_t *from)
+{
+	cJSON *body = NULL;
+	int ver = 0;
+	int rc = kaas_doc_read(log->sub, log->pstate_path, PSTATE_KIND, PSTATE_VERSION, &body, &ver);
+	if (rc == -ENOENT) {
+		*from = log->log_start;
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	rc = pstate_from_json(&log->ps, body);
+	cJSON_Delete(body);
+	if (rc < 0)
+		return rc == -EBADMSG ? kaas_sub_fail(EBADMSG, "%s: malformed producer state",
+						      log->pstate_path) : rc;
+	*from = log->ps.next_offset;
+	return 0;
+}
+
+/* Remove segment files no manifest entry names (epoch <= ours): a roll that
+ * crashed before its manifest swap, a zombie's late segment, or a retention
+ * delete that crashed between the manifest and the unlink. */
+int sweep_orphans(struct kaas_log *log)
+{
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(log->sub, log->dir, &l);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < l.n; i++) {
+		int64_t base;
+		uint32_t ep;
+		const char *ext;
+		if (seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || ep > log->epoch)
+			continue;
+		if (strcmp(ext, "log") && strcmp(ext, "index") && strcmp(ext, "timeindex"))
+			continue;
+		int known = 0;
+		for (size_t k = 0; k < log->nsegs && !known; k++)
+			known = log->segs[k]->base == base && log->segs[k]->epoch == ep;
+		if (known)
+			continue;
+		char *p = kaas_path_join(log->dir, l.names[i]);
+		if (!p) {
+			rc = -ENOMEM;
+			break;
+		}
+		int u = kaas_sub_unlink(log->sub, p);
+		free(p);
+		if (u < 0 && u != -ENOENT) {
+			rc = u;
+			break;
+		}
+	}
+	kaas_dirlist_free(&l);
+	return rc < 0 ? rc : 0;
+}
+
+/* Before touching anything: a segment with data whose epoch is above the
+ * manifest's, and which the manifest does not name, means the manifest lost
+ * a newer leader's segments (an older leader's manifest write landed over
+ * it).  Refuse with an error naming the file rather than sweep it away. */
+int check_unlisted(struct kaas_log *log, uint64_t mepoch)
+{
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(log->sub, log->dir, &l);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < l.n && rc == 0; i++) {
+		int64_t base;
+		uint32_t ep;
+		const char *ext;
+		if (seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || strcmp(ext, "log") ||
+		    ep <= mepoch)
+			continue;
+		int known = 0;
+		for (size_t k = 0; k < log->nsegs && !known; k++)
+			known = log->segs[k]->base == base && log->segs[k]->epoch == ep;
+		if (known)
+			continue;
+		char *p = kaas_path_join(log->dir, l.names[i]);
+		struct kaas_stat st;
+		int s2 = p ? kaas_sub_stat(log->sub, p, &st) : -ENOMEM;
+		if (s2 == 0 && st.size > 0)
+			rc = kaas_sub_fail(EUCLEAN, "%s: holds data of leader epoch %" PRIu32
+					   " but %s (epoch %" PRIu64 ") does not name it: refusing to "
+					   "open (an older leader's manifest write may have replaced a "
+					   "newer one)", p, ep, log->manifest_path, mepoch);
+		else if (s2 < 0 && s2 != -ENOENT)
+			rc = s2;
+		free(p);
+	}
+	kaas_dirlist_free(&l);
+	return rc;
+}
+
+/* No manifest: allowed only when no segment holds a byte (a first open that
+ * crashed before its first manifest). */
+int check_fresh(struct kaas_log *log)
+{
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(log->sub, log->dir, &l);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < l.n && rc == 0; i++) {
+		int64_t base;
+		uint32_t ep;
+		const char *ext;
+		if (seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || strcmp(ext, "log"))
+			continue;
+		char *p = kaas_path_join(log->dir, l.names[i]);
+		struct kaas_stat st;
+		int s = p ? kaas_sub_stat(log->sub, p, &st) : -ENOMEM;
+		free(p);
+		if (s == 0 && st.size > 0)
+			rc = kaas_sub_fail(EUCLEAN, "%s/%s: segment with data but no %s: refusing to "
+					   "start the partition empty", log->dir, l.names[i],
+					   MANIFEST_NAME);
+		else if (s < 0 && s != -ENOENT)
+			rc = s;
+	}
+	kaas_dirlist_free(&l);
+	return rc;
+}
+

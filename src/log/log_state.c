@@ -1,0 +1,114 @@
+/* log_state.c — reading the log's in-memory state: offsets, status,
+ * statistics, producer state. */
+#include <errno.h>
+#include <stdint.h>
+
+#include "log/log_internal.h"
+
+int64_t kaas_log_high_watermark(struct kaas_log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	int64_t v = log->hwm;
+	pthread_mutex_unlock(&log->mu);
+	return v;
+}
+
+int64_t kaas_log_start_offset(struct kaas_log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	int64_t v = log->log_start;
+	pthread_mutex_unlock(&log->mu);
+	return v;
+}
+
+int64_t kaas_log_end_offset(struct kaas_log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	int64_t v = log->leo;
+	pthread_mutex_unlock(&log->mu);
+	return v;
+}
+
+uint32_t kaas_log_epoch(struct kaas_log *log)
+{
+	return log->epoch;
+}
+
+int kaas_log_status(struct kaas_log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	int v = log->failed;
+	pthread_mutex_unlock(&log->mu);
+	return v;
+}
+
+void kaas_log_set_notify(struct kaas_log *log, kaas_log_notify_cb cb, void *arg)
+{
+	pthread_mutex_lock(&log->mu);
+	log->notify = cb;
+	log->notify_arg = arg;
+	pthread_mutex_unlock(&log->mu);
+}
+
+void kaas_log_get_stats(struct kaas_log *log, struct kaas_log_stats *out)
+{
+	pthread_mutex_lock(&log->mu);
+	*out = log->stats;
+	out->segments = log->nsegs;
+	pthread_mutex_unlock(&log->mu);
+}
+
+int kaas_log_producer_get(struct kaas_log *log, int64_t producer_id, struct kaas_log_producer *out)
+{
+	pthread_mutex_lock(&log->mu);
+	struct producer *p = pstate_find(&log->ps, producer_id);
+	if (p)
+		*out = p->st;
+	pthread_mutex_unlock(&log->mu);
+	return p ? 0 : -ENOENT;
+}
+
+/* Is the batch in `list` (queued or in flight)?  mu held. */
+static int find_in_list(const struct pending *q, int64_t producer_id, int16_t epoch,
+			int32_t first_seq, int32_t last_seq, int64_t *base_offset)
+{
+	for (; q; q = q->next) {
+		const unsigned char *d = q->data;
+		int32_t fs = (int32_t)rd32(d + 53);
+		int32_t ls = (int32_t)(((int64_t)fs + (int32_t)rd32(d + 23)) % ((int64_t)INT32_MAX + 1));
+		if ((int64_t)rd64(d + 43) == producer_id && (int16_t)rd16(d + 51) == epoch &&
+		    fs == first_seq && ls == last_seq) {
+			if (base_offset)
+				*base_offset = q->base;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int kaas_log_producer_find(struct kaas_log *log, int64_t producer_id, int16_t epoch,
+			   int32_t first_seq, int32_t last_seq, int64_t *base_offset)
+{
+	int found = 0;
+	pthread_mutex_lock(&log->mu);
+	struct producer *p = pstate_find(&log->ps, producer_id);
+	if (p && p->st.epoch == epoch) {
+		for (unsigned i = 0; i < p->st.n && !found; i++) {
+			if (p->st.batches[i].first_seq == first_seq && p->st.batches[i].last_seq == last_seq) {
+				found = 1;
+				if (base_offset)
+					*base_offset = p->st.batches[i].base_offset;
+			}
+		}
+	}
+	/* Batches not yet acknowledged count too (a retry racing its original). */
+	if (!found)
+		found = find_in_list(log->qhead, producer_id, epoch, first_seq, last_seq, base_offset);
+	if (!found && log->writing)
+		found = find_in_list(log->writing->list, producer_id, epoch, first_seq, last_seq,
+				     base_offset);
+	for (struct round *r = log->ackq_head; r && !found; r = r->next)
+		found = find_in_list(r->list, producer_id, epoch, first_seq, last_seq, base_offset);
+	pthread_mutex_unlock(&log->mu);
+	return found;
+}
