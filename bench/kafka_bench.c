@@ -308,7 +308,7 @@ static int run_consume(uint64_t want)
 				first = last;
 		}
 		if (last > next_report) {
-			fprintf(stderr, "  consumed %" PRIu64 " of %" PRIu64 " messages\r", cs.got, want);
+			fprintf(stderr, "  .. consumed %" PRIu64 " of %" PRIu64 " messages\n", cs.got, want);
 			next_report = last + 2000000000u;
 		}
 	}
