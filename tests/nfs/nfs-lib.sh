@@ -25,8 +25,9 @@ nfs_start() {
 		rc=$?
 		if [ $rc -eq 0 ]; then
 			NFS_URL=$(head -1 <<<"$out")
+			NFS_URL2=$(sed -n 2p <<<"$out") # the second export, if one was asked for
 			NFS_URL4="nfs://127.0.0.1/export?version=4&nfsport=$NFS_PORT"
-			export NFS_PORT NFS_URL NFS_URL4
+			export NFS_PORT NFS_URL NFS_URL2 NFS_URL4
 			echo "NFS server on 127.0.0.1:$NFS_PORT: $NFS_URL"
 			return 0
 		fi

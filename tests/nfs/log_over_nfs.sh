@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The partition-log tests that take a substrate URL, run over nfs:// (NFSv3,
+# no mount) against a private nfs-ganesha: append/read/roll/retention, zombie
+# fencing between two NFS clients, and the crash sweep.
+. "$KAAS_TOP_SRCDIR/tests/lib.sh"
+kaas_scratch
+. "$KAAS_TOP_SRCDIR/tests/nfs/nfs-lib.sh"
+mkdir "$KAAS_SCRATCH/export"
+nfs_start "$KAAS_SCRATCH/export"
+export KAAS_TEST_URL="$NFS_URL"
+for t in test_log_basic test_log_fence test_log_crash; do
+	echo "== $t on $KAAS_TEST_URL"
+	timeout 600 "$KAAS_TOP_BUILDDIR/tests/log/$t" || kaas_fail "$t failed over nfs://"
+done
+echo "partition-log tests over nfs://: all good"
