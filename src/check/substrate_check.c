@@ -201,6 +201,36 @@ static void write_exact_fd(int fd, const void *buf, size_t len)
 	}
 }
 
+/* Fork up to n (<= 16) children that each run run(arg, ctl[0], their own
+ * result pipe) and never return; ctl is the parent's start/stop pipe.
+ * Fills pids/outs (read ends) and returns how many started. */
+static unsigned spawn_children(unsigned n, const int ctl[2], void (*run)(void *, int, int), void *arg,
+			       pid_t *pids, int *outs)
+{
+	unsigned started = 0;
+	for (unsigned i = 0; i < n && i < 16; i++) {
+		int out[2];
+		if (pipe(out) < 0)
+			break;
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0) {
+			close(ctl[1]);
+			close(out[0]);
+			run(arg, ctl[0], out[1]);
+			_exit(0);
+		}
+		close(out[1]);
+		if (pid < 0) {
+			close(out[0]);
+			break;
+		}
+		pids[started] = pid;
+		outs[started++] = out[0];
+	}
+	return started;
+}
+
 /* ---- probe 1: rename is atomic ---- */
 
 struct reader_stats {
@@ -272,6 +302,16 @@ static void reader_child(const char *url, const char *target, int stopfd, int ou
 	_exit(0);
 }
 
+struct reader_job {
+	const char *url, *target;
+};
+
+static void reader_job_run(void *arg, int ctlfd, int outfd)
+{
+	struct reader_job *j = arg;
+	reader_child(j->url, j->target, ctlfd, outfd);
+}
+
 static void probe_rename(struct ctx *c, struct kaas_check_result *r)
 {
 	unsigned n = c->o->renames ? c->o->renames : 1000;
@@ -300,26 +340,8 @@ static void probe_rename(struct ctx *c, struct kaas_check_result *r)
 	int outs[16];
 	if (readers > 16)
 		readers = 16;
-	unsigned started = 0;
-	for (unsigned i = 0; i < readers; i++) {
-		int out[2];
-		if (pipe(out) < 0)
-			break;
-		fflush(NULL);
-		pid_t pid = fork();
-		if (pid == 0) {
-			close(stop[1]);
-			close(out[0]);
-			reader_child(c->url, target, stop[0], out[1]);
-		}
-		close(out[1]);
-		if (pid < 0) {
-			close(out[0]);
-			break;
-		}
-		pids[started] = pid;
-		outs[started++] = out[0];
-	}
+	struct reader_job job = {c->url, target};
+	unsigned started = spawn_children(readers, stop, reader_job_run, &job, pids, outs);
 	close(stop[0]);
 	unsigned done = 0;
 	int werr = 0;
@@ -415,6 +437,17 @@ static void excl_child(const char *url, const char *dir, unsigned rounds, int go
 	_exit(0);
 }
 
+struct excl_job {
+	const char *url, *dir;
+	unsigned rounds;
+};
+
+static void excl_job_run(void *arg, int ctlfd, int outfd)
+{
+	struct excl_job *j = arg;
+	excl_child(j->url, j->dir, j->rounds, ctlfd, outfd);
+}
+
 static void probe_excl(struct ctx *c, struct kaas_check_result *r)
 {
 	unsigned rounds = c->o->excl_rounds ? c->o->excl_rounds : 200;
@@ -435,26 +468,8 @@ static void probe_excl(struct ctx *c, struct kaas_check_result *r)
 	}
 	pid_t pids[16];
 	int outs[16];
-	unsigned started = 0;
-	for (unsigned i = 0; i < procs; i++) {
-		int out[2];
-		if (pipe(out) < 0)
-			break;
-		fflush(NULL);
-		pid_t pid = fork();
-		if (pid == 0) {
-			close(go[1]);
-			close(out[0]);
-			excl_child(c->url, dir, rounds, go[0], out[1]);
-		}
-		close(out[1]);
-		if (pid < 0) {
-			close(out[0]);
-			break;
-		}
-		pids[started] = pid;
-		outs[started++] = out[0];
-	}
+	struct excl_job job = {c->url, dir, rounds};
+	unsigned started = spawn_children(procs, go, excl_job_run, &job, pids, outs);
 	close(go[0]);
 	usleep(100000); /* let every child open its substrate before the start */
 	close(go[1]);

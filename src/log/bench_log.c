@@ -2,10 +2,11 @@
  *
  *   kaas-bench-log append URL BATCH_BYTES APPENDERS SECONDS
  *       Appenders each append BATCH_BYTES batches back to back (acks=all:
- *       each waits for its completion) for SECONDS; then a plain sequential
- *       pwrite+fsync loop on a file in the same directory writes the same
- *       bytes with the same number of fsyncs (the log's group-commit
- *       cadence).  Prints both throughputs and their ratio.
+ *       each waits for its completion) for SECONDS, in slices of 0.25 s;
+ *       after each slice a plain sequential pwrite+fsync loop on a file in
+ *       the same directory writes the same bytes with the same number of
+ *       fsyncs (the log's group-commit cadence in that slice).  Prints both
+ *       throughputs (each over its own time) and their ratio.
  *   kaas-bench-log fill URL DIR BYTES
  *       Append BYTES (100 KiB batches, 8 appenders) to partition DIR and
  *       exit without closing: an unclean stop.
@@ -128,19 +129,10 @@ static int die(const char *what, int rc)
 	return 1;
 }
 
-/* One timed run of the log: bytes, fsyncs, seconds. */
-static int run_log(struct kaas_substrate *sub, const char *dir, const unsigned char *batch,
-		   size_t size, int nthreads, double secs, struct kaas_log_stats *st, double *t,
-		   uint64_t *appends)
+/* Append from nthreads appenders for secs: returns the appends made. */
+static int run_log_slice(struct kaas_log *log, const unsigned char *batch, size_t size,
+			 int nthreads, double secs, uint64_t *appends)
 {
-	struct kaas_log *log;
-	struct kaas_log_config cfg;
-	kaas_log_config_default(&cfg);
-	if (getenv("KAAS_BENCH_NO_FENCE_CHECK"))
-		cfg.fence_check = 0;
-	int rc = kaas_log_open(sub, dir, 1, &cfg, &log);
-	if (rc < 0)
-		return die("open log", rc);
 	struct worker w[64];
 	pthread_t th[64];
 	double t0 = now_s();
@@ -148,7 +140,6 @@ static int run_log(struct kaas_substrate *sub, const char *dir, const unsigned c
 		w[i] = (struct worker){ .log = log, .batch = batch, .size = size, .until = t0 + secs };
 		pthread_create(&th[i], NULL, append_main, &w[i]);
 	}
-	*appends = 0;
 	int err = 0;
 	for (int i = 0; i < nthreads; i++) {
 		pthread_join(th[i], NULL);
@@ -156,39 +147,27 @@ static int run_log(struct kaas_substrate *sub, const char *dir, const unsigned c
 		if (w[i].err)
 			err = w[i].err;
 	}
-	*t = now_s() - t0;
-	kaas_log_get_stats(log, st);
-	kaas_log_close(log);
 	return err ? die("append", err) : 0;
 }
 
-/* The plain loop: `count` times pwrite `per` bytes + fsync, on a new file. */
-static int run_plain(struct kaas_substrate *sub, const char *path, const unsigned char *chunk,
-		     uint64_t per, uint64_t count, double *t)
+/* The plain loop: `count` times pwrite `per` bytes + fsync, at *pos. */
+static int run_plain(struct kaas_file *f, const unsigned char *chunk, uint64_t per, uint64_t count,
+		     uint64_t *pos)
 {
-	struct kaas_file *f;
-	int rc = kaas_sub_open(sub, path, KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_TRUNC, 0644, &f);
-	if (rc < 0)
-		return die("open plain file", rc);
-	uint64_t pos = 0;
-	double t0 = now_s();
 	for (uint64_t i = 0; i < count; i++) {
-		rc = kaas_sub_pwrite_full(f, chunk, per, pos);
+		int rc = kaas_sub_pwrite_full(f, chunk, per, *pos);
 		if (rc == 0)
 			rc = kaas_sub_fsync(f);
 		if (rc < 0)
 			return die("plain loop", rc);
-		pos += per;
+		*pos += per;
 	}
-	*t = now_s() - t0;
-	kaas_sub_close(f);
-	kaas_sub_unlink(sub, path);
 	return 0;
 }
 
-/* log, plain, log: the plain loop runs between two log runs (at the first
- * run's fsync cadence) so that drift in the machine's load over the run
- * favours neither side; the log's throughput is the mean of its two runs. */
+/* The log and the plain loop take turns in short slices (the plain loop at
+ * the fsync cadence the log had in the slice before it), so that a machine
+ * whose load changes during the run weighs on both alike. */
 static int bench_append(const char *url, size_t size, int nthreads, double secs)
 {
 	struct kaas_substrate *sub;
@@ -198,27 +177,54 @@ static int bench_append(const char *url, size_t size, int nthreads, double secs)
 	unsigned char *batch = make_batch(size);
 	char top[64], dir[96], path[128];
 	snprintf(top, sizeof top, "bench-append-%ld", (long)getpid());
-	struct kaas_log_stats st1, st2;
-	double t1 = 0, t2 = 0, tp = 0;
-	uint64_t n1, n2;
-	snprintf(dir, sizeof dir, "%s/a", top);
-	if (run_log(sub, dir, batch, size, nthreads, secs, &st1, &t1, &n1))
-		return 1;
-	uint64_t per = st1.fsyncs ? st1.bytes / st1.fsyncs : st1.bytes;
-	unsigned char *chunk = malloc(per ? per : 1);
-	for (uint64_t i = 0; i < per; i++)
-		chunk[i] = batch[i % size];
-	snprintf(path, sizeof path, "%s/a/plain.dat", top);
-	if (run_plain(sub, path, chunk, per, st1.fsyncs, &tp))
-		return 1;
-	snprintf(dir, sizeof dir, "%s/b", top);
-	if (run_log(sub, dir, batch, size, nthreads, secs, &st2, &t2, &n2))
-		return 1;
-	double mb_log = ((double)st1.bytes / t1 + (double)st2.bytes / t2) / 2 / 1e6;
-	double mb_plain = (double)(per * st1.fsyncs) / tp / 1e6;
+	snprintf(dir, sizeof dir, "%s/0", top);
+	snprintf(path, sizeof path, "%s/plain.dat", top);
+	struct kaas_log *log;
+	struct kaas_log_config cfg;
+	kaas_log_config_default(&cfg);
+	if (getenv("KAAS_BENCH_NO_FENCE_CHECK"))
+		cfg.fence_check = 0;
+	rc = kaas_log_open(sub, dir, 1, &cfg, &log);
+	if (rc < 0)
+		return die("open log", rc);
+	struct kaas_file *f;
+	rc = kaas_sub_open(sub, path, KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_TRUNC, 0644, &f);
+	if (rc < 0)
+		return die("open plain file", rc);
+	unsigned char *chunk = NULL;
+	double t_log = 0, t_plain = 0, slice = 0.25;
+	uint64_t appends = 0, log_bytes = 0, fsyncs = 0, plain_bytes = 0;
+	for (double done = 0; done < secs; done += slice) {
+		struct kaas_log_stats a, b;
+		kaas_log_get_stats(log, &a);
+		double t0 = now_s();
+		if (run_log_slice(log, batch, size, nthreads, slice, &appends))
+			return 1;
+		t_log += now_s() - t0;
+		kaas_log_get_stats(log, &b);
+		uint64_t bytes = b.bytes - a.bytes, fs = b.fsyncs - a.fsyncs;
+		log_bytes += bytes;
+		fsyncs += fs;
+		uint64_t per = fs ? bytes / fs : 0;
+		if (!per)
+			continue;
+		free(chunk);
+		chunk = malloc(per);
+		for (uint64_t i = 0; i < per; i++)
+			chunk[i] = batch[i % size];
+		uint64_t pos = plain_bytes;
+		t0 = now_s();
+		if (run_plain(f, chunk, per, fs, &pos))
+			return 1;
+		t_plain += now_s() - t0;
+		plain_bytes = pos;
+	}
+	kaas_sub_close(f);
+	kaas_log_close(log);
+	double mb_log = (double)log_bytes / t_log / 1e6, mb_plain = (double)plain_bytes / t_plain / 1e6;
 	printf("batch=%zu appenders=%d appends=%" PRIu64 " fsyncs=%" PRIu64
 	       " bytes_per_fsync=%" PRIu64 " log_MBps=%.1f plain_MBps=%.1f ratio=%.2f\n",
-	       size, nthreads, n1 + n2, st1.fsyncs + st2.fsyncs, per, mb_log, mb_plain,
+	       size, nthreads, appends, fsyncs, fsyncs ? log_bytes / fsyncs : 0, mb_log, mb_plain,
 	       mb_log / mb_plain);
 	free(chunk);
 	free(batch);

@@ -88,11 +88,14 @@ struct kaas_log_config {
 	uint64_t max_pending_bytes;   /* appenders block while this many bytes wait
 	                                 for their fsync (default 64 MiB) */
 	int fence_check;              /* 1 (default): after each group fsync and
-	                                 before acknowledging, re-read the manifest's
+	                                 before acknowledging, re-read leader.json's
 	                                 epoch, so that a zombie never acknowledges an
 	                                 append the new leader did not recover (the
-	                                 new leader fences the manifest before it
+	                                 new leader writes leader.json before it
 	                                 scans the tail).  0: skip (benchmarks only) */
+	uint32_t max_loaded_indexes;  /* sealed segments whose sparse index stays
+	                                 in memory, least recently used dropped
+	                                 first (default 8) */
 };
 
 /* Fill cfg with the defaults above. */

@@ -86,6 +86,8 @@ struct segment {
 	pthread_mutex_t ilock;     /* guards index loading */
 	bool index_ready;
 	struct seg_index ix;
+	atomic_bool ix_loaded;     /* a sealed segment's index is in memory */
+	atomic_ullong used;        /* log tick of its last index use (eviction) */
 };
 
 /* "<base:020>-<epoch:010>.log" parsing: 0 and the fields, -EINVAL. */
@@ -216,6 +218,7 @@ struct kaas_log {
 	kaas_log_notify_cb notify;
 	void *notify_arg;
 	struct kaas_log_stats stats;
+	atomic_ullong tick;         /* index use clock */
 };
 
 /* Fence and manifest I/O (manifest.c).
@@ -251,6 +254,9 @@ void *log_sync_main(void *arg);
 void *log_ack_main(void *arg);
 
 int64_t now_ms_wall(void);
+/* Drop least recently used sealed-segment indexes beyond
+ * cfg.max_loaded_indexes, never keep's (no segment lock held). */
+void evict_indexes(struct kaas_log *log, struct segment *keep);
 
 /* Opening (log_recover.c).  Each returns 0 or -errno with a detail naming
  * the file concerned. */

@@ -24,6 +24,7 @@ void kaas_log_config_default(struct kaas_log_config *cfg)
 	cfg->linger_us = 0;
 	cfg->max_pending_bytes = 64u << 20;
 	cfg->fence_check = 1;
+	cfg->max_loaded_indexes = 8;
 }
 
 static void log_free(struct kaas_log *log)
@@ -185,7 +186,8 @@ static int manifest_verify(struct kaas_log *log)
 static int check_cfg(const struct kaas_log_config *c)
 {
 	if (c->segment_bytes < 4096 || c->segment_bytes > (1ull << 32) - 1 ||
-	    c->index_interval_bytes == 0 || c->checkpoint_bytes == 0 || c->max_pending_bytes == 0)
+	    c->index_interval_bytes == 0 || c->checkpoint_bytes == 0 || c->max_pending_bytes == 0 ||
+	    c->max_loaded_indexes == 0)
 		return kaas_sub_fail(EINVAL, "log config: segment_bytes must be in [4096, 4 GiB), "
 				     "intervals and limits non-zero");
 	return 0;

@@ -68,10 +68,52 @@ static int locate_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
 }
 
 /* Scan segment s from its index floor for `l` (s referenced). */
+/* Keep at most cfg.max_loaded_indexes sealed segments' indexes in memory:
+ * drop the least recently used other than `keep` (it is rebuilt, from its
+ * files, on its next use).  No lock held on entry. */
+void evict_indexes(struct kaas_log *log, struct segment *keep)
+{
+	struct segment *victim = NULL;
+	pthread_mutex_lock(&log->mu);
+	uint32_t loaded = 0;
+	uint64_t oldest = UINT64_MAX;
+	for (size_t i = 0; i < log->nsegs; i++) {
+		struct segment *c = log->segs[i];
+		if (!atomic_load(&c->ix_loaded))
+			continue;
+		loaded++;
+		uint64_t u = atomic_load(&c->used);
+		if (c != keep && u < oldest) {
+			oldest = u;
+			victim = c;
+		}
+	}
+	if (loaded <= log->cfg.max_loaded_indexes)
+		victim = NULL;
+	if (victim)
+		atomic_fetch_add(&victim->refs, 1);
+	pthread_mutex_unlock(&log->mu);
+	if (!victim)
+		return;
+	pthread_mutex_lock(&victim->ilock);
+	if (victim->sealed && victim->index_ready) {
+		idx_free(&victim->ix);
+		victim->index_ready = false;
+		atomic_store(&victim->ix_loaded, false);
+	}
+	pthread_mutex_unlock(&victim->ilock);
+	seg_unref_locked(log, victim);
+}
+
 static int seg_locate(struct kaas_log *log, struct segment *s, uint64_t limit, struct locate *l)
 {
 	pthread_mutex_lock(&s->ilock);
+	int was_ready = s->index_ready;
 	int rc = seg_index_ensure(log->sub, s, log->cfg.index_interval_bytes, s->sealed);
+	int loaded_now = rc == 0 && !was_ready && s->sealed;
+	if (loaded_now)
+		atomic_store(&s->ix_loaded, true);
+	atomic_store(&s->used, atomic_fetch_add(&log->tick, 1) + 1);
 	const struct idx_entry *e = NULL;
 	if (rc == 0) {
 		if (l->by_time)
@@ -84,6 +126,8 @@ static int seg_locate(struct kaas_log *log, struct segment *s, uint64_t limit, s
 	pthread_mutex_unlock(&s->ilock);
 	if (rc < 0)
 		return rc;
+	if (loaded_now)
+		evict_indexes(log, s);
 	pthread_mutex_lock(&s->rlock);
 	rc = seg_open_read(log->sub, s);
 	uint64_t end;

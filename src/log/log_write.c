@@ -254,10 +254,15 @@ int log_roll_locked(struct kaas_log *log)
 	pthread_mutex_lock(&a->ilock); /* readers look at `sealed` under ilock */
 	pthread_mutex_lock(&log->mu);
 	a->sealed = true;
+	atomic_store(&a->ix_loaded, true); /* its index stays, until evicted */
+	atomic_store(&a->used, atomic_fetch_add(&log->tick, 1) + 1);
 	int64_t next = a->next;
 	pthread_mutex_unlock(&log->mu);
 	pthread_mutex_unlock(&a->ilock);
-	seg_index_write(log->sub, a); /* derived: a failure costs a rebuild later */
+	pthread_mutex_lock(&a->ilock); /* a reader may evict it once sealed */
+	if (a->index_ready)
+		seg_index_write(log->sub, a); /* derived: a failure costs a rebuild later */
+	pthread_mutex_unlock(&a->ilock);
 	log->wfile = NULL;
 	int rc = log_start_segment(log, next);
 	if (rc == 0)
@@ -280,6 +285,7 @@ int log_roll_locked(struct kaas_log *log)
 	}
 	log->stats.rolls++;
 	log->stats.checkpoints++;
+	evict_indexes(log, NULL);
 	return 0;
 }
 

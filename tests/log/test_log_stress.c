@@ -155,6 +155,7 @@ static void test_stress(void **state)
 	c.index_interval_bytes = 512;
 	c.retention_bytes = 200000;
 	c.retention_ms = -1;
+	c.max_loaded_indexes = 2; /* readers keep evicting and reloading indexes */
 	struct shared sh = { .stop = 0 };
 	assert_int_equal(kaas_log_open(sub, env.dir, 1, &c, &sh.log), 0);
 	pthread_t ta[APPENDERS], tr[2], tk;
