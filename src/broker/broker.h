@@ -16,6 +16,9 @@
 #include "substrate/substrate.h"
 
 struct kaas_req;
+struct kaas_groups;
+struct kaas_pid_alloc;
+struct kaas_cluster;
 
 /* A produce completion handed from the log's sync thread to the loop. */
 struct kaas_completion {
@@ -33,6 +36,7 @@ struct kaas_broker {
 	struct kaas_config cfg;
 	struct kaas_substrate *data, *cluster;
 	struct kaas_topics *topics;
+	struct kaas_cluster *agent; /* cluster agent (broker/cluster.h) */
 	struct kaas_worker *produce_worker; /* validates and appends, in order */
 	uv_loop_t *loop;
 	uv_tcp_t server;
@@ -50,6 +54,8 @@ struct kaas_broker {
 	int housekeep_busy;
 	size_t nconns;
 	char cluster_id[23];
+	struct kaas_groups *groups;  /* the group coordinator (groups.h) */
+	struct kaas_pid_alloc *pids; /* producer ids (cluster/producer_ids.h) */
 };
 
 /* Hand a completion to the loop (any thread). */

@@ -88,6 +88,15 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 	} else if (strcmp(key, "zero-copy-min-bytes") == 0) {
 		rc = parse_long(v, 0, 1L << 30, &x);
 		c->zero_copy_min_bytes = (size_t)x;
+	} else if (strcmp(key, "heartbeat-ms") == 0) {
+		rc = parse_long(v, 10, 60000, &x);
+		c->heartbeat_ms = (uint32_t)x;
+	} else if (strcmp(key, "liveness-timeout-ms") == 0) {
+		rc = parse_long(v, 50, 600000, &x);
+		c->liveness_ms = (uint32_t)x;
+	} else if (strcmp(key, "coordinator-slots") == 0) {
+		rc = parse_long(v, 1, 4096, &x);
+		c->coordinator_slots = (int32_t)x;
 	} else if (strcmp(key, "max-request-bytes") == 0) {
 		rc = parse_long(v, 1024, 1L << 30, &x);
 		c->max_request_bytes = (size_t)x;
@@ -187,7 +196,8 @@ static void usage(FILE *out)
 		"             [--advertise HOST:PORT] [--broker-id N] [--log-level L]\n"
 		"             [--config FILE] [--auto-create-topics true|false]\n"
 		"             [--num-partitions N] [--message-max-bytes N] [--max-request-bytes N]\n"
-		"             [--zero-copy-min-bytes N]\n"
+		"             [--zero-copy-min-bytes N] [--heartbeat-ms N]\n"
+		"             [--liveness-timeout-ms N] [--coordinator-slots N]\n"
 		"defaults: --data ./kaas-data --listen 127.0.0.1:9092 --log-level info;\n"
 		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n");
 }
@@ -203,6 +213,9 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	c->message_max_bytes = (1u << 20) + 12;
 	c->max_request_bytes = 100u << 20;
 	c->zero_copy_min_bytes = 64u << 10;
+	c->heartbeat_ms = 250;
+	c->liveness_ms = 3000;
+	c->coordinator_slots = 16;
 	int adv_set = 0;
 	const char *env = getenv("KAAS_CLUSTER_DIR");
 	if (env && *env && set_dup(&c->cluster_url, env) < 0)
@@ -221,6 +234,9 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		{ "message-max-bytes", required_argument, NULL, 'm' },
 		{ "max-request-bytes", required_argument, NULL, 'r' },
 		{ "zero-copy-min-bytes", required_argument, NULL, 'z' },
+		{ "heartbeat-ms", required_argument, NULL, 'H' },
+		{ "liveness-timeout-ms", required_argument, NULL, 'T' },
+		{ "coordinator-slots", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -247,6 +263,9 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		case 'm': key = "message-max-bytes"; break;
 		case 'r': key = "max-request-bytes"; break;
 		case 'z': key = "zero-copy-min-bytes"; break;
+		case 'H': key = "heartbeat-ms"; break;
+		case 'T': key = "liveness-timeout-ms"; break;
+		case 'S': key = "coordinator-slots"; break;
 		case 'f': continue;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;
@@ -257,6 +276,10 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "kaasd: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
+		return -EINVAL;
+	}
+	if (c->heartbeat_ms * 2 > c->liveness_ms) {
+		fprintf(stderr, "kaasd: --heartbeat-ms must be at most half of --liveness-timeout-ms\n");
 		return -EINVAL;
 	}
 	if (!c->data_url && set_dup(&c->data_url, "./kaas-data") < 0)

@@ -5,7 +5,8 @@
  * Config file: lines "key = value" ('#' comments), keys as the long
  * options: data, cluster-dir, listen, advertise, broker-id, log-level,
  * auto-create-topics (true/false), num-partitions, message-max-bytes,
- * max-request-bytes, zero-copy-min-bytes.  Environment: KAAS_CLUSTER_DIR.
+ * max-request-bytes, zero-copy-min-bytes, heartbeat-ms,
+ * liveness-timeout-ms, coordinator-slots.  Environment: KAAS_CLUSTER_DIR.
  */
 #ifndef KAAS_BROKER_CONFIG_H
 #define KAAS_BROKER_CONFIG_H
@@ -30,6 +31,10 @@ struct kaas_config {
 	                              record bytes go from the segment files to
 	                              the socket by sendfile (default 64 KiB;
 	                              0: never) */
+	uint32_t heartbeat_ms;  /* cluster: heartbeat interval (default 250) */
+	uint32_t liveness_ms;   /* cluster: a broker whose heartbeat counter has
+	                           not moved for this long is dead (default 3000) */
+	int32_t coordinator_slots; /* group-coordinator slots (default 16) */
 };
 
 /* Fill `c` from defaults, env, the --config file and argv.  Returns 0,

@@ -11,6 +11,7 @@
  * handle (fsync completions from the log's sync thread, data arrivals).
  */
 #include "broker/broker.h"
+#include "broker/cluster.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -20,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "broker/groups.h"
+#include "broker/idempotence.h"
 #include "broker/logging.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -47,6 +50,11 @@ struct kaas_conn {
 };
 
 static struct kaas_conn conns = { .prev = &conns, .next = &conns };
+
+const char *kaas_conn_peer(const struct kaas_conn *c)
+{
+	return c ? c->peer : "";
+}
 
 uint64_t kaas_now_ms(void)
 {
@@ -409,7 +417,16 @@ static const struct api_entry handlers[] = {
 	{ KAAS_API_FETCH, kaas_api_fetch, NULL },
 	{ KAAS_API_LIST_OFFSETS, NULL, kaas_api_list_offsets },
 	{ KAAS_API_METADATA, NULL, kaas_api_metadata },
+	{ KAAS_API_OFFSET_COMMIT, kaas_api_offset_commit, NULL },
+	{ KAAS_API_OFFSET_FETCH, kaas_api_offset_fetch, NULL },
 	{ KAAS_API_FIND_COORDINATOR, NULL, kaas_api_find_coordinator },
+	{ KAAS_API_JOIN_GROUP, kaas_api_join_group, NULL },
+	{ KAAS_API_HEARTBEAT, kaas_api_heartbeat, NULL },
+	{ KAAS_API_LEAVE_GROUP, kaas_api_leave_group, NULL },
+	{ KAAS_API_SYNC_GROUP, kaas_api_sync_group, NULL },
+	{ KAAS_API_DESCRIBE_GROUPS, kaas_api_describe_groups, NULL },
+	{ KAAS_API_LIST_GROUPS, kaas_api_list_groups, NULL },
+	{ KAAS_API_INIT_PRODUCER_ID, NULL, kaas_api_init_producer_id },
 	{ KAAS_API_API_VERSIONS, NULL, kaas_api_versions },
 	{ KAAS_API_CREATE_TOPICS, NULL, kaas_api_create_topics },
 	{ KAAS_API_DELETE_TOPICS, NULL, kaas_api_delete_topics },
@@ -789,20 +806,49 @@ static void on_signal(uv_signal_t *s, int signum)
 	uv_timer_start(&b->drain_timer, on_drain_tick, 0, 20);
 }
 
+/* Stop what kaas_broker_run started, in reverse order (each is NULL-safe). */
+static void stop_services(struct kaas_broker *b)
+{
+	kaas_worker_stop(b->produce_worker);
+	b->produce_worker = NULL;
+	kaas_groups_destroy(b->groups);
+	b->groups = NULL;
+	kaas_idem_stop(b);
+	kaas_cluster_stop(b->agent);
+	b->agent = NULL;
+}
+
 int kaas_broker_run(struct kaas_broker *b)
 {
 	b->waiters.next = b->waiters.prev = &b->waiters;
 	pthread_mutex_init(&b->cq_mu, NULL);
 	uv_async_init(b->loop, &b->async, on_async);
 	b->async.data = b;
-	int rc = kaas_topics_open(b->data, b->cluster, on_data, b, &b->topics);
+	int rc = kaas_cluster_new(b->cluster, &b->cfg, &b->agent);
+	if (rc >= 0)
+		rc = kaas_topics_open_leased(b->data, b->cluster, kaas_cluster_lease, b->agent,
+					     on_data, b, &b->topics);
 	if (rc < 0) {
+		kaas_cluster_stop(b->agent);
+		b->agent = NULL;
+		uv_close((uv_handle_t *)&b->async, NULL);
+		uv_run(b->loop, UV_RUN_DEFAULT);
+		return rc;
+	}
+	rc = kaas_groups_init(b, &b->groups);
+	if (rc >= 0)
+		rc = kaas_idem_start(b);
+	if (rc < 0) {
+		kaas_error("cannot set up the group coordinator / producer ids: %s (%s)",
+			   strerror(-rc), kaas_sub_errdetail());
+		stop_services(b);
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc;
 	}
 	rc = kaas_worker_start(&b->produce_worker);
 	if (rc < 0) {
+		stop_services(b);
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc;
@@ -824,8 +870,7 @@ int kaas_broker_run(struct kaas_broker *b)
 		uv_close((uv_handle_t *)&b->server, NULL);
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
-		kaas_worker_stop(b->produce_worker);
-		b->produce_worker = NULL;
+		stop_services(b);
 		return rc == UV_EADDRINUSE ? -EADDRINUSE : -EINVAL;
 	}
 	if (b->cfg.listen_port == 0) {
@@ -841,6 +886,16 @@ int kaas_broker_run(struct kaas_broker *b)
 			b->cfg.listen_port = port;
 		}
 	}
+	/* Join the cluster: the first rounds run here, before we serve. */
+	rc = kaas_cluster_start(b->agent, b->topics);
+	if (rc < 0) {
+		kaas_error("cannot start the cluster agent: %s", strerror(-rc));
+		uv_close((uv_handle_t *)&b->server, NULL);
+		uv_close((uv_handle_t *)&b->async, NULL);
+		uv_run(b->loop, UV_RUN_DEFAULT);
+		stop_services(b);
+		return rc;
+	}
 	uv_signal_init(b->loop, &b->sigterm);
 	uv_signal_init(b->loop, &b->sigint);
 	b->sigterm.data = b->sigint.data = b;
@@ -850,11 +905,11 @@ int kaas_broker_run(struct kaas_broker *b)
 	uv_timer_init(b->loop, &b->drain_timer);
 	b->housekeep.data = b->drain_timer.data = b;
 	uv_timer_start(&b->housekeep, on_housekeep, 5000, 5000);
+	kaas_groups_start(b->groups);
 	kaas_info("listening on %s:%d, advertising %s:%d as broker %d", b->cfg.listen_host,
 		  b->cfg.listen_port, b->cfg.advertise_host, b->cfg.advertise_port,
 		  b->cfg.broker_id);
 	uv_run(b->loop, UV_RUN_DEFAULT);
-	kaas_worker_stop(b->produce_worker);
-	b->produce_worker = NULL;
+	stop_services(b);
 	return 0;
 }

@@ -9,6 +9,8 @@
 #include <sys/random.h>
 
 #include "broker/logging.h"
+#include "cluster/assignment.h"
+#include "cluster/membership.h"
 #include "contract/contract.h"
 #include "contract/doc.h"
 #include "kafka/protocol.h"
@@ -18,6 +20,19 @@
 #define TRASH_DIR ".trash"
 #define MAX_PARTITIONS 100000
 #define EPOCH_DIR "leader-epochs"
+
+/* A document marked deleting, first seen by reconcile at `since` (our
+ * monotonic clock); `driven` once this broker took the removal over. */
+struct stuck_delete {
+	char name[256];
+	uint8_t id[16];
+	uint64_t since;
+	int driven, seen;
+};
+
+/* A delete whose broker died midway is finished by whoever sees its
+ * document still marked deleting this long. */
+#define STUCK_DELETE_MS 30000
 
 struct kaas_topics {
 	struct kaas_substrate *data, *cluster;
@@ -29,8 +44,23 @@ struct kaas_topics {
 	struct kaas_topic **v;
 	int n, cap;
 	struct kaas_pending pending;
-	uint32_t epoch;           /* leader epoch this broker incarnation writes with */
+	uint32_t epoch;           /* leader epoch this broker incarnation writes with
+	                             (without a lease function only) */
+	kaas_lease_fn lease;      /* cluster mode: which partitions we lead */
+	void *lease_arg;
+	void (*before_remove)(void *arg, const char *name);
+	void *before_remove_arg;
+	struct stuck_delete *stuck; /* deleting documents seen by reconcile */
+	size_t nstuck;
+	unsigned reconciles;      /* reconcile rounds so far */
 };
+
+void kaas_topics_set_before_remove(struct kaas_topics *t, void (*fn)(void *arg, const char *name),
+				   void *arg)
+{
+	t->before_remove = fn;
+	t->before_remove_arg = arg;
+}
 
 int kaas_topic_name_valid(const char *name, int len)
 {
@@ -45,7 +75,9 @@ int kaas_topic_name_valid(const char *name, int len)
 	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
 		return 0;
 	if ((len == 9 && memcmp(name, "__cluster", 9) == 0) ||
-	    (len == 6 && memcmp(name, TRASH_DIR, 6) == 0))
+	    (len == 6 && memcmp(name, TRASH_DIR, 6) == 0) ||
+	    (len == (int)strlen(KAAS_COORDINATOR_TOPIC) &&
+	     memcmp(name, KAAS_COORDINATOR_TOPIC, (size_t)len) == 0))
 		return 0;
 	return 1;
 }
@@ -68,6 +100,9 @@ static int id_parse(const char *s, uint8_t id[16])
 	}
 	return 0;
 }
+
+static int read_topic_doc(struct kaas_topics *t, const char *name, uint8_t id[16], int64_t *np,
+			  int *deleting);
 
 static char *doc_path(const char *name)
 {
@@ -264,7 +299,14 @@ static void open_one(struct kaas_topics *t, const char *name, int32_t idx,
 	p->token = token;
 	char dir[300];
 	snprintf(dir, sizeof(dir), "%s/%d", name, idx);
-	int rc = token ? kaas_log_open(t->data, dir, t->epoch, NULL, &p->log) : -ENOMEM;
+	uint32_t epoch = t->epoch;
+	if (t->lease && !t->lease(t->lease_arg, name, idx, &epoch)) {
+		p->log = NULL;
+		p->open_err = KAAS_PART_NOT_LEADER;
+		return;
+	}
+	p->epoch = epoch;
+	int rc = token ? kaas_log_open(t->data, dir, epoch, NULL, &p->log) : -ENOMEM;
 	if (rc < 0) {
 		p->log = NULL;
 		p->open_err = rc;
@@ -293,7 +335,8 @@ void kaas_partition_mark_failed(struct kaas_partition *p)
  * operator must look), or a newer leader. */
 static int open_err_final(int err)
 {
-	return err == -EBADMSG || err == -EUCLEAN || err == KAAS_LOG_EFENCED || err == -EPROTO;
+	return err == -EBADMSG || err == -EUCLEAN || err == KAAS_LOG_EFENCED || err == -EPROTO ||
+	       err == KAAS_PART_NOT_LEADER;
 }
 
 static int needs_reopen(struct kaas_partition *p)
@@ -580,6 +623,13 @@ static int claim_epoch(struct kaas_topics *t)
 int kaas_topics_open(struct kaas_substrate *data, struct kaas_substrate *cluster,
 		     kaas_log_notify_cb notify, void *arg, struct kaas_topics **out)
 {
+	return kaas_topics_open_leased(data, cluster, NULL, NULL, notify, arg, out);
+}
+
+int kaas_topics_open_leased(struct kaas_substrate *data, struct kaas_substrate *cluster,
+			    kaas_lease_fn lease, void *lease_arg, kaas_log_notify_cb notify,
+			    void *arg, struct kaas_topics **out)
+{
 	struct kaas_topics *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -590,7 +640,9 @@ int kaas_topics_open(struct kaas_substrate *data, struct kaas_substrate *cluster
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
 	pthread_mutex_init(&t->admin_mu, NULL);
-	int rc = claim_epoch(t);
+	t->lease = lease;
+	t->lease_arg = lease_arg;
+	int rc = lease ? 0 : claim_epoch(t);
 	if (rc >= 0)
 		rc = kaas_sub_mkdirs(cluster, "topics", 0755);
 	struct kaas_dirlist l = { 0 };
@@ -623,6 +675,7 @@ void kaas_topics_close(struct kaas_topics *t)
 		kaas_warn("%zu removal(s) unfinished at shutdown; the next start re-drives them",
 			  t->pending.count);
 	kaas_pending_clear(&t->pending);
+	free(t->stuck);
 	pthread_mutex_destroy(&t->mu);
 	pthread_cond_destroy(&t->cv);
 	pthread_mutex_destroy(&t->admin_mu);
@@ -693,6 +746,20 @@ int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart, i
 		pthread_mutex_unlock(&t->admin_mu);
 		*why = "topic already exists";
 		return KAAS_KERR_TOPIC_ALREADY_EXISTS;
+	}
+	/* Another broker may have created it (or be deleting it) before our
+	 * reconcile listed it: the document is the truth, never replaced. */
+	uint8_t oid[16];
+	int64_t onp;
+	int odel;
+	int drc = read_topic_doc(t, name, oid, &onp, &odel);
+	if (drc != -ENOENT) {
+		pthread_mutex_unlock(&t->admin_mu);
+		*why = drc < 0 ? "the topic document is unreadable"
+		       : odel  ? "the topic is being deleted"
+			       : "topic already exists";
+		return drc < 0 && drc != -EBADMSG ? KAAS_KERR_KAFKA_STORAGE_ERROR
+						  : KAAS_KERR_TOPIC_ALREADY_EXISTS;
 	}
 	if (validate_only) {
 		pthread_mutex_unlock(&t->admin_mu);
@@ -777,6 +844,9 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name)
 	uint8_t id[16];
 	memcpy(id, tp->id, 16);
 	topic_free(tp);
+	/* Other brokers leading its partitions close them first. */
+	if (t->before_remove)
+		t->before_remove(t->before_remove_arg, name);
 	rc = reclaim_dir(t, name, id, 1);
 	pthread_mutex_unlock(&t->admin_mu);
 	if (rc < 0)
@@ -847,4 +917,320 @@ size_t kaas_topics_housekeep(struct kaas_topics *t)
 	n += reopen_failed_locked(t);
 	pthread_mutex_unlock(&t->admin_mu);
 	return n;
+}
+
+/* ------------------------------------------------------------ reconcile */
+
+/* Read topic document `name`: 0 and its id, partitions and deleting flag,
+ * -ENOENT, -EBADMSG (malformed) or -errno. */
+static int read_topic_doc(struct kaas_topics *t, const char *name, uint8_t id[16], int64_t *np,
+			  int *deleting)
+{
+	char *path = doc_path(name);
+	if (!path)
+		return -ENOMEM;
+	cJSON *body = NULL;
+	int ver;
+	int rc = kaas_doc_read(t->cluster, path, TOPIC_DOC_KIND, 1, &body, &ver);
+	free(path);
+	if (rc < 0)
+		return rc;
+	cJSON *idj = cJSON_GetObjectItemCaseSensitive(body, "id");
+	int bad = !cJSON_IsString(idj) || id_parse(idj->valuestring, id) < 0 ||
+		  kaas_json_get_i64(body, "partitions", np) < 0 || *np < 1 || *np > MAX_PARTITIONS;
+	*deleting = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(body, "deleting"));
+	cJSON_Delete(body);
+	return bad ? -EBADMSG : 0;
+}
+
+/* The directory's stamp: 1 it names `id`, 0 unstamped, 2 another id,
+ * -errno. */
+static int stamp_state(struct kaas_topics *t, const char *name, const uint8_t id[16])
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/.topic-id.json", name);
+	cJSON *body = NULL;
+	int ver;
+	int rc = kaas_doc_read(t->data, path, TOPIC_ID_KIND, 1, &body, &ver);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	uint8_t old[16];
+	cJSON *idj = cJSON_GetObjectItemCaseSensitive(body, "id");
+	int ok = cJSON_IsString(idj) && id_parse(idj->valuestring, old) == 0;
+	cJSON_Delete(body);
+	if (!ok)
+		return -EBADMSG;
+	return memcmp(old, id, 16) == 0 ? 1 : 2;
+}
+
+/* Close and unlist a topic another broker deleted or replaced.  Caller
+ * holds admin_mu and no reference. */
+static void unlist_topic(struct kaas_topics *t, struct kaas_topic *tp)
+{
+	pthread_mutex_lock(&t->mu);
+	tp->deleting = 1;
+	while (tp->refs > 1)
+		pthread_cond_wait(&t->cv, &t->mu);
+	for (int i = 0; i < t->n; i++)
+		if (t->v[i] == tp) {
+			t->v[i] = t->v[--t->n];
+			break;
+		}
+	pthread_mutex_unlock(&t->mu);
+	kaas_info("topic %s: deleted or replaced elsewhere; closed here", tp->name);
+	topic_free(tp);
+}
+
+/* Grow a listed topic to `count` partitions (another broker grew it). */
+static void grow_listed(struct kaas_topics *t, struct kaas_topic *tp, int32_t count)
+{
+	struct kaas_partition *np = calloc((size_t)count, sizeof(*np));
+	if (!np)
+		return;
+	pthread_mutex_lock(&t->mu);
+	tp->refs++;
+	while (tp->refs > 2)
+		pthread_cond_wait(&t->cv, &t->mu);
+	int32_t old = tp->npart;
+	memcpy(np, tp->parts, sizeof(*np) * (size_t)old);
+	pthread_mutex_unlock(&t->mu);
+	open_range(t, tp->name, np, old, count);
+	pthread_mutex_lock(&t->mu);
+	while (tp->refs > 2)
+		pthread_cond_wait(&t->cv, &t->mu);
+	struct kaas_partition *prev = tp->parts;
+	tp->parts = np;
+	tp->npart = count;
+	pthread_mutex_unlock(&t->mu);
+	free(prev);
+	kaas_topic_put(tp);
+	kaas_info("topic %s: grown to %d partitions elsewhere", tp->name, count);
+}
+
+/* List a topic another broker created. */
+static void adopt_new(struct kaas_topics *t, const char *name, const uint8_t id[16], int32_t np)
+{
+	int st = stamp_state(t, name, id);
+	if (st == 2) {
+		/* Stamped by another incarnation: an earlier one, unless our
+		 * reading of the document is the old one.  Re-read it: a newer
+		 * incarnation writes its document before its stamp. */
+		uint8_t again[16];
+		int64_t np2;
+		int del2;
+		if (read_topic_doc(t, name, again, &np2, &del2) < 0 || del2 ||
+		    memcmp(again, id, 16) != 0)
+			return;
+	}
+	if (st < 0)
+		return; /* retried at the next reconcile */
+	int rc = st == 1 ? 0 : stamp_dir(t, name, id);
+	if (rc < 0) {
+		kaas_warn("topic %s: stamping its directory failed: %s (%s); retrying", name,
+			  strerror(-rc), kaas_sub_errdetail());
+		return;
+	}
+	struct kaas_topic *tp = calloc(1, sizeof(*tp));
+	if (!tp || !(tp->name = strdup(name))) {
+		free(tp);
+		return;
+	}
+	memcpy(tp->id, id, 16);
+	tp->npart = np;
+	if (open_partitions(t, tp, np) < 0) {
+		topic_free(tp);
+		return;
+	}
+	pthread_mutex_lock(&t->mu);
+	rc = registry_add(t, tp);
+	pthread_mutex_unlock(&t->mu);
+	if (rc < 0)
+		topic_free(tp);
+	else
+		kaas_info("topic %s: listed (created elsewhere, %d partition(s))", name, np);
+}
+
+/* Re-drive a delete left half done by a broker that died: a document
+ * marked deleting for STUCK_DELETE_MS is removed here (reclaim_dir is
+ * idempotent, and removes the document only if it still names that
+ * incarnation).  Caller holds admin_mu. */
+static void note_deleting(struct kaas_topics *t, const char *name, const uint8_t id[16])
+{
+	uint64_t now = kaas_mono_ms();
+	struct stuck_delete *s = NULL;
+	for (size_t i = 0; i < t->nstuck && !s; i++)
+		if (strcmp(t->stuck[i].name, name) == 0 && memcmp(t->stuck[i].id, id, 16) == 0)
+			s = &t->stuck[i];
+	if (!s) {
+		struct stuck_delete *v = realloc(t->stuck, sizeof(*v) * (t->nstuck + 1));
+		if (!v)
+			return;
+		t->stuck = v;
+		s = &t->stuck[t->nstuck++];
+		memset(s, 0, sizeof(*s));
+		snprintf(s->name, sizeof(s->name), "%s", name);
+		memcpy(s->id, id, 16);
+		s->since = now;
+	}
+	s->seen = 1;
+	if (s->driven || now - s->since < STUCK_DELETE_MS)
+		return;
+	s->driven = 1;
+	kaas_warn("topic %s: its delete has not finished for %d s; finishing it here", name,
+		  STUCK_DELETE_MS / 1000);
+	(void)reclaim_dir(t, name, id, 1);
+}
+
+/* Forget entries whose document is no longer marked deleting. */
+static void sweep_deleting(struct kaas_topics *t)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < t->nstuck; i++)
+		if (t->stuck[i].seen) {
+			t->stuck[i].seen = 0;
+			t->stuck[k++] = t->stuck[i];
+		}
+	t->nstuck = k;
+}
+
+static int sync_docs(struct kaas_topics *t)
+{
+	struct kaas_dirlist l = { 0 };
+	int rc = kaas_sub_list(t->cluster, "topics", &l);
+	if (rc < 0)
+		return rc;
+	char **seen = calloc(l.n + 1, sizeof(*seen));
+	size_t nseen = 0;
+	for (size_t i = 0; seen && i < l.n; i++) {
+		const char *file = l.names[i];
+		size_t fl = strlen(file);
+		if (fl < 6 || fl - 5 >= 256 || strcmp(file + fl - 5, ".json") != 0 ||
+		    kaas_is_temp_name(file))
+			continue;
+		char name[256];
+		memcpy(name, file, fl - 5);
+		name[fl - 5] = '\0';
+		if (!kaas_topic_name_valid(name, (int)strlen(name)))
+			continue;
+		uint8_t id[16];
+		int64_t np = 0;
+		int deleting = 0;
+		pthread_mutex_lock(&t->mu);
+		struct kaas_topic *tp = find_locked(t, name, (int)strlen(name));
+		pthread_mutex_unlock(&t->mu);
+		int drc = read_topic_doc(t, name, id, &np, &deleting);
+		if (drc < 0 || (tp && tp->offline)) {
+			if (tp)
+				seen[nseen++] = tp->name; /* keep as it is */
+			continue;
+		}
+		if (tp && (deleting || memcmp(tp->id, id, 16) != 0)) {
+			unlist_topic(t, tp);
+			tp = NULL;
+		}
+		if (deleting) {
+			note_deleting(t, name, id);
+			continue;
+		}
+		if (tp) {
+			if (np > tp->npart)
+				grow_listed(t, tp, (int32_t)np);
+			seen[nseen++] = tp->name;
+			continue;
+		}
+		adopt_new(t, name, id, (int32_t)np);
+		pthread_mutex_lock(&t->mu);
+		tp = find_locked(t, name, (int)strlen(name));
+		pthread_mutex_unlock(&t->mu);
+		if (tp)
+			seen[nseen++] = tp->name;
+	}
+	/* Listed here but without a document any more: deleted elsewhere. */
+	for (;;) {
+		struct kaas_topic *gone = NULL;
+		pthread_mutex_lock(&t->mu);
+		for (int i = 0; seen && i < t->n && !gone; i++) {
+			int found = 0;
+			for (size_t k = 0; k < nseen && !found; k++)
+				found = seen[k] == t->v[i]->name;
+			if (!found && !t->v[i]->offline)
+				gone = t->v[i];
+		}
+		pthread_mutex_unlock(&t->mu);
+		if (!gone)
+			break;
+		unlist_topic(t, gone);
+	}
+	free(seen);
+	kaas_dirlist_free(&l);
+	sweep_deleting(t);
+	return 0;
+}
+
+/* Bring one topic's open logs in line with the lease; returns how many
+ * partitions of it this broker leads. */
+static int lease_topic(struct kaas_topics *t, struct kaas_topic *tp)
+{
+	int led = 0;
+	for (int32_t k = 0; k < tp->npart; k++) {
+		uint32_t ep = 0;
+		int want = t->lease(t->lease_arg, tp->name, k, &ep);
+		struct kaas_partition *p = &tp->parts[k];
+		int ok;
+		if (want)
+			/* A failed open is retried by housekeeping if the error
+			 * is transient, else every 20th round here (a stale
+			 * view of a newer leader's manifest, say). */
+			ok = p->epoch == ep && p->open_err != KAAS_PART_NOT_LEADER &&
+			     (p->log || (p->open_err && t->reconciles % 20 != 0));
+		else
+			ok = !p->log && p->open_err == KAAS_PART_NOT_LEADER;
+		led += want;
+		if (ok)
+			continue;
+		pthread_mutex_lock(&t->mu);
+		while (tp->refs > 2)
+			pthread_cond_wait(&t->cv, &t->mu);
+		struct kaas_log *old = p->log;
+		struct kaas_hw_token *tok = p->token;
+		p->log = NULL;
+		p->open_err = KAAS_PART_NOT_LEADER;
+		pthread_mutex_unlock(&t->mu);
+		if (old) {
+			int rc = kaas_log_close(old);
+			kaas_info("topic %s partition %d: closed (epoch %u)%s%s", tp->name, k,
+				  p->epoch, rc < 0 ? ": " : "", rc < 0 ? strerror(-rc) : "");
+		}
+		struct kaas_partition fresh;
+		open_one(t, tp->name, k, &fresh, tok);
+		if (fresh.log)
+			kaas_info("topic %s partition %d: leading with epoch %u", tp->name, k,
+				  fresh.epoch);
+		pthread_mutex_lock(&t->mu);
+		*p = fresh;
+		pthread_mutex_unlock(&t->mu);
+	}
+	return led;
+}
+
+int kaas_topics_reconcile(struct kaas_topics *t)
+{
+	if (!t->lease)
+		return -EINVAL;
+	pthread_mutex_lock(&t->admin_mu);
+	t->reconciles++;
+	int rc = sync_docs(t);
+	int n = 0;
+	struct kaas_topic **v = kaas_topics_list(t, &n);
+	int led = 0;
+	for (int i = 0; v && i < n; i++) {
+		if (!v[i]->offline)
+			led += lease_topic(t, v[i]);
+		kaas_topic_put(v[i]);
+	}
+	free(v);
+	pthread_mutex_unlock(&t->admin_mu);
+	return rc < 0 ? rc : led;
 }

@@ -15,11 +15,15 @@
  * removed convergently (unfinished removals are kept in a kaas_pending and
  * re-driven by kaas_topics_housekeep), then the document is removed.
  *
- * Leader epoch: each registry (each start of kaasd) claims the next number
- * in <cluster>/leader-epochs/ by exclusive create and opens every partition
- * log with it, so a previous incarnation that is somehow still writing is
- * fenced by the logs (until the cluster assignment hands out per-partition
- * epochs).
+ * Leader epoch: with a lease function (kaas_topics_open_leased, what kaasd
+ * uses: the cluster agent, broker/cluster.h) a partition's log is opened
+ * only when the lease says this broker leads it, with the leader epoch of
+ * the cluster assignment; kaas_topics_reconcile opens, re-opens (new epoch)
+ * and closes logs as the assignment moves, and picks up topics other
+ * brokers created, grew or deleted.  A partition not led here has no log and
+ * open_err KAAS_PART_NOT_LEADER.  Without a lease function (tools, tests)
+ * each registry claims the next number in <cluster>/leader-epochs/ by
+ * exclusive create and opens every partition log with it.
  *
  * Threads: every function may be called from any thread (one registry
  * mutex); calls that touch the volume block, so the event loop calls them
@@ -28,12 +32,22 @@
 #ifndef KAAS_BROKER_TOPICS_H
 #define KAAS_BROKER_TOPICS_H
 
+#include <errno.h>
 #include <stdint.h>
 
 #include "log/log.h"
 #include "substrate/substrate.h"
 
 struct kaas_topics;
+
+/* open_err of a partition this broker does not lead (the assignment names
+ * another broker, or none yet). */
+#define KAAS_PART_NOT_LEADER (-EREMOTE)
+
+/* Does this broker lead (topic, partition)?  1 and *epoch (the leader epoch
+ * to open its log with), or 0.  Called from any thread, must not block on
+ * the volume. */
+typedef int (*kaas_lease_fn)(void *arg, const char *topic, int32_t partition, uint32_t *epoch);
 
 /* A partition's data-arrival token: the high watermark its log last
  * announced (kaas_log_set_notify), shared by reference with parked fetches
@@ -60,7 +74,15 @@ struct kaas_partition {
 	int open_err;             /* -errno of the failed open, or 0 */
 	int failed;               /* the log failed (a write or fsync error):
 	                             kaas_topics_housekeep re-opens it */
+	uint32_t epoch;           /* leader epoch it was opened (or tried) with */
 };
+
+/* Is the partition without a log because another broker leads it (answer
+ * NOT_LEADER_OR_FOLLOWER), rather than because its log failed? */
+static inline int kaas_partition_not_led(const struct kaas_partition *p)
+{
+	return !p->log && p->open_err == KAAS_PART_NOT_LEADER;
+}
 
 /* Record that a partition's log failed (any thread): the next housekeeping
  * closes it and opens it again (its tail recovered by CRC), so a full or
@@ -80,7 +102,8 @@ struct kaas_topic {
 };
 
 /* Is `name` a legal topic name: 1..249 chars of [a-zA-Z0-9._-], not "." or
- * "..", and not one of kaas's reserved names ("__cluster", ".trash")? */
+ * "..", and not one of kaas's reserved names ("__cluster", ".trash",
+ * KAAS_COORDINATOR_TOPIC: the assignment's coordinator slots)? */
 int kaas_topic_name_valid(const char *name, int len);
 
 /* Open the registry: claim a leader epoch, load every topic document, finish deletes that were
@@ -89,6 +112,32 @@ int kaas_topic_name_valid(const char *name, int len);
  * or -errno (the detail is logged). */
 int kaas_topics_open(struct kaas_substrate *data, struct kaas_substrate *cluster,
 		     kaas_log_notify_cb notify, void *arg, struct kaas_topics **out);
+/* The same, opening only the partitions `lease` grants (and with its
+ * epochs); lease NULL is kaas_topics_open. */
+int kaas_topics_open_leased(struct kaas_substrate *data, struct kaas_substrate *cluster,
+			    kaas_lease_fn lease, void *lease_arg, kaas_log_notify_cb notify,
+			    void *arg, struct kaas_topics **out);
+
+/* Cluster reconcile (call after the lease view changed, and periodically):
+ *   - topics: documents created, grown or deleted (marked deleting, removed,
+ *     or naming another incarnation) by any broker are picked up: new ones
+ *     listed (their directory adopted or stamped when unstamped, or
+ *     reclaimed when stamped by an earlier incarnation, after re-reading the
+ *     document to be sure it is not our view that is old), gone ones closed
+ *     and unlisted (their files are removed by the broker that deletes);
+ *   - partitions: logs opened for partitions the lease grants, re-opened
+ *     when the granted epoch changed, closed when no longer granted (each
+ *     once no request uses the topic).
+ * Returns how many partitions this broker now leads, or -errno when the
+ * topic documents could not be listed.  Blocks (volume). */
+int kaas_topics_reconcile(struct kaas_topics *t);
+
+/* Called by kaas_topics_delete after the document is marked deleting and
+ * this broker closed its logs, before the directory is renamed aside: the
+ * cluster agent waits there until the other leaders closed theirs. */
+void kaas_topics_set_before_remove(struct kaas_topics *t, void (*fn)(void *arg, const char *name),
+				   void *arg);
+
 /* Close every log (cleanly: manifests written) and free the registry. */
 void kaas_topics_close(struct kaas_topics *t);
 

@@ -34,6 +34,17 @@ int kaas_controller_claim_next(struct kaas_substrate *cluster, uint64_t *won)
 	return rc;
 }
 
+int kaas_controller_claim_after(struct kaas_substrate *cluster, uint64_t seen, uint64_t *won)
+{
+	int rc = kaas_sub_mkdirs(cluster, KAAS_CONTROLLER_DIR, 0755);
+	if (rc < 0)
+		return rc;
+	rc = kaas_claim_exact(cluster, KAAS_CONTROLLER_DIR, "epoch", seen + 1, NULL);
+	if (rc == 0)
+		*won = seen + 1;
+	return rc;
+}
+
 static cJSON *to_json(const struct kaas_assignment *a)
 {
 	cJSON *o = cJSON_CreateObject();

@@ -51,6 +51,12 @@ int kaas_controller_latest(struct kaas_substrate *cluster, uint64_t *epoch);
  * down), or -errno. */
 int kaas_controller_claim_next(struct kaas_substrate *cluster, uint64_t *won);
 
+/* Claim exactly epoch seen + 1, where `seen` is the newest claim the caller
+ * based its decision on (0: none): 0 and *won, -EEXIST if any broker
+ * claimed it meanwhile (so two brokers that both saw the controller die do
+ * not claim one after the other), or -errno. */
+int kaas_controller_claim_after(struct kaas_substrate *cluster, uint64_t seen, uint64_t *won);
+
 /* Write the assignment (replace), unless a claim newer than
  * a->controller_epoch exists: then -ESTALE (fenced; stop acting as
  * controller).  The check after the rename makes a paused controller's late

@@ -1,35 +1,14 @@
 /*
- * api_admin.c — FindCoordinator 0..2 (no groups yet: COORDINATOR_NOT_AVAILABLE),
- * CreateTopics 0..4, DeleteTopics 0..3, CreatePartitions 0..1,
+ * api_admin.c — CreateTopics 0..4, DeleteTopics 0..3, CreatePartitions 0..1,
  * DescribeConfigs 0..3.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "broker/broker.h"
+#include "broker/cluster.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
-
-int kaas_api_find_coordinator(struct kaas_req *req)
-{
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	(void)kaas_kr_str(r, 0);
-	if (v >= 1)
-		(void)kaas_kr_i8(r);
-	if (!kaas_kr_ok(r))
-		return KAAS_REQ_CLOSE;
-	if (v >= 1)
-		kaas_kw_i32(w, 0);
-	kaas_kw_i16(w, KAAS_KERR_COORDINATOR_NOT_AVAILABLE);
-	if (v >= 1)
-		kaas_kw_str(w, 0, "consumer groups are not served by this broker yet");
-	kaas_kw_i32(w, -1);
-	kaas_kw_str(w, 0, "");
-	kaas_kw_i32(w, -1);
-	return KAAS_REQ_RESPOND;
-}
 
 int kaas_api_create_topics(struct kaas_req *req)
 {
@@ -92,6 +71,9 @@ int kaas_api_create_topics(struct kaas_req *req)
 			char *name = kaas_kslice_dup(it->name);
 			err = name ? (int16_t)kaas_topics_create(b->topics, name, np, validate_only, &why)
 				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
+			/* Let the controller assign it before answering. */
+			if (err == 0 && !validate_only && b->agent)
+				(void)kaas_cluster_wait_assigned(b->agent, name, 2000);
 			free(name);
 		}
 		kaas_kw_strn(w, 0, it->name.p, it->name.len);
@@ -133,6 +115,8 @@ int kaas_api_delete_topics(struct kaas_req *req)
 			char *name = kaas_kslice_dup(names[i]);
 			err = name ? (int16_t)kaas_topics_delete(b->topics, name)
 				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
+			if (err == 0 && b->agent)
+				kaas_cluster_kick(b->agent);
 			free(name);
 		}
 		kaas_kw_strn(w, 0, names[i].p, names[i].len);

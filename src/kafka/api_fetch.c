@@ -134,7 +134,8 @@ static void round_work(uv_work_t *w)
 			}
 			struct kaas_log *log = kp->log;
 			if (!log) {
-				p->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
+				p->err = kaas_partition_not_led(kp) ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
+								    : KAAS_KERR_KAFKA_STORAGE_ERROR;
 				ctx->errors++;
 				continue;
 			}

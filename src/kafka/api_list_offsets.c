@@ -53,7 +53,9 @@ int kaas_api_list_offsets(struct kaas_req *req)
 			if (!err && (idx < 0 || idx >= tp->npart))
 				err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 			else if (!err && !(log = tp->parts[idx].log))
-				err = KAAS_KERR_KAFKA_STORAGE_ERROR;
+				err = kaas_partition_not_led(&tp->parts[idx])
+					      ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
+					      : KAAS_KERR_KAFKA_STORAGE_ERROR;
 			if (!err) {
 				if (ts == TS_LATEST) {
 					off = kaas_log_high_watermark(log);

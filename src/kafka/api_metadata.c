@@ -3,11 +3,34 @@
 #include <string.h>
 
 #include "broker/broker.h"
+#include "broker/cluster.h"
 #include "broker/logging.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 
-static void write_topic(struct kaas_kw *w, int16_t v, int32_t broker, int16_t err,
+/* A partition's leader and epoch: from the cluster assignment when there
+ * is an agent (error LEADER_NOT_AVAILABLE while unassigned), else this
+ * broker. */
+static int16_t part_leader(struct kaas_broker *b, const struct kaas_topic *tp,
+			   const struct kaas_partition *p, int32_t *leader, int32_t *epoch)
+{
+	*leader = b->cfg.broker_id;
+	*epoch = p->log ? (int32_t)kaas_log_epoch(p->log) : -1;
+	if (b->agent) {
+		uint32_t e = 0;
+		if (kaas_cluster_leader(b->agent, tp->name, p->index, leader, &e) < 0) {
+			*leader = -1;
+			*epoch = -1;
+			return KAAS_KERR_LEADER_NOT_AVAILABLE;
+		}
+		*epoch = (int32_t)e;
+		if (*leader != b->cfg.broker_id)
+			return KAAS_KERR_NONE;
+	}
+	return p->log || kaas_partition_not_led(p) ? KAAS_KERR_NONE : KAAS_KERR_KAFKA_STORAGE_ERROR;
+}
+
+static void write_topic(struct kaas_kw *w, struct kaas_broker *b, int16_t v, int16_t err,
 			const char *name, int nlen, const struct kaas_topic *tp)
 {
 	kaas_kw_i16(w, err);
@@ -18,11 +41,12 @@ static void write_topic(struct kaas_kw *w, int16_t v, int32_t broker, int16_t er
 	kaas_kw_array(w, 0, np);
 	for (int32_t i = 0; i < np; i++) {
 		const struct kaas_partition *p = &tp->parts[i];
-		kaas_kw_i16(w, p->log ? KAAS_KERR_NONE : KAAS_KERR_KAFKA_STORAGE_ERROR);
+		int32_t broker, epoch;
+		kaas_kw_i16(w, part_leader(b, tp, p, &broker, &epoch));
 		kaas_kw_i32(w, i);
 		kaas_kw_i32(w, broker); /* leader */
 		if (v >= 7)
-			kaas_kw_i32(w, p->log ? (int32_t)kaas_log_epoch(p->log) : -1);
+			kaas_kw_i32(w, epoch);
 		kaas_kw_array(w, 0, 1); /* replicas */
 		kaas_kw_i32(w, broker);
 		kaas_kw_array(w, 0, 1); /* isr */
@@ -63,22 +87,35 @@ int kaas_api_metadata(struct kaas_req *req)
 	int32_t me = b->cfg.broker_id;
 	if (v >= 3)
 		kaas_kw_i32(w, 0); /* throttle */
-	kaas_kw_array(w, 0, 1);
-	kaas_kw_i32(w, me);
-	kaas_kw_str(w, 0, b->cfg.advertise_host);
-	kaas_kw_i32(w, b->cfg.advertise_port);
-	if (v >= 1)
-		kaas_kw_str(w, 0, NULL); /* rack */
+	static __thread struct kaas_broker_info bl[256];
+	size_t nb = 1;
+	int32_t controller = me;
+	if (b->agent) {
+		nb = kaas_cluster_brokers(b->agent, bl, 256);
+		controller = kaas_cluster_controller(b->agent);
+	} else {
+		bl[0].id = me;
+		snprintf(bl[0].host, sizeof(bl[0].host), "%s", b->cfg.advertise_host);
+		bl[0].port = b->cfg.advertise_port;
+	}
+	kaas_kw_array(w, 0, (int32_t)nb);
+	for (size_t i = 0; i < nb; i++) {
+		kaas_kw_i32(w, bl[i].id);
+		kaas_kw_str(w, 0, bl[i].host);
+		kaas_kw_i32(w, bl[i].port);
+		if (v >= 1)
+			kaas_kw_str(w, 0, NULL); /* rack */
+	}
 	if (v >= 2)
 		kaas_kw_str(w, 0, b->cluster_id);
 	if (v >= 1)
-		kaas_kw_i32(w, me); /* controller */
+		kaas_kw_i32(w, controller);
 	if (all) {
 		int k = 0;
 		struct kaas_topic **list = kaas_topics_list(b->topics, &k);
 		kaas_kw_array(w, 0, k);
 		for (int i = 0; i < k; i++) {
-			write_topic(w, v, me,
+			write_topic(w, b, v,
 				    list[i]->offline ? KAAS_KERR_KAFKA_STORAGE_ERROR : KAAS_KERR_NONE,
 				    list[i]->name, (int)strlen(list[i]->name), list[i]);
 			kaas_topic_put(list[i]);
@@ -90,7 +127,7 @@ int kaas_api_metadata(struct kaas_req *req)
 			const char *nm = (const char *)names[i].p;
 			int len = names[i].len;
 			if (!kaas_topic_name_valid(nm, len)) {
-				write_topic(w, v, me, KAAS_KERR_INVALID_TOPIC_EXCEPTION, nm, len, NULL);
+				write_topic(w, b, v, KAAS_KERR_INVALID_TOPIC_EXCEPTION, nm, len, NULL);
 				continue;
 			}
 			struct kaas_topic *tp = kaas_topics_get(b->topics, nm, len);
@@ -102,16 +139,22 @@ int kaas_api_metadata(struct kaas_req *req)
 					if (rc != 0 && rc != KAAS_KERR_TOPIC_ALREADY_EXISTS)
 						kaas_warn("auto-creating topic %s failed: error %d",
 							  s, rc);
+					/* Give the controller a moment to assign it (no
+					 * topic reference held: opening its log waits
+					 * for those). */
+					if ((rc == 0 || rc == KAAS_KERR_TOPIC_ALREADY_EXISTS) &&
+					    b->agent)
+						(void)kaas_cluster_wait_assigned(b->agent, s, 2000);
 					free(s);
 				}
 				tp = kaas_topics_get(b->topics, nm, len);
 			}
 			if (tp)
-				write_topic(w, v, me,
+				write_topic(w, b, v,
 					    tp->offline ? KAAS_KERR_KAFKA_STORAGE_ERROR : KAAS_KERR_NONE,
 					    nm, len, tp);
 			else
-				write_topic(w, v, me, KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION, nm, len,
+				write_topic(w, b, v, KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION, nm, len,
 					    NULL);
 			kaas_topic_put(tp);
 		}

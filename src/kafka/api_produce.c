@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "broker/broker.h"
+#include "broker/idempotence.h"
+#include "broker/cluster.h"
 #include "broker/logging.h"
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
@@ -100,6 +102,11 @@ static void respond_body(struct produce_ctx *ctx)
 
 static void respond(struct produce_ctx *ctx)
 {
+	if (ctx->submitted && kaas_idem_drop_response()) {
+		kaas_warn("test knob: dropping the response to a produce request");
+		kaas_req_finish(ctx->req, KAAS_REQ_CLOSE);
+		return;
+	}
 	respond_body(ctx);
 	kaas_req_finish(ctx->req, KAAS_REQ_RESPOND);
 }
@@ -168,6 +175,18 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 			.producer_epoch = (int16_t)((bb[51] << 8) | bb[52]),
 			.base_sequence = (int32_t)be32(bb + 53),
 		};
+		int64_t dup = -1;
+		int ic = kaas_idem_check(log, &lb, &dup);
+		if (ic < 0)
+			return (int16_t)-ic;
+		if (ic == KAAS_IDEM_DUPLICATE) {
+			/* Already in the log: answered with its original offset. */
+			if (first)
+				p->base_offset = dup;
+			first = 0;
+			pos += blen;
+			continue;
+		}
 		struct pcomp *pc = NULL;
 		if (ctx->acks != 0) {
 			pc = calloc(1, sizeof(*pc));
@@ -340,7 +359,11 @@ void kaas_api_produce(struct kaas_req *req)
 			else if (p->index < 0 || p->index >= t->topic->npart)
 				p->err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 			else if (!t->topic->parts[p->index].log)
-				p->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
+				p->err = kaas_partition_not_led(&t->topic->parts[p->index])
+						 ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
+						 : KAAS_KERR_KAFKA_STORAGE_ERROR;
+			else if (kaas_cluster_fenced(b->agent))
+				p->err = KAAS_KERR_NOT_LEADER_OR_FOLLOWER;
 			else if (p->records.len <= 0)
 				p->err = KAAS_KERR_CORRUPT_MESSAGE;
 			else

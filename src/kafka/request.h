@@ -64,6 +64,9 @@ struct kaas_req {
  * earlier request of the connection has been sent. */
 void kaas_req_finish(struct kaas_req *req, int status);
 
+/* The peer's "ip:port" of a request's connection ("" if none). */
+const char *kaas_conn_peer(const struct kaas_conn *c);
+
 /* A handler on the loop thread: must call kaas_req_finish now or later. */
 typedef void (*kaas_loop_handler)(struct kaas_req *req);
 /* A handler run on the work queue (may block on the volume): returns the
@@ -81,6 +84,16 @@ int kaas_api_create_topics(struct kaas_req *req);  /* pool */
 int kaas_api_delete_topics(struct kaas_req *req);  /* pool */
 int kaas_api_create_partitions(struct kaas_req *req); /* pool */
 int kaas_api_describe_configs(struct kaas_req *req);
+int kaas_api_init_producer_id(struct kaas_req *req); /* pool: may claim a block */
+/* Groups (loop; src/broker/groups.c, group_offsets.c, api_group_admin.c). */
+void kaas_api_join_group(struct kaas_req *req);
+void kaas_api_sync_group(struct kaas_req *req);
+void kaas_api_heartbeat(struct kaas_req *req);
+void kaas_api_leave_group(struct kaas_req *req);
+void kaas_api_offset_commit(struct kaas_req *req);
+void kaas_api_offset_fetch(struct kaas_req *req);
+void kaas_api_describe_groups(struct kaas_req *req);
+void kaas_api_list_groups(struct kaas_req *req);
 
 /* Unsupported versions: ApiVersions answers UNSUPPORTED_VERSION in its v0
  * format (KIP-511); for every other API the server closes the connection,

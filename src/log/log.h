@@ -276,6 +276,13 @@ struct kaas_log_producer {
 int kaas_log_producer_get(struct kaas_log *log, int64_t producer_id,
 			  struct kaas_log_producer *out);
 
+/* Like kaas_log_producer_get, but with the batches queued or in flight (not
+ * yet fsynced) folded in, oldest first: the state the next append must
+ * follow.  The caller serialises its appends for the answer to stay true
+ * (the broker's produce worker).  0 and *out, or -ENOENT (unknown id). */
+int kaas_log_producer_pending(struct kaas_log *log, int64_t producer_id,
+			      struct kaas_log_producer *out);
+
 /* Is (producer_id, epoch, first_seq..last_seq) one of the producer's last
  * five batches (a retry of a batch already appended)?  Returns 1 with
  * *base_offset (may be NULL) set to that batch's base offset, 0 if not (also

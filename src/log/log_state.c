@@ -2,6 +2,7 @@
  * statistics, producer state. */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "log/log_internal.h"
 
@@ -111,4 +112,54 @@ int kaas_log_producer_find(struct kaas_log *log, int64_t producer_id, int16_t ep
 		found = find_in_list(r->list, producer_id, epoch, first_seq, last_seq, base_offset);
 	pthread_mutex_unlock(&log->mu);
 	return found;
+}
+
+/* Fold one queued or in-flight batch into a copy of a producer's state. */
+static void fold_pending(struct kaas_log_producer *st, int *known, const struct pending *q,
+			 int64_t producer_id)
+{
+	for (; q; q = q->next) {
+		const unsigned char *d = q->data;
+		if ((int64_t)rd64(d + 43) != producer_id)
+			continue;
+		int16_t epoch = (int16_t)rd16(d + 51);
+		int32_t fs = (int32_t)rd32(d + 53);
+		int32_t delta = (int32_t)rd32(d + 23);
+		if (!*known || epoch != st->epoch) {
+			st->producer_id = producer_id;
+			st->epoch = epoch;
+			st->n = 0;
+			*known = 1;
+		}
+		if (st->n == KAAS_LOG_PRODUCER_WINDOW) {
+			memmove(&st->batches[0], &st->batches[1],
+				(KAAS_LOG_PRODUCER_WINDOW - 1) * sizeof st->batches[0]);
+			st->n--;
+		}
+		struct kaas_log_producer_batch *b = &st->batches[st->n++];
+		b->first_seq = fs;
+		b->last_seq = (int32_t)(((int64_t)fs + delta) % ((int64_t)INT32_MAX + 1));
+		b->base_offset = q->base;
+		b->last_offset = q->base + delta;
+	}
+}
+
+int kaas_log_producer_pending(struct kaas_log *log, int64_t producer_id,
+			      struct kaas_log_producer *out)
+{
+	int known = 0;
+	memset(out, 0, sizeof *out);
+	pthread_mutex_lock(&log->mu);
+	struct producer *p = pstate_find(&log->ps, producer_id);
+	if (p) {
+		*out = p->st;
+		known = 1;
+	}
+	for (struct round *r = log->ackq_head; r; r = r->next)
+		fold_pending(out, &known, r->list, producer_id);
+	if (log->writing)
+		fold_pending(out, &known, log->writing->list, producer_id);
+	fold_pending(out, &known, log->qhead, producer_id);
+	pthread_mutex_unlock(&log->mu);
+	return known ? 0 : -ENOENT;
 }

@@ -25,24 +25,26 @@ head -n1 "$KAAS_SCRATCH/data/three/.topic-id.json" | grep -q '"kaas":"topic-id"'
 for p in 0 1 2; do [ -d "$KAAS_SCRATCH/data/three/$p" ] || kaas_fail "partition $p dir missing"; done
 
 # Invalid names: INVALID_TOPIC_EXCEPTION, nothing created.
-before=$(cd "$KAAS_SCRATCH" && find data cluster | sort | md5sum)
+# (the broker documents are rewritten by every heartbeat: not compared)
+before=$(cd "$KAAS_SCRATCH" && find data cluster -not -path 'cluster/brokers*' | sort | md5sum)
 for bad in '..' '.' 'a/b' "$(printf 'x%.0s' $(seq 1 250))" 'sp ace'; do
 	out=$(kc -L -t "$bad" 2>&1 || true)
 	echo "$out" | grep -qi "invalid\|topic exception\|Broker: Invalid topic" ||
 		kaas_fail "metadata for '$bad' did not say invalid: $out"
 done
-after=$(cd "$KAAS_SCRATCH" && find data cluster | sort | md5sum)
+after=$(cd "$KAAS_SCRATCH" && find data cluster -not -path 'cluster/brokers*' | sort | md5sum)
 [ "$before" = "$after" ] || kaas_fail "an invalid topic name touched the volume"
 kaasd_stop
 
 # A removal interrupted after its rename aside is finished at the next start;
-# each start claims a higher leader epoch.
+# each start leads its partitions with a higher leader epoch (the controller
+# bumps the slots of a broker that restarted).
 mkdir -p "$KAAS_SCRATCH/data/.trash/gone.00112233445566778899aabbccddeeff/0"
 echo junk >"$KAAS_SCRATCH/data/.trash/gone.00112233445566778899aabbccddeeff/0/x.log"
-e1=$(sed -n 's/.*leader epoch \([0-9]*\) claimed.*/\1/p' "$KAASD_LOG")
+e1=$(sed -n 's/.*topic three partition 0: leading with epoch \([0-9]*\).*/\1/p' "$KAASD_LOG" | tail -n1)
 # Auto-creation off: unknown topics stay unknown.
 kaasd_start --auto-create-topics false
-e2=$(sed -n 's/.*leader epoch \([0-9]*\) claimed.*/\1/p' "$KAASD_LOG")
+e2=$(sed -n 's/.*topic three partition 0: leading with epoch \([0-9]*\).*/\1/p' "$KAASD_LOG" | tail -n1)
 [ -n "$e1" ] && [ "$e2" -gt "$e1" ] || kaas_fail "leader epoch did not grow ($e1 -> $e2)"
 [ -z "$(ls -A "$KAAS_SCRATCH/data/.trash")" ] || kaas_fail "interrupted removal not re-driven"
 out=$(kc -L -t nosuch 2>&1 || true)

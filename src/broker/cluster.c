@@ -1,0 +1,597 @@
+/* cluster.c — the cluster agent (see cluster.h). */
+#include "broker/cluster.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "broker/logging.h"
+#include "cluster/assignment.h"
+
+#define MAX_BROKERS 1024
+
+struct known_inc {
+	int32_t id;
+	uint64_t incarnation;
+};
+
+struct kaas_cluster {
+	struct kaas_substrate *vol;
+	const struct kaas_config *cfg;
+	struct kaas_topics *topics;
+	pthread_t thread;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;        /* kicks and finished rounds */
+	int stop, kicked;
+	uint64_t rounds;
+	/* Under mu: the view the accessors read. */
+	struct kaas_assignment view; /* current assignment (n 0 when none) */
+	int have_view;
+	int trust_self;           /* may lead our own slots of `view` */
+	uint64_t first_version;   /* version of the first assignment read */
+	int first_had_mine;
+	struct kaas_broker_info *brokers; /* last listing */
+	size_t nbrokers;
+	int32_t *alive;
+	size_t nalive;
+	int32_t controller;
+	uint64_t served_version;  /* view version the registry was last
+	                             reconciled with (+1; 0: none) */
+	uint64_t last_ok_ms;      /* atomic: last full round */
+	/* Agent thread only. */
+	struct kaas_broker_info me;
+	struct kaas_liveness lv;
+	uint64_t ctrl_epoch;      /* the claim we hold, 0 if none */
+	uint64_t latest_seen;     /* newest claim seen, and since when */
+	uint64_t latest_since_ms;
+	uint64_t start_ms;
+	uint64_t prev_life_epoch; /* controller epoch our id's previous life announced */
+	struct known_inc *incs;
+	size_t nincs;
+};
+
+int kaas_cluster_new(struct kaas_substrate *cluster, const struct kaas_config *cfg,
+		     struct kaas_cluster **out)
+{
+	struct kaas_cluster *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->vol = cluster;
+	c->cfg = cfg;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	c->controller = -1;
+	c->lv.timeout_ms = cfg->liveness_ms;
+	if (getrandom(&c->me.incarnation, sizeof(c->me.incarnation), 0) < 0)
+		c->me.incarnation = kaas_mono_ms() ^ (uint64_t)getpid();
+	c->me.incarnation |= 1;
+	*out = c;
+	return 0;
+}
+
+/* ------------------------------------------------------------ accessors */
+
+int kaas_cluster_lease(void *arg, const char *topic, int32_t partition, uint32_t *epoch)
+{
+	struct kaas_cluster *c = arg;
+	int yes = 0;
+	pthread_mutex_lock(&c->mu);
+	if (c->have_view && c->trust_self) {
+		const struct kaas_assign_entry *e = kaas_assignment_find(&c->view, topic, partition);
+		if (e && e->leader == c->cfg->broker_id) {
+			*epoch = e->leader_epoch;
+			yes = 1;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return yes;
+}
+
+int kaas_cluster_fenced(const struct kaas_cluster *c)
+{
+	if (!c)
+		return 0;
+	uint64_t ok = __atomic_load_n(&c->last_ok_ms, __ATOMIC_ACQUIRE);
+	return kaas_mono_ms() - ok > c->cfg->liveness_ms / 2;
+}
+
+int kaas_cluster_leader(struct kaas_cluster *c, const char *topic, int32_t partition,
+			int32_t *broker, uint32_t *epoch)
+{
+	int rc = -ENOENT;
+	pthread_mutex_lock(&c->mu);
+	const struct kaas_assign_entry *e =
+		c->have_view ? kaas_assignment_find(&c->view, topic, partition) : NULL;
+	if (e && e->leader != KAAS_NO_LEADER) {
+		*broker = e->leader;
+		*epoch = e->leader_epoch;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int32_t kaas_cluster_controller(struct kaas_cluster *c)
+{
+	pthread_mutex_lock(&c->mu);
+	int32_t id = c->controller;
+	pthread_mutex_unlock(&c->mu);
+	return id;
+}
+
+static int in_list(const struct kaas_broker_info *v, size_t n, int32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].id == id)
+			return 1;
+	return 0;
+}
+
+size_t kaas_cluster_brokers(struct kaas_cluster *c, struct kaas_broker_info *out, size_t max)
+{
+	size_t n = 0;
+	if (max == 0)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	out[n++] = c->me;
+	for (size_t k = 0; k < c->nalive && n < max; k++)
+		for (size_t i = 0; i < c->nbrokers; i++)
+			if (c->brokers[i].id == c->alive[k] && !in_list(out, n, c->alive[k]))
+				out[n++] = c->brokers[i];
+	for (size_t k = 0; c->have_view && k < c->view.n && n < max; k++) {
+		int32_t id = c->view.e[k].leader;
+		if (id == KAAS_NO_LEADER || in_list(out, n, id))
+			continue;
+		for (size_t i = 0; i < c->nbrokers; i++)
+			if (c->brokers[i].id == id) {
+				out[n++] = c->brokers[i];
+				break;
+			}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
+int32_t kaas_cluster_coordinator_slot(const struct kaas_cluster *c, const char *group, size_t len)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (uint8_t)group[i];
+		h *= 16777619u;
+	}
+	return (int32_t)(h % (uint32_t)c->cfg->coordinator_slots);
+}
+
+int kaas_cluster_coordinator(struct kaas_cluster *c, const char *group, size_t len,
+			     int32_t *broker, uint32_t *epoch)
+{
+	return kaas_cluster_leader(c, KAAS_COORDINATOR_TOPIC,
+				   kaas_cluster_coordinator_slot(c, group, len), broker, epoch);
+}
+
+void kaas_cluster_kick(struct kaas_cluster *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->kicked = 1;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+int kaas_cluster_wait_assigned(struct kaas_cluster *c, const char *topic, int timeout_ms)
+{
+	int32_t b;
+	uint32_t e;
+	uint64_t end = kaas_mono_ms() + (uint64_t)timeout_ms;
+	for (;;) {
+		pthread_mutex_lock(&c->mu);
+		int served = c->have_view && c->served_version == c->view.version + 1;
+		pthread_mutex_unlock(&c->mu);
+		if (served && kaas_cluster_leader(c, topic, 0, &b, &e) == 0)
+			break;
+		uint64_t now = kaas_mono_ms();
+		if (now >= end)
+			return 0;
+		pthread_mutex_lock(&c->mu);
+		c->kicked = 1;
+		pthread_cond_broadcast(&c->cv);
+		uint64_t r = c->rounds;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t wait = end - now < 100 ? end - now : 100;
+		ts.tv_nsec += (long)(wait * 1000000);
+		ts.tv_sec += ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		while (c->rounds == r && !c->stop &&
+		       pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
+			;
+		pthread_mutex_unlock(&c->mu);
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------ the round */
+
+/* Remember broker incarnations; returns 1 if `id` was known with another
+ * one (it restarted). */
+static int note_incarnation(struct kaas_cluster *c, int32_t id, uint64_t inc)
+{
+	for (size_t i = 0; i < c->nincs; i++)
+		if (c->incs[i].id == id) {
+			int changed = c->incs[i].incarnation != inc;
+			c->incs[i].incarnation = inc;
+			return changed;
+		}
+	struct known_inc *v = realloc(c->incs, sizeof(*v) * (c->nincs + 1));
+	if (v) {
+		c->incs = v;
+		c->incs[c->nincs++] = (struct known_inc){ id, inc };
+	}
+	return 0;
+}
+
+/* Should we claim the controller?  `holder` is the live broker announcing
+ * the newest claim, or -1. */
+static int should_claim(struct kaas_cluster *c, int have_latest, uint64_t latest, int32_t holder,
+			const struct kaas_broker_info *list, size_t n, uint64_t now)
+{
+	if (!have_latest)
+		return 1;
+	if (holder >= 0)
+		return 0;
+	/* Announced by our own id's previous life: dead by definition. */
+	if (c->prev_life_epoch == latest)
+		return 1;
+	/* Announced by a dead broker, or by nobody for a whole timeout. */
+	int announced = 0;
+	for (size_t i = 0; i < n; i++)
+		if (list[i].controller_epoch == latest)
+			announced = 1;
+	if (announced)
+		return now - c->start_ms >= c->cfg->liveness_ms;
+	return now - c->latest_since_ms >= c->cfg->liveness_ms;
+}
+
+/* The slots the cluster wants served: every partition of every listed
+ * topic, and the coordinator slots.  *names keeps the strings alive. */
+static int wanted_slots(struct kaas_cluster *c, struct kaas_slot_want **out, size_t *nout,
+			struct kaas_topic ***list, int *nlist)
+{
+	*list = kaas_topics_list(c->topics, nlist);
+	if (!*list)
+		return -ENOMEM;
+	size_t total = (size_t)c->cfg->coordinator_slots;
+	for (int i = 0; i < *nlist; i++)
+		if (!(*list)[i]->offline)
+			total += (size_t)(*list)[i]->npart;
+	struct kaas_slot_want *w = calloc(total + 1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	size_t n = 0;
+	for (int i = 0; i < *nlist; i++)
+		for (int32_t p = 0; !(*list)[i]->offline && p < (*list)[i]->npart; p++)
+			w[n++] = (struct kaas_slot_want){ (*list)[i]->name, p };
+	for (int32_t s = 0; s < c->cfg->coordinator_slots; s++)
+		w[n++] = (struct kaas_slot_want){ KAAS_COORDINATOR_TOPIC, s };
+	*out = w;
+	*nout = n;
+	return 0;
+}
+
+/* Controller duty: plan and write.  Returns -ESTALE when fenced. */
+static int act_as_controller(struct kaas_cluster *c, const int32_t *alive, size_t nalive,
+			     const int32_t *restarted, size_t nrestarted)
+{
+	struct kaas_assignment cur = { 0 };
+	int current = 0;
+	int rc = kaas_assignment_read(c->vol, &cur, &current);
+	if (rc == -ENOENT || rc == -EBADMSG) {
+		if (rc == -EBADMSG)
+			kaas_warn("cluster: assignment.json is corrupt; writing a new one");
+		memset(&cur, 0, sizeof(cur));
+	} else if (rc < 0) {
+		return rc;
+	}
+	struct kaas_slot_want *want = NULL;
+	size_t nwant = 0;
+	struct kaas_topic **list = NULL;
+	int nlist = 0;
+	rc = wanted_slots(c, &want, &nwant, &list, &nlist);
+	struct kaas_assignment next = { 0 };
+	int changed = 0;
+	if (rc == 0)
+		rc = kaas_assignment_plan(&cur, want, nwant, alive, nalive, c->ctrl_epoch, 1, &next,
+					  &changed);
+	for (int i = 0; list && i < nlist; i++)
+		kaas_topic_put(list[i]);
+	free(list);
+	free(want);
+	if (rc == 0) {
+		/* A restarted broker gets its slots back with a new epoch. */
+		for (size_t i = 0; i < next.n; i++)
+			for (size_t k = 0; k < nrestarted; k++)
+				if (next.e[i].leader == restarted[k]) {
+					next.e[i].leader_epoch++;
+					if (!changed)
+						next.version++;
+					changed = 1;
+				}
+		if (changed || cur.controller_epoch != c->ctrl_epoch) {
+			if (!changed)
+				next.version = cur.version + 1;
+			rc = kaas_assignment_write(c->vol, &next);
+			if (rc == 0)
+				kaas_info("cluster: assignment version %llu written (controller epoch %llu, %zu slots)",
+					  (unsigned long long)next.version,
+					  (unsigned long long)c->ctrl_epoch, next.n);
+		}
+	}
+	kaas_assignment_free(&next);
+	kaas_assignment_free(&cur);
+	return rc;
+}
+
+static int mine_in(const struct kaas_assignment *a, int32_t me)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->e[i].leader == me)
+			return 1;
+	return 0;
+}
+
+/* Read the assignment into the view; returns 1 if the view changed. */
+static int refresh_view(struct kaas_cluster *c, int wrote)
+{
+	struct kaas_assignment a = { 0 };
+	int current = 0;
+	int rc = kaas_assignment_read(c->vol, &a, &current);
+	if (rc < 0 || !current) {
+		kaas_assignment_free(&a);
+		return rc == -ENOENT ? 0 : rc;
+	}
+	int32_t me = c->cfg->broker_id;
+	pthread_mutex_lock(&c->mu);
+	int changed = !c->have_view || c->view.version != a.version ||
+		      c->view.controller_epoch != a.controller_epoch;
+	if (!c->have_view) {
+		c->first_version = a.version;
+		c->first_had_mine = mine_in(&a, me);
+	}
+	if (!c->trust_self &&
+	    (wrote || !c->first_had_mine || a.version != c->first_version ||
+	     kaas_mono_ms() - c->start_ms >= 2ull * c->cfg->liveness_ms))
+		c->trust_self = changed = 1;
+	if (changed) {
+		kaas_assignment_free(&c->view);
+		c->view = a;
+		c->have_view = 1;
+		memset(&a, 0, sizeof(a));
+	}
+	pthread_mutex_unlock(&c->mu);
+	kaas_assignment_free(&a);
+	return changed;
+}
+
+static int round_once(struct kaas_cluster *c)
+{
+	uint64_t now = kaas_mono_ms();
+	int32_t me = c->cfg->broker_id;
+	uint64_t latest = 0;
+	int rc = kaas_controller_latest(c->vol, &latest);
+	int have_latest = rc == 0;
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	if (c->ctrl_epoch && latest > c->ctrl_epoch) {
+		kaas_warn("cluster: controller epoch %llu claimed elsewhere; standing down from %llu",
+			  (unsigned long long)latest, (unsigned long long)c->ctrl_epoch);
+		c->ctrl_epoch = 0;
+	}
+	if (latest != c->latest_seen) {
+		c->latest_seen = latest;
+		c->latest_since_ms = now;
+	}
+	/* 1. Heartbeat. */
+	c->me.counter++;
+	c->me.controller_epoch = c->ctrl_epoch;
+	rc = kaas_broker_publish(c->vol, &c->me);
+	if (rc < 0)
+		return rc;
+	/* 2. Observe. */
+	struct kaas_broker_info *list = NULL;
+	size_t n = 0;
+	rc = kaas_broker_list(c->vol, &list, &n, NULL);
+	if (rc < 0)
+		return rc;
+	now = kaas_mono_ms();
+	if (kaas_liveness_observe(&c->lv, list, n, now) < 0) {
+		free(list);
+		return -ENOMEM;
+	}
+	int32_t *alive = calloc(n + 1, sizeof(*alive));
+	int32_t *restarted = calloc(n + 1, sizeof(*restarted));
+	size_t nalive = alive ? kaas_liveness_alive_ids(&c->lv, now, alive, n) : 0;
+	size_t nrestarted = 0;
+	for (size_t i = 0; restarted && i < n; i++)
+		if (note_incarnation(c, list[i].id, list[i].incarnation) && list[i].id != me)
+			restarted[nrestarted++] = list[i].id;
+	int32_t holder = -1;
+	for (size_t i = 0; have_latest && i < n; i++)
+		if (list[i].controller_epoch == latest && kaas_liveness_alive(&c->lv, list[i].id, now) &&
+		    !(list[i].id == me && list[i].incarnation != c->me.incarnation))
+			holder = list[i].id;
+	/* 3. Controller election. */
+	if (!c->ctrl_epoch && should_claim(c, have_latest, latest, holder, list, n, now)) {
+		uint64_t won = 0;
+		rc = kaas_controller_claim_after(c->vol, have_latest ? latest : 0, &won);
+		if (rc == 0) {
+			c->ctrl_epoch = won;
+			holder = me;
+			kaas_info("cluster: controller with epoch %llu", (unsigned long long)won);
+			/* Our own slots may be our previous life's: new epochs. */
+			pthread_mutex_lock(&c->mu);
+			int trusted = c->trust_self;
+			pthread_mutex_unlock(&c->mu);
+			if (!trusted && restarted)
+				restarted[nrestarted++] = me;
+			c->me.controller_epoch = won;
+			(void)kaas_broker_publish(c->vol, &c->me);
+		} else if (rc != -EEXIST) {
+			kaas_warn("cluster: controller claim failed: %s", strerror(-rc));
+		}
+	}
+	int wrote = 0;
+	if (c->ctrl_epoch && alive) {
+		holder = me;
+		rc = act_as_controller(c, alive, nalive, restarted, nrestarted);
+		if (rc == -ESTALE) {
+			kaas_warn("cluster: assignment write fenced by a newer controller; standing down");
+			c->ctrl_epoch = 0;
+		} else if (rc < 0) {
+			kaas_warn("cluster: writing the assignment failed: %s", strerror(-rc));
+		} else {
+			wrote = 1;
+		}
+	}
+	pthread_mutex_lock(&c->mu);
+	free(c->brokers);
+	c->brokers = list;
+	c->nbrokers = n;
+	free(c->alive);
+	c->alive = alive;
+	c->nalive = alive ? nalive : 0;
+	c->controller = holder;
+	pthread_mutex_unlock(&c->mu);
+	free(restarted);
+	/* 4. Serve what the assignment says. */
+	rc = refresh_view(c, wrote);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&c->mu);
+	uint64_t ver = c->have_view ? c->view.version + 1 : 0;
+	pthread_mutex_unlock(&c->mu);
+	rc = kaas_topics_reconcile(c->topics);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&c->mu);
+	c->served_version = ver;
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+static void *agent_main(void *arg)
+{
+	struct kaas_cluster *c = arg;
+	int failing = 0;
+	pthread_mutex_lock(&c->mu);
+	while (!c->stop) {
+		pthread_mutex_unlock(&c->mu);
+		int rc = round_once(c);
+		if (rc == 0) {
+			__atomic_store_n(&c->last_ok_ms, kaas_mono_ms(), __ATOMIC_RELEASE);
+			if (failing)
+				kaas_info("cluster: heartbeat renewed again");
+			failing = 0;
+		} else if (!failing++) {
+			kaas_warn("cluster: round failed: %s (%s)", strerror(-rc), kaas_sub_errdetail());
+		}
+		pthread_mutex_lock(&c->mu);
+		c->rounds++;
+		pthread_cond_broadcast(&c->cv);
+		if (c->stop)
+			break;
+		if (!c->kicked) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += (long)c->cfg->heartbeat_ms * 1000000L;
+			ts.tv_sec += ts.tv_nsec / 1000000000;
+			ts.tv_nsec %= 1000000000;
+			while (!c->stop && !c->kicked &&
+			       pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
+				;
+		}
+		c->kicked = 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* Before a deleted topic's directory is renamed aside: wait (bounded by
+ * the liveness timeout) until the current assignment no longer has its
+ * partitions, then two heartbeats more for their leaders to apply it (a
+ * leader that misses that is fenced by then or closes at its next round;
+ * what it still writes goes to the renamed-aside files). */
+static void wait_unassigned(void *arg, const char *name)
+{
+	struct kaas_cluster *c = arg;
+	uint64_t end = kaas_mono_ms() + c->cfg->liveness_ms;
+	int32_t b;
+	uint32_t e;
+	kaas_cluster_kick(c);
+	while (kaas_mono_ms() < end && kaas_cluster_leader(c, name, 0, &b, &e) == 0) {
+		struct timespec ts = { 0, 20 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	uint64_t ms = 2ull * c->cfg->heartbeat_ms;
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+int kaas_cluster_start(struct kaas_cluster *c, struct kaas_topics *topics)
+{
+	c->topics = topics;
+	kaas_topics_set_before_remove(topics, wait_unassigned, c);
+	c->me.id = c->cfg->broker_id;
+	snprintf(c->me.host, sizeof(c->me.host), "%s", c->cfg->advertise_host);
+	c->me.port = c->cfg->advertise_port;
+	c->start_ms = c->latest_since_ms = kaas_mono_ms();
+	/* What our id's previous life announced, before we overwrite it. */
+	struct kaas_broker_info prev;
+	if (kaas_broker_read(c->vol, c->me.id, &prev) == 0 && prev.incarnation != c->me.incarnation)
+		c->prev_life_epoch = prev.controller_epoch;
+	int rc = kaas_sub_mkdirs(c->vol, KAAS_BROKERS_DIR, 0755);
+	if (rc >= 0)
+		rc = kaas_sub_mkdirs(c->vol, KAAS_CONTROLLER_DIR, 0755);
+	if (rc < 0)
+		return rc;
+	/* Two rounds: claim and write, then apply what was written. */
+	for (int i = 0; i < 2; i++) {
+		rc = round_once(c);
+		if (rc == 0)
+			__atomic_store_n(&c->last_ok_ms, kaas_mono_ms(), __ATOMIC_RELEASE);
+		else
+			kaas_warn("cluster: first round failed: %s", strerror(-rc));
+	}
+	rc = pthread_create(&c->thread, NULL, agent_main, c);
+	if (rc != 0)
+		return -rc;
+	c->started = 1;
+	kaas_info("cluster: broker %d (incarnation %016llx) joined; controller %d", c->me.id,
+		  (unsigned long long)c->me.incarnation, kaas_cluster_controller(c));
+	return 0;
+}
+
+void kaas_cluster_stop(struct kaas_cluster *c)
+{
+	if (!c)
+		return;
+	if (c->started) {
+		pthread_mutex_lock(&c->mu);
+		c->stop = 1;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		pthread_join(c->thread, NULL);
+	}
+	kaas_assignment_free(&c->view);
+	kaas_liveness_free(&c->lv);
+	free(c->brokers);
+	free(c->alive);
+	free(c->incs);
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cv);
+	free(c);
+}

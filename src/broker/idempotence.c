@@ -1,0 +1,100 @@
+/* idempotence.c — producer ids and sequence checks.  See idempotence.h. */
+#include "broker/idempotence.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "broker/broker.h"
+#include "broker/logging.h"
+#include "cluster/producer_ids.h"
+#include "kafka/protocol.h"
+
+#define DUP_WAIT_MS 30000
+
+static long drop_every;      /* the test knob; 0: off */
+static long produce_count;   /* loop thread */
+
+int kaas_idem_start(struct kaas_broker *b)
+{
+	const char *knob = getenv("KAAS_TEST_DROP_PRODUCE_RESPONSE");
+	drop_every = knob ? strtol(knob, NULL, 10) : 0;
+	if (drop_every < 0)
+		drop_every = 0;
+	if (drop_every)
+		kaas_warn("test knob: dropping the response to every %ld. produce request",
+			  drop_every);
+	produce_count = 0;
+	struct kaas_pid_alloc *a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	int rc = kaas_pid_alloc_init(a, b->cluster);
+	if (rc < 0) {
+		free(a);
+		return rc;
+	}
+	b->pids = a;
+	return 0;
+}
+
+void kaas_idem_stop(struct kaas_broker *b)
+{
+	if (!b->pids)
+		return;
+	kaas_pid_alloc_destroy(b->pids);
+	free(b->pids);
+	b->pids = NULL;
+}
+
+int kaas_idem_drop_response(void)
+{
+	if (!drop_every)
+		return 0;
+	return ++produce_count % drop_every == 0;
+}
+
+static int32_t seq_add(int32_t seq, int64_t n)
+{
+	return (int32_t)(((int64_t)seq + n) % ((int64_t)INT32_MAX + 1));
+}
+
+int kaas_idem_check(struct kaas_log *log, const struct kaas_log_batch *lb, int64_t *dup_base)
+{
+	if (lb->producer_id < 0)
+		return KAAS_IDEM_APPEND;
+	int32_t first = lb->base_sequence;
+	if (first < 0 || lb->producer_epoch < 0)
+		return -KAAS_KERR_INVALID_RECORD;
+	int32_t last = seq_add(first, (int64_t)lb->record_count - 1);
+	int64_t base = -1;
+	int found = kaas_log_producer_find(log, lb->producer_id, lb->producer_epoch, first, last,
+					   &base);
+	if (found == 1) {
+		/* A retry: answer with the original offset once it is durable. */
+		int w = kaas_log_wait(log, base, DUP_WAIT_MS);
+		if (w != 1)
+			return -KAAS_KERR_REQUEST_TIMED_OUT;
+		kaas_info("producer %lld epoch %d: batch seq %d..%d is a retry of offset %lld",
+			  (long long)lb->producer_id, lb->producer_epoch, first, last, (long long)base);
+		*dup_base = base;
+		return KAAS_IDEM_DUPLICATE;
+	}
+	struct kaas_log_producer st;
+	int rc = kaas_log_producer_pending(log, lb->producer_id, &st);
+	if (rc == -ENOENT)
+		return first == 0 ? KAAS_IDEM_APPEND : -KAAS_KERR_UNKNOWN_PRODUCER_ID;
+	if (rc < 0)
+		return -KAAS_KERR_UNKNOWN_SERVER_ERROR;
+	if (lb->producer_epoch < st.epoch)
+		return -KAAS_KERR_INVALID_PRODUCER_EPOCH;
+	if (lb->producer_epoch > st.epoch || st.n == 0)
+		/* A new epoch starts again at sequence 0. */
+		return first == 0 ? KAAS_IDEM_APPEND : -KAAS_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+	int32_t last_seen = st.batches[st.n - 1].last_seq;
+	if (first == seq_add(last_seen, 1))
+		return KAAS_IDEM_APPEND;
+	if (first >= st.batches[0].first_seq && last <= last_seen && first <= last)
+		return -KAAS_KERR_DUPLICATE_SEQUENCE_NUMBER;
+	if (first < st.batches[0].first_seq && last <= last_seen)
+		return -KAAS_KERR_DUPLICATE_SEQUENCE_NUMBER;
+	return -KAAS_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+}

@@ -1,0 +1,45 @@
+/*
+ * idempotence.h — the idempotent producer: producer ids (InitProducerId)
+ * and the per (producer id, partition) epoch and sequence checks of the
+ * produce path, as Kafka's ProducerStateManager makes them.
+ *
+ * The checks run on the broker's produce worker, right before each append,
+ * against the log's producer state with the batches still in flight folded
+ * in (kaas_log_producer_pending): the worker is the partition's only
+ * appender, so the check and the append are ordered.
+ *
+ * Test knob: with KAAS_TEST_DROP_PRODUCE_RESPONSE=N in the environment,
+ * the response to every Nth produce request that appended something is
+ * dropped (its connection is closed after the append), so client retries
+ * of batches already in the log are exercised.  Off unless set.
+ */
+#ifndef KAAS_BROKER_IDEMPOTENCE_H
+#define KAAS_BROKER_IDEMPOTENCE_H
+
+#include <stdint.h>
+
+#include "log/log.h"
+
+struct kaas_broker;
+
+/* Set up the producer-id allocator on the cluster volume and read the test
+ * knob.  0 or -errno. */
+int kaas_idem_start(struct kaas_broker *b);
+void kaas_idem_stop(struct kaas_broker *b);
+
+#define KAAS_IDEM_APPEND 0     /* append the batch */
+#define KAAS_IDEM_DUPLICATE 1  /* a retry of a batch in the log: answer *dup_base */
+
+/* Check one batch before its append (produce worker only).  Returns
+ * KAAS_IDEM_APPEND, KAAS_IDEM_DUPLICATE with *dup_base (after waiting for
+ * that batch's fsync, so the answer is durable), or minus a Kafka error
+ * code: OUT_OF_ORDER_SEQUENCE_NUMBER, DUPLICATE_SEQUENCE_NUMBER (an older
+ * batch than the window remembers), INVALID_PRODUCER_EPOCH,
+ * UNKNOWN_PRODUCER_ID, REQUEST_TIMED_OUT (the original not yet durable). */
+int kaas_idem_check(struct kaas_log *log, const struct kaas_log_batch *lb, int64_t *dup_base);
+
+/* Loop thread: should the response to this produce request be dropped
+ * (the test knob)?  1 or 0. */
+int kaas_idem_drop_response(void);
+
+#endif

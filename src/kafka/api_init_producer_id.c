@@ -1,0 +1,42 @@
+/*
+ * api_init_producer_id.c — InitProducerId 0–1 for idempotent producers: a
+ * fresh producer id (never reissued, cluster/producer_ids.h) at epoch 0.
+ * Transactional ids are refused (no transactions).  Runs on the work queue
+ * (a new id block is claimed on the cluster volume).
+ */
+#include "broker/broker.h"
+#include "broker/logging.h"
+#include "cluster/producer_ids.h"
+#include "kafka/protocol.h"
+#include "kafka/request.h"
+
+#include <string.h>
+
+int kaas_api_init_producer_id(struct kaas_req *req)
+{
+	struct kaas_broker *b = req->broker;
+	struct kaas_kr *r = &req->r;
+	struct kaas_kw *w = &req->w;
+	struct kaas_kslice txn = kaas_kr_nstr(r, 0);
+	(void)kaas_kr_i32(r); /* transaction_timeout_ms */
+	if (!kaas_kr_ok(r))
+		return KAAS_REQ_CLOSE;
+	int64_t pid = -1;
+	int16_t err = 0;
+	if (txn.len >= 0) {
+		err = KAAS_KERR_INVALID_REQUEST; /* transactions are not served */
+	} else {
+		int rc = kaas_pid_next(b->pids, &pid);
+		if (rc < 0) {
+			kaas_warn("cannot hand out a producer id: %s (%s)", strerror(-rc),
+				  kaas_sub_errdetail());
+			err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
+			pid = -1;
+		}
+	}
+	kaas_kw_i32(w, 0);
+	kaas_kw_i16(w, err);
+	kaas_kw_i64(w, pid);
+	kaas_kw_i16(w, err ? -1 : 0);
+	return KAAS_REQ_RESPOND;
+}

@@ -1,0 +1,261 @@
+/*
+ * idem_raw.c — the idempotent producer's rules against a running kaasd, by
+ * hand-built requests (InitProducerId, Produce v3 with producer ids and
+ * sequences), so the exact error of each case is checked.
+ *
+ *   idem_raw HOST:PORT pid          print one fresh producer id
+ *   idem_raw HOST:PORT seq TOPIC    run the sequence cases on TOPIC/0
+ *   idem_raw HOST:PORT pre TOPIC    a fresh producer writes seq 0..2 to
+ *                                   TOPIC/0; prints "PID OFFSET"
+ *   idem_raw HOST:PORT post TOPIC PID OFFSET
+ *                                   (after a broker restart) the retry of
+ *                                   seq 0..2 answers OFFSET; seq 3 follows
+ * Exit 0 when every answer is the expected one, 1 otherwise.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kafka/codec.h"
+#include "util/crc32c.h"
+
+static int connect_to(const char *hp)
+{
+	char host[64];
+	const char *colon = strrchr(hp, ':');
+	if (!colon || (size_t)(colon - hp) >= sizeof(host))
+		return -1;
+	memcpy(host, hp, (size_t)(colon - hp));
+	host[colon - hp] = '\0';
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
+	inet_pton(AF_INET, host, &a.sin_addr);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return -1;
+	return fd;
+}
+
+static int xfer(int fd, struct kaas_kw *w, uint8_t **body, size_t *len)
+{
+	kaas_kw_put_i32_at(w, 0, (int32_t)(w->len - 4));
+	const uint8_t *p = w->buf;
+	size_t n = w->len;
+	while (n) {
+		ssize_t s = send(fd, p, n, MSG_NOSIGNAL);
+		if (s <= 0)
+			return -1;
+		p += s;
+		n -= (size_t)s;
+	}
+	uint8_t h[8];
+	size_t got = 0, want = 8;
+	uint8_t *dst = h;
+	for (int phase = 0; phase < 2; phase++) {
+		while (got < want) {
+			struct pollfd pf = { fd, POLLIN, 0 };
+			if (poll(&pf, 1, 15000) <= 0)
+				return -1;
+			ssize_t r = recv(fd, dst + got, want - got, 0);
+			if (r <= 0)
+				return -1;
+			got += (size_t)r;
+		}
+		if (phase == 0) {
+			uint32_t size = ((uint32_t)h[0] << 24) | ((uint32_t)h[1] << 16) |
+					((uint32_t)h[2] << 8) | h[3];
+			if (size < 4 || size > (1u << 24))
+				return -1;
+			*len = size - 4;
+			*body = malloc(*len + 1);
+			dst = *body;
+			got = 0;
+			want = *len;
+		}
+	}
+	return 0;
+}
+
+static void header(struct kaas_kw *w, int16_t key, int16_t ver)
+{
+	kaas_kw_i32(w, 0);
+	kaas_kw_i16(w, key);
+	kaas_kw_i16(w, ver);
+	kaas_kw_i32(w, 1);
+	kaas_kw_str(w, 0, "idem_raw");
+}
+
+static int64_t init_pid(int fd)
+{
+	struct kaas_kw w;
+	kaas_kw_init(&w);
+	header(&w, 22, 1);
+	kaas_kw_str(&w, 0, NULL);
+	kaas_kw_i32(&w, 60000);
+	uint8_t *b = NULL;
+	size_t len = 0;
+	int rc = xfer(fd, &w, &b, &len);
+	kaas_kw_free(&w);
+	if (rc < 0)
+		return -1;
+	struct kaas_kr r;
+	kaas_kr_init(&r, b, len);
+	(void)kaas_kr_i32(&r);
+	int16_t err = kaas_kr_i16(&r);
+	int64_t pid = kaas_kr_i64(&r);
+	int16_t epoch = kaas_kr_i16(&r);
+	free(b);
+	return kaas_kr_ok(&r) && err == 0 && epoch == 0 ? pid : -1;
+}
+
+/* Produce one batch of n records; returns the error, *off the base offset. */
+static int produce(int fd, const char *topic, int64_t pid, int16_t epoch, int32_t seq, int n,
+		   int64_t *off)
+{
+	struct kaas_kw b;
+	kaas_kw_init(&b);
+	int64_t now = (int64_t)time(NULL) * 1000;
+	kaas_kw_i64(&b, 0);
+	kaas_kw_i32(&b, 0);
+	kaas_kw_i32(&b, -1);
+	kaas_kw_i8(&b, 2);
+	kaas_kw_i32(&b, 0);
+	kaas_kw_i16(&b, 0);
+	kaas_kw_i32(&b, n - 1);
+	kaas_kw_i64(&b, now);
+	kaas_kw_i64(&b, now);
+	kaas_kw_i64(&b, pid);
+	kaas_kw_i16(&b, epoch);
+	kaas_kw_i32(&b, seq);
+	kaas_kw_i32(&b, n);
+	for (int i = 0; i < n; i++) {
+		char v[32];
+		int vl = snprintf(v, sizeof(v), "s%d", seq + i);
+		struct kaas_kw rec;
+		kaas_kw_init(&rec);
+		kaas_kw_i8(&rec, 0);
+		kaas_kw_varlong(&rec, 0);
+		kaas_kw_varint(&rec, i);
+		kaas_kw_varint(&rec, -1);
+		kaas_kw_varint(&rec, vl);
+		kaas_kw_raw(&rec, v, (size_t)vl);
+		kaas_kw_varint(&rec, 0);
+		kaas_kw_varint(&b, (int32_t)rec.len);
+		kaas_kw_raw(&b, rec.buf, rec.len);
+		kaas_kw_free(&rec);
+	}
+	kaas_kw_put_i32_at(&b, 8, (int32_t)(b.len - 12));
+	kaas_kw_put_i32_at(&b, 17, (int32_t)kaas_crc32c(0, b.buf + 21, b.len - 21));
+	struct kaas_kw w;
+	kaas_kw_init(&w);
+	header(&w, 0, 3);
+	kaas_kw_str(&w, 0, NULL);
+	kaas_kw_i16(&w, -1);
+	kaas_kw_i32(&w, 10000);
+	kaas_kw_i32(&w, 1);
+	kaas_kw_str(&w, 0, topic);
+	kaas_kw_i32(&w, 1);
+	kaas_kw_i32(&w, 0);
+	kaas_kw_bytes(&w, 0, b.buf, (int32_t)b.len);
+	kaas_kw_free(&b);
+	uint8_t *body = NULL;
+	size_t len = 0;
+	int rc = xfer(fd, &w, &body, &len);
+	kaas_kw_free(&w);
+	if (rc < 0)
+		return -1000;
+	struct kaas_kr r;
+	kaas_kr_init(&r, body, len);
+	(void)kaas_kr_i32(&r);
+	(void)kaas_kr_str(&r, 0);
+	(void)kaas_kr_i32(&r);
+	(void)kaas_kr_i32(&r);
+	int16_t err = kaas_kr_i16(&r);
+	*off = kaas_kr_i64(&r);
+	int ok = kaas_kr_ok(&r);
+	free(body);
+	return ok ? err : -1000;
+}
+
+static int failures;
+
+static void expect(const char *what, int got, int want)
+{
+	if (got != want) {
+		fprintf(stderr, "FAIL: %s: error %d, expected %d\n", what, got, want);
+		failures++;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: idem_raw HOST:PORT pid | seq TOPIC\n");
+		return 2;
+	}
+	int fd = connect_to(argv[1]);
+	if (fd < 0) {
+		fprintf(stderr, "cannot connect to %s\n", argv[1]);
+		return 1;
+	}
+	if (strcmp(argv[2], "post") == 0 && argc == 6) {
+		int64_t pid = strtoll(argv[4], NULL, 10), want = strtoll(argv[5], NULL, 10), o = -1;
+		expect("retry after restart", produce(fd, argv[3], pid, 0, 0, 3, &o), 0);
+		if (o != want) {
+			fprintf(stderr, "FAIL: retry after restart at %" PRId64 ", original %" PRId64 "\n",
+				o, want);
+			failures++;
+		}
+		expect("seq 3 after restart", produce(fd, argv[3], pid, 0, 3, 1, &o), 0);
+		expect("gap after restart", produce(fd, argv[3], pid, 0, 9, 1, &o), 45);
+		return failures ? 1 : 0;
+	}
+	int64_t pid = init_pid(fd);
+	if (pid < 0) {
+		fprintf(stderr, "FAIL: InitProducerId\n");
+		return 1;
+	}
+	if (strcmp(argv[2], "pid") == 0) {
+		printf("%" PRId64 "\n", pid);
+		return 0;
+	}
+	if (strcmp(argv[2], "pre") == 0 && argc == 4) {
+		int64_t o = -1;
+		expect("first batch", produce(fd, argv[3], pid, 0, 0, 3, &o), 0);
+		printf("%" PRId64 " %" PRId64 "\n", pid, o);
+		return failures ? 1 : 0;
+	}
+	if (strcmp(argv[2], "seq") != 0 || argc < 4)
+		return 2;
+	const char *t = argv[3];
+	int64_t o1 = -1, o = -1;
+	expect("first batch seq 0..2", produce(fd, t, pid, 0, 0, 3, &o1), 0);
+	expect("retry of seq 0..2", produce(fd, t, pid, 0, 0, 3, &o), 0);
+	if (o != o1) {
+		fprintf(stderr, "FAIL: retry answered offset %" PRId64 ", original %" PRId64 "\n", o, o1);
+		failures++;
+	}
+	expect("gap: seq 5", produce(fd, t, pid, 0, 5, 1, &o), 45);
+	expect("next: seq 3", produce(fd, t, pid, 0, 3, 1, &o), 0);
+	if (o != o1 + 3) {
+		fprintf(stderr, "FAIL: seq 3 at offset %" PRId64 ", expected %" PRId64 "\n", o, o1 + 3);
+		failures++;
+	}
+	expect("overlap: seq 1..2 (not a batch)", produce(fd, t, pid, 0, 1, 2, &o), 46);
+	expect("new epoch at seq 2", produce(fd, t, pid, 1, 2, 1, &o), 45);
+	expect("new epoch at seq 0", produce(fd, t, pid, 1, 0, 1, &o), 0);
+	expect("old epoch", produce(fd, t, pid, 0, 4, 1, &o), 47);
+	expect("unknown producer at seq 7", produce(fd, t, pid + (1ll << 60), 0, 7, 1, &o), 59);
+	expect("unknown producer at seq 0", produce(fd, t, pid + (1ll << 60), 0, 0, 1, &o), 0);
+	close(fd);
+	if (failures)
+		return 1;
+	printf("sequence rules: ok\n");
+	return 0;
+}

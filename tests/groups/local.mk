@@ -1,0 +1,21 @@
+# tests/groups: consumer groups (kcat -G), committed offsets across restarts,
+# the idempotent producer.
+check_PROGRAMS += tests/groups/idem_raw tests/groups/idem_producer tests/groups/list_groups \
+	tests/groups/offsets_raw tests/groups/group_raw
+tests_groups_group_raw_SOURCES = tests/groups/group_raw.c
+tests_groups_group_raw_LDADD = $(KAAS_LIBS)
+tests_groups_offsets_raw_SOURCES = tests/groups/offsets_raw.c
+tests_groups_offsets_raw_LDADD = $(KAAS_LIBS)
+tests_groups_idem_raw_SOURCES = tests/groups/idem_raw.c
+tests_groups_idem_raw_LDADD = $(KAAS_LIBS)
+tests_groups_idem_producer_SOURCES = tests/groups/idem_producer.c
+tests_groups_idem_producer_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
+tests_groups_idem_producer_LDADD = $(RDKAFKA_LIBS)
+tests_groups_list_groups_SOURCES = tests/groups/list_groups.c
+tests_groups_list_groups_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
+tests_groups_list_groups_LDADD = $(RDKAFKA_LIBS)
+
+GROUPS_SH = tests/groups/fence.sh tests/groups/protocol.sh tests/groups/idempotence.sh tests/groups/offsets_restart.sh \
+	tests/groups/rebalance.sh
+TESTS += $(GROUPS_SH)
+EXTRA_DIST += $(GROUPS_SH)

@@ -1,0 +1,96 @@
+# tests/multibroker/mb-lib.sh — several kaasd brokers on one shared
+# directory (sourced after tests/lib.sh).
+#
+#   mb_start ID [args...]  start broker ID (data $MB_DATA, ephemeral port,
+#                          short heartbeat); sets MB_PID[ID], MB_PORT[ID]
+#   mb_kill ID [SIG]       signal broker ID (default KILL; waits if KILL)
+#   mb_bootstrap [ID...]   "host:port,..." of the given (default: running) brokers
+#   mb_leader TOPIC PART [ID]  leader id of TOPIC/PART in the metadata of
+#                          broker ID (default: any running); empty if none
+#   mb_controller [ID]     controller id in the metadata of broker ID
+#   mb_now_ms              wall clock in ms
+KAASD="$KAAS_TOP_BUILDDIR/kaasd"
+MBCLIENT="$KAAS_TOP_BUILDDIR/tests/multibroker/mbclient"
+command -v kcat >/dev/null 2>&1 || kaas_skip "kcat is not installed"
+[ -x "$KAASD" ] || kaas_fail "no kaasd binary at $KAASD"
+: "${MB_HEARTBEAT_MS:=100}"
+: "${MB_LIVENESS_MS:=1000}"
+MB_DATA="$KAAS_SCRATCH/data"
+# MB_HOSTS_DIR (a faultfs mount): broker ID uses $MB_HOSTS_DIR/hostID as its
+# data directory, so each broker is its own NFS-like client of one volume.
+mb_data() { if [ -n "${MB_HOSTS_DIR:-}" ]; then echo "$MB_HOSTS_DIR/host$1"; else echo "$MB_DATA"; fi; }
+declare -A MB_PID MB_PORT MB_RUNS
+
+mb_start() {
+	local id=$1
+	shift
+	MB_RUNS[$id]=$(( ${MB_RUNS[$id]:-0} + 1 ))
+	local log="$KAAS_SCRATCH/kaasd.$id.${MB_RUNS[$id]}.log"
+	: >"$log"
+	"$KAASD" --data "$(mb_data "$id")" --broker-id "$id" --listen "127.0.0.1:${MB_PORT[$id]:-0}" \
+		--heartbeat-ms "$MB_HEARTBEAT_MS" --liveness-timeout-ms "$MB_LIVENESS_MS" \
+		--log-level "${KAASD_LEVEL:-info}" "$@" 2>"$log" &
+	MB_PID[$id]=$!
+	kaas_on_exit "kill -9 ${MB_PID[$id]}"
+	local i port=
+	for i in $(seq 1 100); do
+		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$log" | head -n1)
+		[ -n "$port" ] && break
+		kill -0 "${MB_PID[$id]}" 2>/dev/null || { cat "$log" >&2; kaas_fail "broker $id exited at start"; }
+		sleep 0.1
+	done
+	[ -n "$port" ] || { cat "$log" >&2; kaas_fail "broker $id did not start listening"; }
+	MB_PORT[$id]=$port
+}
+
+mb_kill() {
+	local id=$1 sig=${2:-KILL}
+	kill -"$sig" "${MB_PID[$id]}"
+	if [ "$sig" = KILL ]; then
+		wait "${MB_PID[$id]}" 2>/dev/null || true
+		unset "MB_PID[$id]"
+	fi
+}
+
+mb_bootstrap() {
+	local ids=("$@") out= id
+	[ ${#ids[@]} -gt 0 ] || ids=("${!MB_PID[@]}")
+	for id in "${ids[@]}"; do out="$out${out:+,}127.0.0.1:${MB_PORT[$id]}"; done
+	echo "$out"
+}
+
+mb_metadata() {
+	local b
+	if [ -n "${1:-}" ]; then b="127.0.0.1:${MB_PORT[$1]}"; else b=$(mb_bootstrap); fi
+	shift || true
+	timeout 10 kcat -b "$b" -L "$@" 2>/dev/null
+}
+
+mb_leader() {
+	mb_metadata "${3:-}" -t "$1" |
+		sed -n "s/^ *partition $2, leader \([0-9-]*\),.*/\1/p" | head -n1
+}
+
+mb_controller() {
+	mb_metadata "${1:-}" | sed -n 's/^ *broker \([0-9]*\) at .*(controller).*/\1/p' | head -n1
+}
+
+mb_now_ms() { date +%s%3N; }
+
+# Wait until every partition 0..N-1 of TOPIC has a leader among the given
+# live ids in broker FROM's metadata: mb_wait_led SECS TOPIC N FROM IDS...
+mb_wait_led() {
+	local secs=$1 topic=$2 n=$3 from=$4
+	shift 4
+	local end=$((SECONDS + secs)) p l ok
+	while :; do
+		ok=1
+		for p in $(seq 0 $((n - 1))); do
+			l=$(mb_leader "$topic" "$p" "$from")
+			[[ " $* " == *" $l "* ]] || { ok=0; break; }
+		done
+		[ $ok = 1 ] && return 0
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
