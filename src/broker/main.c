@@ -77,10 +77,8 @@ int main(int argc, char **argv)
 	} else {
 		/* <data>/__cluster on the same volume: a second view of it. */
 		rc = kaas_sub_mkdirs(b.data, "__cluster", 0755);
-		size_t n = strlen(b.cfg.data_url) + 16;
-		char *url = malloc(n);
+		char *url = kaas_url_subdir(b.cfg.data_url, "__cluster");
 		if (rc >= 0 && url) {
-			snprintf(url, n, "%s/__cluster", b.cfg.data_url);
 			rc = kaas_substrate_open(url, &b.cluster);
 		} else if (rc >= 0) {
 			rc = -ENOMEM;

@@ -65,3 +65,21 @@ const char *kaas_path_basename(const char *path)
 	const char *slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
 }
+
+char *kaas_url_subdir(const char *url, const char *name)
+{
+	const char *q = strchr(url, '?');
+	size_t head = q ? (size_t)(q - url) : strlen(url);
+	while (head > 0 && url[head - 1] == '/' && head > 1)
+		head--; /* "dir/" + "x": one separator */
+	size_t nl = strlen(name), tl = q ? strlen(q) : 0;
+	char *s = malloc(head + 1 + nl + tl + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, url, head);
+	s[head] = '/';
+	memcpy(s + head + 1, name, nl);
+	memcpy(s + head + 1 + nl, q ? q : "", tl);
+	s[head + 1 + nl + tl] = '\0';
+	return s;
+}

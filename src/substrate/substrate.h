@@ -294,6 +294,11 @@ void kaas_sub_clear_error(void);
 char *kaas_path_join(const char *dir, const char *name);
 /* The directory part of a path ("" for a top-level name); malloc'd. */
 char *kaas_path_dirname(const char *path);
+/* The URL of directory `name` inside the substrate `url` names: the name is
+ * joined to the path part, before any "?query" ("nfs://h/e?v=3" + "x" ->
+ * "nfs://h/e/x?v=3").  malloc'd, or NULL (out of memory). */
+char *kaas_url_subdir(const char *url, const char *name);
+
 /* Pointer to the last component of path. */
 const char *kaas_path_basename(const char *path);
 

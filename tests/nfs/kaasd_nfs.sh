@@ -31,7 +31,17 @@ kc -C -t overnfs -o beginning -e -q -K: -f '%k:%s\n' >"$KAAS_SCRATCH/out2" || ka
 cmp -s "$KAAS_SCRATCH/in" "$KAAS_SCRATCH/out2" || kaas_fail "messages changed across a restart over nfs://"
 kaasd_stop
 
-# 4. A server that is not there: a clear error naming the URL, quickly.
+# 4. Without --cluster-dir the cluster state defaults to <data>/__cluster,
+#    on the same NFS export (the URL's query stays a query).
+rm -rf "$KAAS_SCRATCH/data-export/"*
+kaasd_start --data "$NFS_URL"
+kc -P -t onevolume -K: -l "$KAAS_SCRATCH/in" -X acks=all || kaas_fail "produce with the default cluster dir failed"
+kc -C -t onevolume -o beginning -e -q -K: -f '%k:%s\n' >"$KAAS_SCRATCH/out3" || kaas_fail "consume failed"
+cmp -s "$KAAS_SCRATCH/in" "$KAAS_SCRATCH/out3" || kaas_fail "round trip with the default cluster dir changed messages"
+[ -d "$KAAS_SCRATCH/data-export/__cluster/topics" ] || kaas_fail "no __cluster in the data export"
+kaasd_stop
+
+# 5. A server that is not there: a clear error naming the URL, quickly.
 dead="nfs://127.0.0.1$KAAS_SCRATCH/data-export?nfsport=1&mountport=1"
 t0=$SECONDS
 set +e

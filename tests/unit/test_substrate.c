@@ -49,6 +49,23 @@ static void urls_open_the_right_backend(void **state)
 	kaas_testdir_remove(dir);
 }
 
+static void url_subdirs_keep_the_query(void **state)
+{
+	static const char *cases[][2] = {
+		{"/data", "/data/__cluster"},
+		{"/data/", "/data/__cluster"},
+		{"file:///data", "file:///data/__cluster"},
+		{"nfs://127.0.0.1/srv/kaas?nfsport=20490&mountport=20491",
+		 "nfs://127.0.0.1/srv/kaas/__cluster?nfsport=20490&mountport=20491"},
+		{"fault+/lower?seed=3&host=1", "fault+/lower/__cluster?seed=3&host=1"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *u = kaas_url_subdir(cases[i][0], "__cluster");
+		assert_string_equal(u, cases[i][1]);
+		free(u);
+	}
+}
+
 static void failed_fsync_poisons_the_handle(void **state)
 {
 	char *dir;
@@ -139,6 +156,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hostile_paths_are_refused),
 		cmocka_unit_test(urls_open_the_right_backend),
+		cmocka_unit_test(url_subdirs_keep_the_query),
 		cmocka_unit_test(failed_fsync_poisons_the_handle),
 		cmocka_unit_test(mkdirs_list_and_read_all),
 		cmocka_unit_test(sendfile_and_its_fallback),
