@@ -32,24 +32,6 @@ static void usage(FILE *out)
 		"  set RULE-JSON | switch rename_copy|fsync_lies|excl_race on|off\n");
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
-	char chunk[4096];
-	size_t n;
-	while (mem && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		fwrite(chunk, 1, n, mem);
-	fclose(f);
-	if (mem)
-		fclose(mem);
-	return buf;
-}
-
 static int number(const char *s, long *out)
 {
 	char *end;
@@ -159,7 +141,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char *cfg_text = NULL;
-	if (config && !(cfg_text = slurp(config))) {
+	if (config && !(cfg_text = kaas_fault_read_config(config))) {
 		fprintf(stderr, "faultfs: cannot read config %s: %s\n", config, strerror(errno));
 		return 2;
 	}

@@ -60,6 +60,10 @@ void kaas_fault_model_free(struct kaas_fault_model *m);
  * "delay_ms":N}.  0, or -EINVAL naming the bad key. */
 int kaas_fault_configure(struct kaas_fault_model *m, const char *json);
 
+/* Read a whole config file (a local path, read by the faultfs process) into
+ * a malloc'd NUL-terminated string; NULL if it cannot be read. */
+char *kaas_fault_read_config(const char *path);
+
 /* Run one control command (JSON) and return a malloc'd JSON reply in *reply
  * (also on failure: {"ok":false,"error":"..."}).  Commands:
  *   {"cmd":"set","rule":{...}}     -> {"ok":true,"id":N}

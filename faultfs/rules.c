@@ -3,6 +3,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <stdio.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,4 +285,22 @@ struct fm_rule *fm_decide(struct kaas_fault_model *m, int host, enum fm_op op, c
 		return r;
 	}
 	return NULL;
+}
+
+char *kaas_fault_read_config(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	char chunk[4096];
+	size_t n;
+	while (mem && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		fwrite(chunk, 1, n, mem);
+	fclose(f);
+	if (mem)
+		fclose(mem);
+	return buf;
 }

@@ -188,24 +188,6 @@ static int known_key(const char *k, size_t n)
 	return 0;
 }
 
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
-	char chunk[4096];
-	size_t n;
-	while (mem && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		fwrite(chunk, 1, n, mem);
-	fclose(f);
-	if (mem)
-		fclose(mem);
-	return buf;
-}
-
 /* Merge the config file's object with the URL's own keys into JSON text. */
 static int parse_url(const char *url, struct params *p)
 {
@@ -282,7 +264,7 @@ static int parse_url(const char *url, struct params *p)
 	}
 	char *file_json = NULL;
 	if (rc == 0 && cfg_file) {
-		file_json = cfg_file[0] == '{' ? strdup(cfg_file) : read_file(cfg_file);
+		file_json = cfg_file[0] == '{' ? strdup(cfg_file) : kaas_fault_read_config(cfg_file);
 		if (!file_json)
 			rc = kaas_sub_fail(ENOENT, "%s: cannot read config file %s", url, cfg_file);
 	}
