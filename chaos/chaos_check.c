@@ -236,5 +236,19 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		printf("%s\"%s\":%ld", k ? "," : "", kinds[k], by_kind[k]);
 	printf("}}\n");
+	for (size_t i = 0; i < acks.n; i++) {
+		free(acks.v[i].val);
+		free(acks.v[i].prod);
+	}
+	for (size_t i = 0; i < log.n; i++) {
+		free(log.v[i].val);
+		free(log.v[i].prod);
+	}
+	free(acks.v);
+	free(log.v);
+	free(next);
+	free(byval);
+	free(byoff);
+	free(ackv);
 	return nviol ? 1 : 0;
 }
