@@ -15,6 +15,9 @@
  *     (double_ack);
  *   - a producer's acknowledged records have offsets in sequence order
  *     (reorder).
+ * An acknowledgement with offset -1 (librdkafka's answer to a duplicate
+ * sequence) only needs its value in the log (counted in
+ * acknowledged_without_offset).
  * Prints one JSON object on stdout: {"partitions","acknowledged","consumed",
  * "violation_count","by_kind":{...},"violations":[first 100, with evidence]}.
  * Exit 0 when there is no violation, 1 when there are, 2 on bad input.
@@ -38,7 +41,7 @@ struct recs {
 };
 
 #define MAX_SHOWN 100
-static long nviol;
+static long nviol, unknown_off;
 static int shown;
 static const char *kinds[] = { "lost", "moved", "duplicate", "double_ack", "reorder", "gap",
 			       "non_monotonic", "bad_partition" };
@@ -199,6 +202,16 @@ int main(int argc, char **argv)
 	/* Every acknowledged record at its offset. */
 	for (size_t i = 0; i < acks.n; i++) {
 		struct rec *a = &acks.v[i];
+		if (a->off < 0) {
+			/* Acknowledged without an offset (librdkafka reports -1
+			 * for a DUPLICATE_SEQUENCE_NUMBER answer): present is
+			 * enough; the duplicate check covers "exactly once". */
+			unknown_off++;
+			if (!bsearch(a, byval, log.n, sizeof(*byval), by_p_val))
+				violation(0, a->p, "value %s acknowledged (offset unknown); not in the log",
+					  a->val);
+			continue;
+		}
 		struct rec *at = bsearch(a, byoff, log.n, sizeof(*byoff), by_p_off);
 		if (at && !strcmp(at->val, a->val))
 			continue;
@@ -225,14 +238,15 @@ int main(int argc, char **argv)
 	qsort(ackv, acks.n, sizeof(*ackv), by_p_prod_seq);
 	for (size_t i = 1; i < acks.n; i++) {
 		struct rec *x = &ackv[i - 1], *y = &ackv[i];
-		if (x->p == y->p && !strcmp(x->prod, y->prod) && x->seq != y->seq && y->off <= x->off)
+		if (x->p == y->p && !strcmp(x->prod, y->prod) && x->seq != y->seq && x->off >= 0 &&
+		    y->off >= 0 && y->off <= x->off)
 			violation(4, y->p, "%s-%ld acknowledged at offset %lld, before %s-%ld at %lld",
 				  y->prod, y->seq, y->off, x->prod, x->seq, x->off);
 	}
 
 	printf("],\"partitions\":%d,\"acknowledged\":%zu,\"consumed\":%zu,\"violation_count\":%ld,"
-	       "\"by_kind\":{",
-	       npart, acks.n, log.n, nviol);
+	       "\"acknowledged_without_offset\":%ld,\"by_kind\":{",
+	       npart, acks.n, log.n, nviol, unknown_off);
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		printf("%s\"%s\":%ld", k ? "," : "", kinds[k], by_kind[k]);
 	printf("}}\n");
