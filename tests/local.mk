@@ -16,3 +16,4 @@ include tests/kafka/local.mk
 include tests/cluster/local.mk
 include tests/groups/local.mk
 include tests/multibroker/local.mk
+include tests/chaos/local.mk
