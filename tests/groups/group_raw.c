@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kafka/codec.h"
+#include "tests/support/tcp.h"
 
 static int failures;
 static const char *group;
@@ -31,22 +32,6 @@ static const char *group;
 			failures++;                                                         \
 		}                                                                           \
 	} while (0)
-
-static int connect_to(const char *hp)
-{
-	char host[64];
-	const char *colon = strrchr(hp, ':');
-	if (!colon || (size_t)(colon - hp) >= sizeof(host))
-		return -1;
-	memcpy(host, hp, (size_t)(colon - hp));
-	host[colon - hp] = '\0';
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
-	inet_pton(AF_INET, host, &a.sin_addr);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-		exit(1);
-	return fd;
-}
 
 static void start(struct kaas_kw *w, int16_t key, int16_t ver)
 {
@@ -210,7 +195,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	group = argv[2];
-	int c1 = connect_to(argv[1]), c2 = connect_to(argv[1]);
+	int c1 = kaas_test_connect(argv[1]), c2 = kaas_test_connect(argv[1]);
 	struct join_ans j1, j2;
 	char a[64];
 

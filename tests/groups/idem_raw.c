@@ -24,23 +24,8 @@
 #include <unistd.h>
 
 #include "kafka/codec.h"
+#include "tests/support/tcp.h"
 #include "util/crc32c.h"
-
-static int connect_to(const char *hp)
-{
-	char host[64];
-	const char *colon = strrchr(hp, ':');
-	if (!colon || (size_t)(colon - hp) >= sizeof(host))
-		return -1;
-	memcpy(host, hp, (size_t)(colon - hp));
-	host[colon - hp] = '\0';
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
-	inet_pton(AF_INET, host, &a.sin_addr);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-		return -1;
-	return fd;
-}
 
 static int xfer(int fd, struct kaas_kw *w, uint8_t **body, size_t *len)
 {
@@ -199,7 +184,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: idem_raw HOST:PORT pid | seq TOPIC\n");
 		return 2;
 	}
-	int fd = connect_to(argv[1]);
+	int fd = kaas_test_connect(argv[1]);
 	if (fd < 0) {
 		fprintf(stderr, "cannot connect to %s\n", argv[1]);
 		return 1;

@@ -3,11 +3,11 @@
 check_PROGRAMS += tests/groups/idem_raw tests/groups/idem_producer tests/groups/list_groups \
 	tests/groups/offsets_raw tests/groups/group_raw
 tests_groups_group_raw_SOURCES = tests/groups/group_raw.c
-tests_groups_group_raw_LDADD = $(KAAS_LIBS)
+tests_groups_group_raw_LDADD = $(TEST_LIBS)
 tests_groups_offsets_raw_SOURCES = tests/groups/offsets_raw.c
-tests_groups_offsets_raw_LDADD = $(KAAS_LIBS)
+tests_groups_offsets_raw_LDADD = $(TEST_LIBS)
 tests_groups_idem_raw_SOURCES = tests/groups/idem_raw.c
-tests_groups_idem_raw_LDADD = $(KAAS_LIBS)
+tests_groups_idem_raw_LDADD = $(TEST_LIBS)
 tests_groups_idem_producer_SOURCES = tests/groups/idem_producer.c
 tests_groups_idem_producer_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 tests_groups_idem_producer_LDADD = $(RDKAFKA_LIBS)

@@ -17,22 +17,7 @@
 #include <unistd.h>
 
 #include "kafka/codec.h"
-
-static int connect_to(const char *hp)
-{
-	char host[64];
-	const char *colon = strrchr(hp, ':');
-	if (!colon || (size_t)(colon - hp) >= sizeof(host))
-		return -1;
-	memcpy(host, hp, (size_t)(colon - hp));
-	host[colon - hp] = '\0';
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
-	inet_pton(AF_INET, host, &a.sin_addr);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-		return -1;
-	return fd;
-}
+#include "tests/support/tcp.h"
 
 static int recv_n(int fd, uint8_t *p, size_t n)
 {
@@ -75,7 +60,7 @@ int main(int argc, char **argv)
 	int commit = strcmp(argv[2], "commit") == 0;
 	if (commit && argc < 7)
 		return 2;
-	int fd = connect_to(argv[1]);
+	int fd = kaas_test_connect(argv[1]);
 	if (fd < 0) {
 		fprintf(stderr, "cannot connect to %s\n", argv[1]);
 		return 1;

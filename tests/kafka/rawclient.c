@@ -21,28 +21,13 @@
 #include <unistd.h>
 
 #include "kafka/codec.h"
+#include "tests/support/tcp.h"
 #include "util/crc32c.h"
 
 static int fail(const char *msg)
 {
 	fprintf(stderr, "FAIL: %s\n", msg);
 	return 1;
-}
-
-static int connect_to(const char *hp)
-{
-	char host[64];
-	const char *colon = strrchr(hp, ':');
-	if (!colon || (size_t)(colon - hp) >= sizeof(host))
-		return -1;
-	memcpy(host, hp, (size_t)(colon - hp));
-	host[colon - hp] = '\0';
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
-	inet_pton(AF_INET, host, &a.sin_addr);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
-		return -1;
-	return fd;
 }
 
 static int send_all(int fd, const void *p, size_t n)
@@ -278,7 +263,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *mode = argv[2];
-	int fd = connect_to(argv[1]);
+	int fd = kaas_test_connect(argv[1]);
 	if (fd < 0)
 		return fail("cannot connect");
 	srand((unsigned)time(NULL));
