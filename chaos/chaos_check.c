@@ -32,7 +32,8 @@
  *       member: never lower than that member's previous one (hwm_backwards).
  *   --extra KIND FILE  each line of FILE is a violation of KIND (leftover:
  *       .trash or silly-renamed files after healing; corrupt_document: a
- *       broker read a torn or missing document).
+ *       broker read a torn or missing document; stuck_delete: a deleted
+ *       topic could not be re-created).
  * Prints one JSON object on stdout: {"topics","partitions","acknowledged",
  * "consumed",...,"violation_count","by_kind":{...},"violations":[first 200,
  * with evidence]}.  Exit 0 when there is no violation, 1 when there are, 2
@@ -82,13 +83,14 @@ enum {
 	HWM_BACKWARDS,
 	LEFTOVER,
 	CORRUPT_DOCUMENT,
+	STUCK_DELETE,
 	NKINDS
 };
 static const char *kinds[NKINDS] = { "lost",	       "moved",		 "duplicate",
 				     "double_ack",     "reorder",	 "gap",
 				     "non_monotonic",  "stale_incarnation", "group_skipped",
 				     "commit_backwards", "hwm_backwards",	 "leftover",
-				     "corrupt_document" };
+				     "corrupt_document", "stuck_delete" };
 static long by_kind[NKINDS];
 
 static void *xrealloc(void *p, size_t n)

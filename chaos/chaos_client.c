@@ -4,7 +4,8 @@
  * TOPICS is "NAME:NPART[,NAME:NPART...]" (at most 8 topics).
  *
  *   chaos_client create BOOTSTRAP TOPIC NPART
- *       CreateTopics (replication 1); exit 0 on success or when it exists.
+ *       CreateTopics (replication 1); exit 0 on success, 3 when it exists
+ *       (or is still being deleted: the broker's message on stderr), 1 else.
  *   chaos_client delete BOOTSTRAP TOPIC
  *       DeleteTopics; exit 0 on success or when it does not exist, 1 else.
  *   chaos_client produce BOOTSTRAP TOPICS TAG ACKFILE [PAUSE_US]
@@ -249,10 +250,11 @@ static int create(const char *bootstrap, const char *topic, int npart)
 		rc = 0;
 		for (size_t i = 0; i < n; i++) {
 			rd_kafka_resp_err_t e = rd_kafka_topic_result_error(res[i]);
-			if (e && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
-				fprintf(stderr, "chaos_client: %s: %s\n", rd_kafka_topic_result_name(res[i]),
+			if (e) {
+				fprintf(stderr, "chaos_client: create %s: %s\n",
+					rd_kafka_topic_result_name(res[i]),
 					rd_kafka_topic_result_error_string(res[i]));
-				rc = 1;
+				rc = e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS ? 3 : 1;
 			}
 		}
 	}
