@@ -1,0 +1,45 @@
+#!/bin/bash
+# A short negative-control run (issue 9, "Teeth"): scripts/chaos with a
+# disqualified-substrate switch of faultfs on; the checker must report
+# violations (scripts/chaos exit 1) in every seed.  A checker that catches
+# nothing here is broken.  Run by scripts/test after the normal build's suite
+# (not by make check, not under sanitizers).  CHAOS_NEG_SWITCH (default
+# rename_copy), CHAOS_NEG_SEEDS (default "1 2"), CHAOS_NEG_DURATION (default
+# 30) and CHAOS_NEG_KINDS (violation kinds that count as caught; default:
+# any but duplicate, which the broker shows without a switch today).
+. "$KAAS_TOP_SRCDIR/tests/lib.sh"
+kaas_scratch
+if grep -q -- '--enable-sanitizers' "$KAAS_TOP_BUILDDIR/config.status" 2>/dev/null; then
+	echo "PASS (sanitizer build: chaos runs belong to the normal build)"
+	exit 0
+fi
+[ -c /dev/fuse ] || kaas_skip "no /dev/fuse: FUSE is not available here"
+command -v fusermount3 >/dev/null 2>&1 || kaas_skip "fusermount3 is not installed (package fuse3)"
+command -v kcat >/dev/null 2>&1 || kaas_skip "kcat is not installed"
+sw=${CHAOS_NEG_SWITCH:-rename_copy}
+missed=0
+for seed in ${CHAOS_NEG_SEEDS:-1 2}; do
+	o=$KAAS_SCRATCH/seed-$seed
+	KAAS_BUILD_DIR=$KAAS_TOP_BUILDDIR timeout 600 "$KAAS_TOP_SRCDIR/scripts/chaos" --seed "$seed" \
+		--duration "${CHAOS_NEG_DURATION:-30}" --switch "$sw" --out "$o" 2>/dev/null
+	rc=$?
+	caught=0
+	if [ $rc = 1 ]; then
+		for k in $(sed -n 's/.*"by_kind":{\([^}]*\)}.*/\1/p' "$o/check.json" | tr ',' '\n' |
+			sed -n 's/^"\([a-z_]*\)":[1-9][0-9]*$/\1/p'); do
+			if [ -n "${CHAOS_NEG_KINDS:-}" ]; then
+				[[ ",$CHAOS_NEG_KINDS," == *",$k,"* ]] && caught=1
+			else
+				[ "$k" != duplicate ] && caught=1
+			fi
+		done
+	fi
+	if [ $caught = 1 ]; then
+		echo "seed $seed: switch $sw caught"
+	else
+		echo "seed $seed: switch $sw NOT caught (exit $rc; rerun: scripts/chaos --seed $seed --duration ${CHAOS_NEG_DURATION:-30} --switch $sw)"
+		missed=$((missed + 1))
+	fi
+done
+[ $missed = 0 ] || kaas_fail "the checker missed switch $sw in $missed seed(s)"
+echo PASS
