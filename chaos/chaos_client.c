@@ -203,7 +203,8 @@ static int produce(const char *bootstrap, const struct topics *t, const char *ta
 				fprintf(stderr, "chaos_client: producev: %s\n", rd_kafka_err2str(e));
 				break;
 			}
-			produced++;
+			if (++produced % 1000 == 0)
+				fprintf(stderr, "chaos_client: produced %ld\n", produced);
 			rd_kafka_poll(rk, 0);
 			char es[256];
 			if (rd_kafka_fatal_error(rk, es, sizeof(es))) {
