@@ -35,7 +35,7 @@
  *       broker read a torn or missing document; stuck_delete: a deleted
  *       topic could not be re-created).
  * Prints one JSON object on stdout: {"topics","partitions","acknowledged",
- * "consumed",...,"violation_count","by_kind":{...},"violations":[first 200,
+ * "consumed",...,"violation_count","by_kind":{...},"violations":[first 10000,
  * with evidence]}.  Exit 0 when there is no violation, 1 when there are, 2
  * on bad input.
  */
@@ -66,7 +66,7 @@ struct recs {
 	size_t n, cap;
 };
 
-#define MAX_SHOWN 200
+#define MAX_SHOWN 10000
 static long nviol, unknown_off;
 static int shown;
 enum {
