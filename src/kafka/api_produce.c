@@ -14,7 +14,7 @@
  * Errors of the append path, as a client must read them:
  *   KAFKA_STORAGE_ERROR      the log is failed (or failed during the
  *                            checks): the batch was NOT written.  Answered
- *                            before any sequence check.
+ *                            before any sequence rule (kaas_idem_check).
  *   REQUEST_TIMED_OUT        the batch was queued and its write or fsync
  *                            failed: it MAY be on the volume (a re-open
  *                            recovers what is valid by CRC).  Retried with
@@ -197,18 +197,8 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 			.base_sequence = (int32_t)be32(bb + 53),
 		};
 		int64_t dup = -1;
-		/* A failed log takes nothing: answer that before any sequence
-		 * check.  An OUT_OF_ORDER_SEQUENCE_NUMBER for a batch that
-		 * follows one lost to the failure makes librdkafka bump its
-		 * epoch and renumber every unacknowledged message, including
-		 * those of a batch the re-opened log recovers (a duplicate). */
-		int st = kaas_log_status(log);
-		int ic = st == 0 ? kaas_idem_check(log, &lb, &dup) : 0;
-		if (st == 0 && ic < 0)
-			st = kaas_log_status(log); /* failed during the check */
-		if (st < 0)
-			return st == KAAS_LOG_EFENCED ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
-						      : KAAS_KERR_KAFKA_STORAGE_ERROR;
+		/* A failed log is answered here too, before any sequence rule. */
+		int ic = kaas_idem_check(log, &lb, &dup);
 		if (ic < 0)
 			return (int16_t)-ic;
 		if (ic == KAAS_IDEM_DUPLICATE) {
