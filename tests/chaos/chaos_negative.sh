@@ -6,7 +6,8 @@
 # (not by make check, not under sanitizers).  CHAOS_NEG_SWITCH (default
 # rename_copy), CHAOS_NEG_SEEDS (default "1 2"), CHAOS_NEG_DURATION (default
 # 30) and CHAOS_NEG_KINDS (violation kinds that count as caught; default:
-# any but duplicate, which the broker shows without a switch today).
+# any but duplicate, which the broker showed without a switch before the
+# idempotence fix: a switch must be caught by something else).
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
 if grep -q -- '--enable-sanitizers' "$KAAS_TOP_BUILDDIR/config.status" 2>/dev/null; then
