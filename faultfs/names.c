@@ -193,16 +193,69 @@ int kaas_fault_rmdir(struct kaas_fault_model *m, int host, const char *path)
 	return rc < 0 ? rc : kaas_sub_rmdir(m->lower, path);
 }
 
+/* excl_race: a listing by another process inside the race window misses
+ * a racy create's name too (as a stat does): its create "had not landed". */
+struct racy_filter {
+	kaas_dirent_cb cb;
+	void *arg;
+	char **hidden;
+	size_t n;
+};
+
+static int racy_filter_cb(void *arg, const char *name, enum kaas_file_type type)
+{
+	struct racy_filter *f = arg;
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->hidden[i], name))
+			return 0;
+	return f->cb(f->arg, name, type);
+}
+
+/* The names in directory `path` that fm_racy_hidden hides from the caller
+ * (called locked); returns 0 or -ENOMEM. */
+static int racy_hidden_names(struct kaas_fault_model *m, const char *path, struct racy_filter *f)
+{
+	size_t pl = strlen(path);
+	int root = pl == 0 || !strcmp(path, ".") || !strcmp(path, "/");
+	for (struct fm_recent *r = m->recent; r; r = r->next) {
+		const char *name = r->path;
+		if (!root) {
+			if (strncmp(r->path, path, pl) != 0 || r->path[pl] != '/')
+				continue;
+			name = r->path + pl + 1;
+		}
+		if (!*name || strchr(name, '/') || !fm_racy_hidden(m, r->path))
+			continue;
+		char **nh = realloc(f->hidden, (f->n + 1) * sizeof *nh);
+		if (!nh)
+			return -ENOMEM;
+		f->hidden = nh;
+		if (!(f->hidden[f->n] = strdup(name)))
+			return -ENOMEM;
+		f->n++;
+	}
+	return 0;
+}
+
 int kaas_fault_readdir(struct kaas_fault_model *m, int host, const char *path, kaas_dirent_cb cb,
 		       void *arg)
 {
 	if (fm_bad_host(host))
 		return kaas_sub_fail(EINVAL, "faultfs: no host %d", host);
+	struct racy_filter f = {.cb = cb, .arg = arg};
 	LOCK(m);
 	m->hosts[host].used = 1;
 	int rc = fm_apply(m, host, FM_READDIR, path, NULL);
+	if (rc == 0 && m->excl_race && !m->passthrough)
+		rc = racy_hidden_names(m, path, &f);
 	UNLOCK(m);
-	return rc < 0 ? rc : kaas_sub_readdir(m->lower, path, cb, arg);
+	if (rc == 0)
+		rc = f.n ? kaas_sub_readdir(m->lower, path, racy_filter_cb, &f)
+			 : kaas_sub_readdir(m->lower, path, cb, arg);
+	for (size_t i = 0; i < f.n; i++)
+		free(f.hidden[i]);
+	free(f.hidden);
+	return rc;
 }
 
 int kaas_fault_fsync_dir(struct kaas_fault_model *m, int host, const char *path)
