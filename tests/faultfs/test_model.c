@@ -558,6 +558,14 @@ static void test_switch_rename_copy(void **state)
 	fx_close(&x);
 }
 
+static int count_cb(void *arg, const char *name, enum kaas_file_type type)
+{
+	(void)name;
+	(void)type;
+	++*(int *)arg;
+	return 0;
+}
+
 static void test_switch_excl_race(void **state)
 {
 	struct fx x;
@@ -567,6 +575,20 @@ static void test_switch_excl_race(void **state)
 	assert_int_equal(kaas_sub_open(x.a, "claim", KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_EXCL, 0644, &f1), 0);
 	kaas_fault_set_caller(1002);
 	assert_int_equal(kaas_sub_open(x.b, "claim", KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_EXCL, 0644, &f2), 0);
+	/* inside the window, another process's listing misses the name, its
+	 * own does not */
+	assert_int_equal(kaas_sub_mkdirs(x.a, "d", 0755), 0);
+	kaas_fault_set_caller(1001);
+	struct kaas_file *f3;
+	assert_int_equal(kaas_sub_open(x.a, "d/block-1", KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_EXCL, 0644, &f3), 0);
+	kaas_sub_close(f3);
+	int n = 0;
+	assert_int_equal(kaas_sub_readdir(x.a, "d", count_cb, &n), 0);
+	assert_int_equal(n, 1);
+	kaas_fault_set_caller(1002);
+	n = 0;
+	assert_int_equal(kaas_sub_readdir(x.b, "d", count_cb, &n), 0);
+	assert_int_equal(n, 0);
 	kaas_fault_set_caller(0);
 	kaas_sub_close(f1);
 	kaas_sub_close(f2);
