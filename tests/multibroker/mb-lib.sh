@@ -9,8 +9,19 @@
 #                          broker ID (default: any running); empty if none
 #   mb_controller [ID]     controller id in the metadata of broker ID
 #   mb_now_ms              wall clock in ms
+#   mb_coordinator GROUP   id of the broker coordinating GROUP (the one whose
+#                          OffsetFetch answers without NOT_COORDINATOR); empty
+#                          if none does
+#   mb_acked ACKS          acknowledgements in an mbclient ack file
+#   mb_wait_acks SECS ACKS N   wait until ACKS holds N acknowledgements
+#   mb_kill_leader TOPIC ACKS  kill -9 the leader of TOPIC/0 under a running
+#                          `mbclient produce` writing ACKS; waits for the first
+#                          acknowledgement by another broker and sets
+#                          MB_KILLED (the id) and MB_FAILOVER_MS (kill to that
+#                          acknowledgement)
 KAASD="$KAAS_TOP_BUILDDIR/kaasd"
 MBCLIENT="$KAAS_TOP_BUILDDIR/tests/multibroker/mbclient"
+MB_OFFSETS_RAW="$KAAS_TOP_BUILDDIR/tests/groups/offsets_raw"
 command -v kcat >/dev/null 2>&1 || kaas_skip "kcat is not installed"
 [ -x "$KAASD" ] || kaas_fail "no kaasd binary at $KAASD"
 : "${MB_HEARTBEAT_MS:=100}"
@@ -93,4 +104,32 @@ mb_wait_led() {
 		[ $SECONDS -ge $end ] && return 1
 		sleep 0.1
 	done
+}
+
+mb_coordinator() {
+	local id out
+	for id in "${!MB_PID[@]}"; do
+		out=$(timeout 20 "$MB_OFFSETS_RAW" "127.0.0.1:${MB_PORT[$id]}" fetch "$1" x 0 2>/dev/null) || continue
+		case $out in *" 0") echo "$id"; return 0 ;; esac
+	done
+}
+
+mb_acked() { wc -l <"$1"; }
+
+mb_wait_acks() {
+	kaas_wait_for "$1" bash -c "[ \$(wc -l <'$2') -ge $3 ]"
+}
+
+mb_kill_leader() {
+	local topic=$1 acks=$2 leader t0 t1
+	leader=$(mb_leader "$topic" 0)
+	[ -n "$leader" ] && [ "$leader" -ge 0 ] || kaas_fail "no leader for $topic/0"
+	t0=$(mb_now_ms)
+	mb_kill "$leader"
+	# The first acknowledgement by another broker after the kill.
+	kaas_wait_for 60 awk -v t="$t0" -v b="$leader" '$3 > t && $4 != b { f = 1 } END { exit !f }' "$acks" ||
+		kaas_fail "no acknowledgement within 60 s of killing broker $leader"
+	t1=$(awk -v t="$t0" -v b="$leader" '$3 > t && $4 != b { print $3; exit }' "$acks")
+	MB_KILLED=$leader
+	MB_FAILOVER_MS=$((t1 - t0))
 }
