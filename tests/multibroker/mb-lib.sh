@@ -6,7 +6,8 @@
 #   mb_kill ID [SIG]       signal broker ID (default KILL; waits if KILL)
 #   mb_bootstrap [ID...]   "host:port,..." of the given (default: running) brokers
 #   mb_leader TOPIC PART [ID]  leader id of TOPIC/PART in the metadata of
-#                          broker ID (default: any running); empty if none
+#                          broker ID (default: the first running broker that
+#                          names one); -1 or empty if none
 #   mb_controller [ID]     controller id in the metadata of broker ID
 #   mb_now_ms              wall clock in ms
 #   mb_coordinator GROUP   id of the broker coordinating GROUP (the one whose
@@ -78,8 +79,19 @@ mb_metadata() {
 }
 
 mb_leader() {
-	mb_metadata "${3:-}" -t "$1" |
-		sed -n "s/^ *partition $2, leader \([0-9-]*\),.*/\1/p" | head -n1
+	if [ -n "${3:-}" ]; then
+		mb_metadata "$3" -t "$1" | sed -n "s/^ *partition $2, leader \([0-9-]*\),.*/\1/p" | head -n1
+		return
+	fi
+	# Any running broker: the first that names a leader (one that has not
+	# read the assignment yet answers -1).
+	local id l= first=
+	for id in "${!MB_PID[@]}"; do
+		l=$(mb_leader "$1" "$2" "$id")
+		[ -z "$first" ] && first=$l
+		[ -n "$l" ] && [ "$l" -ge 0 ] 2>/dev/null && { echo "$l"; return; }
+	done
+	echo "$first"
 }
 
 mb_controller() {
