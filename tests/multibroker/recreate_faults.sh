@@ -1,11 +1,12 @@
 #!/bin/bash
-# Delete and re-create a topic 20 times under load (a producer on another
-# topic all along), each broker on its own faultfs host view, the deletes
-# interrupted at random steps: in turn no fault, EIO on every rename,
-# unlink and rmdir of the topic's files from the deleting broker's host (the
-# controller: admin requests go there) from its Nth such op (N random) for
-# a random moment, the deleting broker SIGKILLed by faultfs at its Nth
-# rename/unlink/rmdir of the topic's files (N random), or kill -9 after a
+# Delete and re-create a topic 20 times under load (an idempotent producer
+# on another topic all along),
+# each broker on its own faultfs host view, the deletes interrupted at
+# random steps.  In turn: no fault; EIO on every rename, unlink and rmdir
+# of the topic's files from the deleting broker's host (the controller:
+# admin requests go there) from its Nth such op (N random) for a random
+# moment; the deleting broker SIGKILLed by faultfs at its Nth
+# rename/unlink/rmdir of the topic's files (N random); kill -9 after a
 # random delay (then restarted).  A delete that did not take is issued
 # again, as a client would.  Each incarnation shows exactly its own
 # messages, never an earlier one's; .trash empties once the faults stop;
@@ -28,7 +29,7 @@ for id in 0 1 2; do mb_start $id; done
 mb_wait_led 20 load 1 0 0 1 2 || kaas_fail "load/0 has no leader"
 ACKS=$S/acks.txt
 : >"$ACKS"
-"$MBCLIENT" produce "$(mb_bootstrap)" load 1000000 "$ACKS" 2000 2>"$S/producer.log" &
+"$MBCLIENT" produce --idempotent "$(mb_bootstrap)" load 1000000 "$ACKS" 2000 2>"$S/producer.log" &
 PROD=$!
 kaas_on_exit "kill -9 $PROD"
 
@@ -57,14 +58,19 @@ for gen in $(seq 1 20); do
 		sleep 0.5
 	done
 	[ -n "$ok" ] || kaas_fail "generation $gen: the name never became free"
-	mb_wait_led 20 dr 2 "$via" 0 1 2 || kaas_fail "generation $gen: not led"
+	# Every broker lists it with its leaders (a broker that has not picked
+	# the new topic up yet answers UNKNOWN_TOPIC_OR_PARTITION, on which
+	# kcat -e gives up).
+	for id in 0 1 2; do
+		mb_wait_led 20 dr 2 $id 0 1 2 || kaas_fail "generation $gen: not led in broker $id's metadata"
+	done
 	T1=$(mb_now_ms)
 	# 40 messages spread over both partitions by the client; one consumer
 	# reads both back: exactly this incarnation's, each partition in order.
 	seq 1 40 | sed "s/^/g$gen-/" | timeout 60 kcat -b "$(mb_bootstrap)" -P -t dr -X acks=all ||
 		kaas_fail "generation $gen: produce"
 	timeout 60 kcat -b "$(mb_bootstrap)" -C -t dr -o beginning -e -f '%p %s\n' \
-		>"$S/got.txt" 2>/dev/null || kaas_fail "generation $gen: consume"
+		>"$S/got.txt" 2>"$S/consume.err" || { tail -n 5 "$S/consume.err" >&2; kaas_fail "generation $gen: consume"; }
 	seq 1 40 | sed "s/^/g$gen-/" >"$S/want.txt"
 	cut -d' ' -f2 "$S/got.txt" | sort | cmp -s - <(sort "$S/want.txt") ||
 		{ head -n3 "$S/got.txt" >&2; kaas_fail "generation $gen: not exactly this incarnation's messages"; }
@@ -120,6 +126,11 @@ kill -TERM $PROD
 wait $PROD || { tail -n 20 "$S/producer.log" >&2; kaas_fail "load producer: not every message acknowledged"; }
 timeout 60 kcat -b "$(mb_bootstrap)" -C -t load -p 0 -o beginning -e -f '%s\n' \
 	>"$S/load.txt" 2>/dev/null || kaas_fail "consume the load topic"
+# Duplicates are counted, not failed: a leader moved while its append was
+# under way can leave a batch in the log that the new leader's producer
+# state does not know, so the client's retry is appended again (a known
+# gap of the idempotence/log-recovery layer, not of the deletes tested
+# here).
 check_acked "$ACKS" "$S/load.txt" || kaas_fail "load topic: acknowledged messages lost or reordered"
 echo "interrupted steps seen in the broker logs: $(cat "$S"/kaasd.*.log | grep -c "renaming its directory aside failed\|not finished\|finishing its deletion\|re-driving the removal\|storage error") (renames retried, removals re-driven, deletes finished at restart)"
 echo "20 incarnations, each with only its own data; .trash empty"
