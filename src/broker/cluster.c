@@ -551,7 +551,12 @@ static void *agent_main(void *arg)
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
 		pthread_mutex_unlock(&c->mu);
+		uint64_t t0 = kaas_mono_ms();
 		int rc = round_once(c);
+		uint64_t took = kaas_mono_ms() - t0;
+		if (took > c->cfg->liveness_ms / 2)
+			kaas_warn("cluster: a round took %llu ms (over half the liveness timeout: "
+				  "this broker was fenced meanwhile)", (unsigned long long)took);
 		if (rc == 0) {
 			__atomic_store_n(&c->last_ok_ms, kaas_mono_ms(), __ATOMIC_RELEASE);
 			if (failing)

@@ -105,11 +105,12 @@ mb_now_ms() { date +%s%3N; }
 mb_wait_led() {
 	local secs=$1 topic=$2 n=$3 from=$4
 	shift 4
-	local end=$((SECONDS + secs)) p l ok
+	local end=$((SECONDS + secs)) p l ok md
 	while :; do
 		ok=1
+		md=$(mb_metadata "$from" -t "$topic")
 		for p in $(seq 0 $((n - 1))); do
-			l=$(mb_leader "$topic" "$p" "$from")
+			l=$(sed -n "s/^ *partition $p, leader \([0-9-]*\),.*/\1/p" <<<"$md" | head -n1)
 			[[ " $* " == *" $l "* ]] || { ok=0; break; }
 		done
 		[ $ok = 1 ] && return 0

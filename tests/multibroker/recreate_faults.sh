@@ -61,9 +61,10 @@ for gen in $(seq 1 20); do
 	# Every broker lists it with its leaders (a broker that has not picked
 	# the new topic up yet answers UNKNOWN_TOPIC_OR_PARTITION, on which
 	# kcat -e gives up).
-	for id in 0 1 2; do
-		mb_wait_led 20 dr 2 $id 0 1 2 || kaas_fail "generation $gen: not led in broker $id's metadata"
-	done
+	mb_wait_led 20 dr 2 0 0 1 2 & w0=$!
+	mb_wait_led 20 dr 2 1 0 1 2 & w1=$!
+	mb_wait_led 20 dr 2 2 0 1 2 & w2=$!
+	for w in $w0 $w1 $w2; do wait $w || kaas_fail "generation $gen: not led in every broker's metadata"; done
 	T1=$(mb_now_ms)
 	# 40 messages spread over both partitions by the client; one consumer
 	# reads both back: exactly this incarnation's, each partition in order.
@@ -84,7 +85,7 @@ for gen in $(seq 1 20); do
 	case $mode in
 	0)	what="no fault"
 		"$MBCLIENT" delete "127.0.0.1:${MB_PORT[$del]}" dr 2>/dev/null ;;
-	1)	ms=$((50 + RANDOM % 1000)) n=$((RANDOM % 6))
+	1)	ms=$((50 + RANDOM % 600)) n=$((RANDOM % 6))
 		what="EIO on host $del from its op $n on the topic's files for $ms ms"
 		id=$(rule "{$FILES_OPS,\"host\":$del,\"prob\":1,\"after\":$n,\"times\":-1,\"fault\":\"EIO\"}")
 		[ -n "$id" ] || kaas_fail "faultfs rule"
@@ -98,7 +99,7 @@ for gen in $(seq 1 20); do
 		[ -n "$id" ] || kaas_fail "faultfs rule"
 		"$MBCLIENT" delete "127.0.0.1:${MB_PORT[$del]}" dr 2>/dev/null
 		ffs_ctl clear "$id" >/dev/null ;;
-	3)	ms=$((RANDOM % 1500))
+	3)	ms=$((RANDOM % 900))
 		what="kill -9 of broker $del after $ms ms"
 		"$MBCLIENT" delete "127.0.0.1:${MB_PORT[$del]}" dr 2>/dev/null &
 		sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
@@ -108,12 +109,18 @@ for gen in $(seq 1 20); do
 	kill -0 "${MB_PID[$del]:-none}" 2>/dev/null || what="$what (killed)"
 	for id in 0 1 2; do revive $id; done
 	# Until no broker lists it; a delete that did not take is issued again.
-	t0=$SECONDS gone=
+	t0=$SECONDS gone= again=$SECONDS
 	while [ $((SECONDS - t0)) -lt 40 ]; do
+		lists_dr 0 & l0=$!
+		lists_dr 1 & l1=$!
+		lists_dr 2 & l2=$!
 		gone=1
-		for id in 0 1 2; do lists_dr $id && { gone=; break; }; done
+		for l in $l0 $l1 $l2; do wait $l && gone=; done
 		[ -n "$gone" ] && break
-		[ $(((SECONDS - t0) % 3)) = 2 ] && "$MBCLIENT" delete "$(mb_bootstrap)" dr >/dev/null 2>&1
+		if [ $SECONDS -gt $again ]; then
+			"$MBCLIENT" delete "$(mb_bootstrap)" dr >/dev/null 2>&1
+			again=$SECONDS
+		fi
 		sleep 0.2
 	done
 	[ -n "$gone" ] || kaas_fail "generation $gen ($what): the topic is still listed after 40 s"
