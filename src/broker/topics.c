@@ -277,9 +277,8 @@ static int reclaim_dir(struct kaas_topics *t, const char *name, const uint8_t id
 		removal_free(r);
 		return -ENOMEM;
 	}
-	int rc;
 	struct kaas_converge_opts o = { .max_attempts = 5 };
-	rc = kaas_converge(removal_step, r, &o);
+	int rc = kaas_converge(removal_step, r, &o);
 	if (rc == 0) {
 		removal_free(r);
 		return 0;

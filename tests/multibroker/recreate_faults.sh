@@ -47,6 +47,21 @@ rule() { # rule JSON -> id
 	ffs_ctl set "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'
 }
 FILES_OPS='"op":"rename,unlink,rmdir","path":"*dr*"'
+# The DeleteTopics client in the background; reaped once it answered or
+# the deleting broker died (its answer then never comes), bounded.
+delete_bg() {
+	"$MBCLIENT" delete "127.0.0.1:${MB_PORT[$del]}" dr 2>/dev/null &
+	DPID=$!
+}
+delete_reap() {
+	local i
+	for i in $(seq 1 300); do
+		kill -0 $DPID 2>/dev/null && kill -0 "${MB_PID[$del]:-none}" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill $DPID 2>/dev/null
+	wait $DPID 2>/dev/null
+}
 
 for gen in $(seq 1 20); do
 	via=$((gen % 3)) mode=$((gen % 4))
@@ -89,22 +104,23 @@ for gen in $(seq 1 20); do
 		what="EIO on host $del from its op $n on the topic's files for $ms ms"
 		id=$(rule "{$FILES_OPS,\"host\":$del,\"prob\":1,\"after\":$n,\"times\":-1,\"fault\":\"EIO\"}")
 		[ -n "$id" ] || kaas_fail "faultfs rule"
-		"$MBCLIENT" delete "127.0.0.1:${MB_PORT[$del]}" dr 2>/dev/null &
+		delete_bg
 		sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
 		ffs_ctl clear "$id" >/dev/null
-		wait $! ;;
+		delete_reap ;;
 	2)	n=$((RANDOM % 6))
 		what="faultfs kills broker $del at its op $n on the topic's files"
 		id=$(rule "{$FILES_OPS,\"host\":$del,\"prob\":1,\"after\":$n,\"times\":1,\"fault\":\"kill\"}")
 		[ -n "$id" ] || kaas_fail "faultfs rule"
-		"$MBCLIENT" delete "127.0.0.1:${MB_PORT[$del]}" dr 2>/dev/null
+		delete_bg
+		delete_reap
 		ffs_ctl clear "$id" >/dev/null ;;
 	3)	ms=$((RANDOM % 900))
 		what="kill -9 of broker $del after $ms ms"
-		"$MBCLIENT" delete "127.0.0.1:${MB_PORT[$del]}" dr 2>/dev/null &
+		delete_bg
 		sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
 		mb_kill "$del"
-		wait $! ;;
+		delete_reap ;;
 	esac
 	kill -0 "${MB_PID[$del]:-none}" 2>/dev/null || what="$what (killed)"
 	for id in 0 1 2; do revive $id; done
