@@ -294,7 +294,7 @@ static int should_claim(struct kaas_cluster *c, int have_latest, uint64_t latest
 	/* Announced by a dead broker, or by nobody for a whole timeout. */
 	int announced = 0;
 	for (size_t i = 0; i < n; i++)
-		if (list[i].controller_epoch == latest)
+		if (list[i].controller_epoch == latest && !list[i].stopped)
 			announced = 1;
 	if (announced)
 		return now - c->start_ms >= c->cfg->liveness_ms;
@@ -482,7 +482,8 @@ static int round_once(struct kaas_cluster *c)
 			restarted[nrestarted++] = list[i].id;
 	int32_t holder = -1;
 	for (size_t i = 0; have_latest && i < n; i++)
-		if (list[i].controller_epoch == latest && kaas_liveness_alive(&c->lv, list[i].id, now) &&
+		if (list[i].controller_epoch == latest && !list[i].stopped &&
+		    kaas_liveness_alive(&c->lv, list[i].id, now) &&
 		    !(list[i].id == me && list[i].incarnation != c->me.incarnation))
 			holder = list[i].id;
 	/* 3. Controller election. */
@@ -654,7 +655,6 @@ void kaas_cluster_stop(struct kaas_cluster *c)
 		/* A clean stop: a process with our id may start at once. */
 		if (c->published && !__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE)) {
 			c->me.stopped = 1;
-			c->me.controller_epoch = 0;
 			(void)kaas_broker_publish(c->vol, &c->me);
 		}
 	}

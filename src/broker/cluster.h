@@ -69,10 +69,10 @@ int kaas_cluster_lease(void *arg, const char *topic, int32_t partition, uint32_t
 int kaas_cluster_start(struct kaas_cluster *c, struct kaas_topics *topics);
 
 /* Stop the thread (no more heartbeats) and free the agent.  NULL is a
- * no-op.  The broker document is rewritten once more, marked stopped and
- * holding no controller epoch (same counter: others see the heartbeat
- * stop; a new process with the id starts without waiting; a controller's
- * claim is taken over at once). */
+ * no-op.  The broker document is rewritten once more, marked stopped (same
+ * counter: others see the heartbeat stop; a new process with the id starts
+ * without waiting; the controller claim it announced counts as nobody's,
+ * so another broker, or its own next life, claims at once). */
 void kaas_cluster_stop(struct kaas_cluster *c);
 
 /* Ask for a round now (any thread). */
