@@ -57,7 +57,35 @@ static int32_t seq_add(int32_t seq, int64_t n)
 	return (int32_t)(((int64_t)seq + n) % ((int64_t)INT32_MAX + 1));
 }
 
+/* The answer for a failed log: it takes nothing, whatever the sequence. */
+static int failed_answer(int status)
+{
+	return status == KAAS_LOG_EFENCED ? -KAAS_KERR_NOT_LEADER_OR_FOLLOWER
+					  : -KAAS_KERR_KAFKA_STORAGE_ERROR;
+}
+
+static int check_sequence(struct kaas_log *log, const struct kaas_log_batch *lb,
+			  int64_t *dup_base);
+
 int kaas_idem_check(struct kaas_log *log, const struct kaas_log_batch *lb, int64_t *dup_base)
+{
+	/* A failed log first: a sequence error for a batch that follows one
+	 * the failure took (it left the pending list) would be answered
+	 * OUT_OF_ORDER_SEQUENCE_NUMBER, and librdkafka answers that by
+	 * bumping its epoch and renumbering every unacknowledged message —
+	 * also those of a batch the re-opened log (or the next leader)
+	 * recovers, which is then written twice. */
+	int st = kaas_log_status(log);
+	if (st < 0)
+		return failed_answer(st);
+	int rc = check_sequence(log, lb, dup_base);
+	if (rc < 0 && (st = kaas_log_status(log)) < 0)
+		return failed_answer(st); /* the log failed during the check */
+	return rc;
+}
+
+static int check_sequence(struct kaas_log *log, const struct kaas_log_batch *lb,
+			  int64_t *dup_base)
 {
 	if (lb->producer_id < 0)
 		return KAAS_IDEM_APPEND;

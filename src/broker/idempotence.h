@@ -35,7 +35,14 @@ void kaas_idem_stop(struct kaas_broker *b);
  * that batch's fsync, so the answer is durable), or minus a Kafka error
  * code: OUT_OF_ORDER_SEQUENCE_NUMBER, DUPLICATE_SEQUENCE_NUMBER (an older
  * batch than the window remembers), INVALID_PRODUCER_EPOCH,
- * UNKNOWN_PRODUCER_ID, REQUEST_TIMED_OUT (the original not yet durable). */
+ * UNKNOWN_PRODUCER_ID, REQUEST_TIMED_OUT (the original not yet durable or
+ * its fsync failed: possibly persisted).
+ * A failed log (kaas_log_status < 0, before or during the check) is
+ * answered KAFKA_STORAGE_ERROR, or NOT_LEADER_OR_FOLLOWER when fenced,
+ * before any sequence rule: nothing is written, and the batch keeps its
+ * sequence for the retry (a sequence error here would make librdkafka
+ * renumber its messages under a new epoch, and a batch the failure left on
+ * the volume and the next open recovers would then be written twice). */
 int kaas_idem_check(struct kaas_log *log, const struct kaas_log_batch *lb, int64_t *dup_base);
 
 /* Loop thread: should the response to this produce request be dropped

@@ -10,6 +10,18 @@
  * group-committed fsync covering every batch of the request completed (the
  * log calls back on its sync thread; completions come back to the loop
  * through kaas_broker_complete, as does the worker's "all submitted").
+ *
+ * Errors of the append path, as a client must read them:
+ *   KAFKA_STORAGE_ERROR      the log is failed (or failed during the
+ *                            checks): the batch was NOT written.  Answered
+ *                            before any sequence rule (kaas_idem_check).
+ *   REQUEST_TIMED_OUT        the batch was queued and its write or fsync
+ *                            failed: it MAY be on the volume (a re-open
+ *                            recovers what is valid by CRC).  Retried with
+ *                            the same sequence it is either answered as a
+ *                            duplicate with its original offset or appended
+ *                            — exactly one copy either way.
+ *   NOT_LEADER_OR_FOLLOWER   a newer leader fenced the log.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -119,9 +131,18 @@ static void on_complete(struct kaas_completion *c)
 	if (pc->result < 0) {
 		kaas_error("append to partition %d failed: %s", pc->part->index,
 			   strerror((int)-pc->result));
+		/* The batch was queued, so its bytes may be on the volume
+		 * (a failed fsync, a write that failed part-way) and a later
+		 * open may recover them.  Say "possibly persisted": a client
+		 * then retries the very batch (same producer epoch and
+		 * sequence) and the idempotence check answers it with the
+		 * original offset if it was recovered.  KAFKA_STORAGE_ERROR
+		 * would mean "not persisted": librdkafka may then bump its
+		 * epoch and renumber the messages, and a recovered copy
+		 * would be duplicated. */
 		pc->part->sync_err = pc->result == KAAS_LOG_EFENCED
 					     ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
-					     : KAAS_KERR_KAFKA_STORAGE_ERROR;
+					     : KAAS_KERR_REQUEST_TIMED_OUT;
 		if (pc->result != KAAS_LOG_EFENCED)
 			kaas_partition_mark_failed(pc->kp);
 	}
@@ -176,6 +197,7 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 			.base_sequence = (int32_t)be32(bb + 53),
 		};
 		int64_t dup = -1;
+		/* A failed log is answered here too, before any sequence rule. */
 		int ic = kaas_idem_check(log, &lb, &dup);
 		if (ic < 0)
 			return (int16_t)-ic;

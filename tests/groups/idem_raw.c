@@ -10,6 +10,19 @@
  *   idem_raw HOST:PORT post TOPIC PID OFFSET
  *                                   (after a broker restart) the retry of
  *                                   seq 0..2 answers OFFSET; seq 3 follows
+ *   idem_raw HOST:PORT eio-pre TOPIC
+ *                                   (the broker's volume fails the fsync of
+ *                                   TOPIC/0's second idempotent batch) seq 0
+ *                                   is written; seq 1 is answered
+ *                                   REQUEST_TIMED_OUT (possibly persisted);
+ *                                   seq 2, to the failed log, is answered
+ *                                   KAFKA_STORAGE_ERROR before any sequence
+ *                                   check; prints "PID OFFSET-OF-SEQ-0"
+ *   idem_raw HOST:PORT eio-post TOPIC PID OFFSET
+ *                                   (once the log is re-opened, in the same
+ *                                   process or after a restart) the retry of
+ *                                   seq 1 is answered OFFSET+1 (the recovered
+ *                                   copy) and seq 2 lands at OFFSET+2
  * Exit 0 when every answer is the expected one, 1 otherwise.
  */
 #include <arpa/inet.h>
@@ -201,6 +214,29 @@ int main(int argc, char **argv)
 		expect("gap after restart", produce(fd, argv[3], pid, 0, 9, 1, &o), 45);
 		return failures ? 1 : 0;
 	}
+	if (strcmp(argv[2], "eio-post") == 0 && argc == 6) {
+		int64_t pid = strtoll(argv[4], NULL, 10), o0 = strtoll(argv[5], NULL, 10), o = -1;
+		int err = 56;
+		/* KAFKA_STORAGE_ERROR until housekeeping re-opens the log. */
+		for (int i = 0; i < 150 && (err == 56 || err == 7); i++) {
+			err = produce(fd, argv[3], pid, 0, 1, 1, &o);
+			if (err == 56 || err == 7)
+				usleep(200 * 1000);
+		}
+		expect("retry of seq 1 after the re-open", err, 0);
+		if (err == 0 && o != o0 + 1) {
+			fprintf(stderr, "FAIL: retry of seq 1 at offset %" PRId64 ", the recovered "
+				"copy is at %" PRId64 "\n", o, o0 + 1);
+			failures++;
+		}
+		expect("seq 2 after the re-open", produce(fd, argv[3], pid, 0, 2, 1, &o), 0);
+		if (o != o0 + 2) {
+			fprintf(stderr, "FAIL: seq 2 at offset %" PRId64 ", expected %" PRId64 "\n", o,
+				o0 + 2);
+			failures++;
+		}
+		return failures ? 1 : 0;
+	}
 	int64_t pid = init_pid(fd);
 	if (pid < 0) {
 		fprintf(stderr, "FAIL: InitProducerId\n");
@@ -214,6 +250,14 @@ int main(int argc, char **argv)
 		int64_t o = -1;
 		expect("first batch", produce(fd, argv[3], pid, 0, 0, 3, &o), 0);
 		printf("%" PRId64 " %" PRId64 "\n", pid, o);
+		return failures ? 1 : 0;
+	}
+	if (strcmp(argv[2], "eio-pre") == 0 && argc == 4) {
+		int64_t o0 = -1, o = -1;
+		expect("seq 0", produce(fd, argv[3], pid, 0, 0, 1, &o0), 0);
+		expect("seq 1, its fsync failing", produce(fd, argv[3], pid, 0, 1, 1, &o), 7);
+		expect("seq 2 to the failed log", produce(fd, argv[3], pid, 0, 2, 1, &o), 56);
+		printf("%" PRId64 " %" PRId64 "\n", pid, o0);
 		return failures ? 1 : 0;
 	}
 	if (strcmp(argv[2], "seq") != 0 || argc < 4)

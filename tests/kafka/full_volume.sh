@@ -1,6 +1,8 @@
 #!/bin/bash
-# A full data volume degrades into per-partition produce errors
-# (KAFKA_STORAGE_ERROR) while metadata keeps working (the cluster directory
+# A full data volume degrades into per-partition produce errors (the append
+# whose write failed: REQUEST_TIMED_OUT, possibly persisted, so that an
+# idempotent client retries the very batch; later ones to the failed log:
+# KAFKA_STORAGE_ERROR) while metadata keeps working (the cluster directory
 # is elsewhere); once space is freed the failed partition is re-opened by
 # housekeeping and takes writes again, with every acknowledged message kept.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
@@ -21,8 +23,10 @@ dd if=/dev/zero of="$vol/filler" bs=1M count=2 2>/dev/null
 head -c 4000000 /dev/urandom | base64 -w 1000 >"$KAAS_SCRATCH/junk.txt"
 kc -P -t fill -X acks=all -X message.timeout.ms=4000 -X retries=0 -l "$KAAS_SCRATCH/junk.txt" \
 	2>"$KAAS_SCRATCH/junk.err" && kaas_fail "a full volume accepted everything"
-grep -qi "disk error\|storage" "$KAAS_SCRATCH/junk.err" ||
-	{ tail -5 "$KAAS_SCRATCH/junk.err" >&2; kaas_fail "no storage error reported"; }
+grep -qi "disk error\|storage\|timed out" "$KAAS_SCRATCH/junk.err" ||
+	{ tail -5 "$KAAS_SCRATCH/junk.err" >&2; kaas_fail "no produce error reported"; }
+grep -q "append to partition [0-9]* failed: No space left on device" "$KAASD_LOG" ||
+	{ tail -5 "$KAASD_LOG" >&2; kaas_fail "the broker did not log the full volume"; }
 kc -L -t fill | grep -q 'topic "fill"' || kaas_fail "metadata down while the data volume is full"
 
 rm -f "$vol/filler" "$KAAS_SCRATCH/junk.txt"

@@ -27,3 +27,9 @@ tests_log_test_log_stress_SOURCES = tests/log/test_log_stress.c
 tests_log_test_log_stress_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_stress_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_stress
+
+check_PROGRAMS += tests/log/test_log_eio_retry
+tests_log_test_log_eio_retry_SOURCES = tests/log/test_log_eio_retry.c
+tests_log_test_log_eio_retry_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_eio_retry_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_eio_retry
