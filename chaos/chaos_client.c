@@ -32,6 +32,9 @@
  *       HWM").  Commits the consumed positions every 300 ms.  With DRAIN_S:
  *       exits (0) once every partition of TOPICS reached its end, 1 when
  *       that takes longer than DRAIN_S.
+ *
+ * CHAOS_RDKAFKA_DEBUG=CONTEXTS (e.g. "eos,msg") turns on librdkafka's debug
+ * log for those contexts, on stderr.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -129,7 +132,7 @@ static void on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
 	(void)rk;
-	if (level <= 4)
+	if (level <= 4 || getenv("CHAOS_RDKAFKA_DEBUG"))
 		fprintf(stderr, "chaos_client: %s: %s\n", fac, buf);
 }
 
@@ -140,6 +143,11 @@ static rd_kafka_conf_t *base_conf(const char *bootstrap)
 	rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof(err));
 	rd_kafka_conf_set(c, "topic.metadata.refresh.interval.ms", "1000", err, sizeof(err));
 	rd_kafka_conf_set(c, "reconnect.backoff.max.ms", "200", err, sizeof(err));
+	/* CHAOS_RDKAFKA_DEBUG=eos,msg,...: librdkafka's debug contexts, logged
+	 * on stderr (to see, say, why a producer bumped its epoch). */
+	const char *dbg = getenv("CHAOS_RDKAFKA_DEBUG");
+	if (dbg && *dbg)
+		rd_kafka_conf_set(c, "debug", dbg, err, sizeof(err));
 	rd_kafka_conf_set_log_cb(c, on_log);
 	return c;
 }
