@@ -32,6 +32,9 @@
  *       HWM").  Commits the consumed positions every 300 ms.  With DRAIN_S:
  *       exits (0) once every partition of TOPICS reached its end, 1 when
  *       that takes longer than DRAIN_S.
+ *
+ * CHAOS_RDKAFKA_DEBUG=CONTEXTS (e.g. "eos,msg") turns on librdkafka's debug
+ * log for those contexts, on stderr.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -129,7 +132,7 @@ static void on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
 	(void)rk;
-	if (level <= 4)
+	if (level <= 4 || getenv("CHAOS_RDKAFKA_DEBUG"))
 		fprintf(stderr, "chaos_client: %s: %s\n", fac, buf);
 }
 
@@ -140,6 +143,11 @@ static rd_kafka_conf_t *base_conf(const char *bootstrap)
 	rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof(err));
 	rd_kafka_conf_set(c, "topic.metadata.refresh.interval.ms", "1000", err, sizeof(err));
 	rd_kafka_conf_set(c, "reconnect.backoff.max.ms", "200", err, sizeof(err));
+	/* CHAOS_RDKAFKA_DEBUG=eos,msg,...: librdkafka's debug contexts, logged
+	 * on stderr (to see, say, why a producer bumped its epoch). */
+	const char *dbg = getenv("CHAOS_RDKAFKA_DEBUG");
+	if (dbg && *dbg)
+		rd_kafka_conf_set(c, "debug", dbg, err, sizeof(err));
 	rd_kafka_conf_set_log_cb(c, on_log);
 	return c;
 }
@@ -224,8 +232,12 @@ static int produce(const char *bootstrap, const struct topics *t, const char *ta
 	return 0;
 }
 
-static int create(const char *bootstrap, const char *topic, int npart)
+/* CreateTopics (npart > 0) or DeleteTopics (npart == 0) of TOPIC.  Create:
+ * 0 created, 3 already exists (or still being deleted), 1 other errors.
+ * Delete: 0 deleted or unknown, 1 else.  2 on setup errors. */
+static int admin_topic(const char *bootstrap, const char *topic, int npart)
 {
+	const int del = npart == 0;
 	char err[512];
 	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, base_conf(bootstrap), err, sizeof(err));
 	if (!rk) {
@@ -235,72 +247,34 @@ static int create(const char *bootstrap, const char *topic, int npart)
 	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
 	rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_ANY);
 	rd_kafka_AdminOptions_set_request_timeout(o, 20000, err, sizeof(err));
-	rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, npart, 1, err, sizeof(err));
-	rd_kafka_CreateTopics(rk, &nt, 1, o, q);
-	rd_kafka_NewTopic_destroy(nt);
+	if (del) {
+		rd_kafka_DeleteTopic_t *dt = rd_kafka_DeleteTopic_new(topic);
+		rd_kafka_DeleteTopics(rk, &dt, 1, o, q);
+		rd_kafka_DeleteTopic_destroy(dt);
+	} else {
+		rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, npart, 1, err, sizeof(err));
+		rd_kafka_CreateTopics(rk, &nt, 1, o, q);
+		rd_kafka_NewTopic_destroy(nt);
+	}
 	int rc = 1;
 	rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
 	if (!ev) {
-		fprintf(stderr, "chaos_client: no CreateTopics result\n");
+		fprintf(stderr, "chaos_client: no %s result\n", del ? "DeleteTopics" : "CreateTopics");
 	} else if (rd_kafka_event_error(ev)) {
 		fprintf(stderr, "chaos_client: %s\n", rd_kafka_event_error_string(ev));
 	} else {
 		size_t n = 0;
 		const rd_kafka_topic_result_t **res =
-			rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
+			del ? rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &n)
+			    : rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
 		rc = 0;
 		for (size_t i = 0; i < n; i++) {
 			rd_kafka_resp_err_t e = rd_kafka_topic_result_error(res[i]);
-			if (e) {
-				fprintf(stderr, "chaos_client: create %s: %s\n",
-					rd_kafka_topic_result_name(res[i]),
-					rd_kafka_topic_result_error_string(res[i]));
-				rc = e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS ? 3 : 1;
-			}
-		}
-	}
-	if (ev)
-		rd_kafka_event_destroy(ev);
-	rd_kafka_AdminOptions_destroy(o);
-	rd_kafka_queue_destroy(q);
-	rd_kafka_destroy(rk);
-	return rc;
-}
-
-/* DeleteTopics TOPIC; 0 when deleted or unknown, 1 else, 2 on setup errors. */
-static int delete_topic(const char *bootstrap, const char *topic)
-{
-	char err[512];
-	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, base_conf(bootstrap), err, sizeof(err));
-	if (!rk) {
-		fprintf(stderr, "chaos_client: %s\n", err);
-		return 2;
-	}
-	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-	rd_kafka_AdminOptions_t *o = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_ANY);
-	rd_kafka_AdminOptions_set_request_timeout(o, 20000, err, sizeof(err));
-	rd_kafka_DeleteTopic_t *dt = rd_kafka_DeleteTopic_new(topic);
-	rd_kafka_DeleteTopics(rk, &dt, 1, o, q);
-	rd_kafka_DeleteTopic_destroy(dt);
-	int rc = 1;
-	rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
-	if (!ev) {
-		fprintf(stderr, "chaos_client: no DeleteTopics result\n");
-	} else if (rd_kafka_event_error(ev)) {
-		fprintf(stderr, "chaos_client: %s\n", rd_kafka_event_error_string(ev));
-	} else {
-		size_t n = 0;
-		const rd_kafka_topic_result_t **res =
-			rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &n);
-		rc = 0;
-		for (size_t i = 0; i < n; i++) {
-			rd_kafka_resp_err_t e = rd_kafka_topic_result_error(res[i]);
-			if (e && e != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
-				fprintf(stderr, "chaos_client: delete %s: %s\n",
-					rd_kafka_topic_result_name(res[i]),
-					rd_kafka_topic_result_error_string(res[i]));
-				rc = 1;
-			}
+			if (!e || (del && e == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART))
+				continue;
+			fprintf(stderr, "chaos_client: %s %s: %s\n", del ? "delete" : "create",
+				rd_kafka_topic_result_name(res[i]), rd_kafka_topic_result_error_string(res[i]));
+			rc = !del && e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS ? 3 : 1;
 		}
 	}
 	if (ev)
@@ -545,9 +519,9 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_term);
 	struct topics t;
 	if (argc == 5 && !strcmp(argv[1], "create") && atoi(argv[4]) > 0)
-		return create(argv[2], argv[3], atoi(argv[4]));
+		return admin_topic(argv[2], argv[3], atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "delete"))
-		return delete_topic(argv[2], argv[3]);
+		return admin_topic(argv[2], argv[3], 0);
 	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "produce"))
 		return parse_topics(argv[3], &t) ? 2
 						  : produce(argv[2], &t, argv[4], argv[5],

@@ -44,6 +44,7 @@ struct kaas_cluster {
 	uint64_t served_version;  /* view version the registry was last
 	                             reconciled with (+1; 0: none) */
 	uint64_t last_ok_ms;      /* atomic: last full round */
+	int superseded;           /* atomic: another process took our id over */
 	/* Agent thread only. */
 	struct kaas_broker_info me;
 	struct kaas_liveness lv;
@@ -52,13 +53,54 @@ struct kaas_cluster {
 	uint64_t latest_since_ms;
 	uint64_t start_ms;
 	uint64_t prev_life_epoch; /* controller epoch our id's previous life announced */
+	int published;            /* our document holds our incarnation */
 	struct known_inc *incs;
 	size_t nincs;
 };
 
+static void sleep_ms(uint64_t ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Is our broker id free?  Its document, if any, must be a clean
+ * shutdown's, or show no heartbeat progress for a while: the liveness
+ * timeout, but at most four heartbeat intervals (a live owner renews every
+ * interval; one whose rounds are slower than that and is missed here is
+ * fenced by the incarnation check of round_once instead).  0, or
+ * -EADDRINUSE (logged) when another live process has the id. */
+static int check_id_free(struct kaas_substrate *vol, const struct kaas_config *cfg)
+{
+	struct kaas_broker_info first, cur;
+	if (kaas_broker_read(vol, cfg->broker_id, &first) < 0 || first.stopped)
+		return 0;
+	uint64_t wait = cfg->liveness_ms < 4ull * cfg->heartbeat_ms ? cfg->liveness_ms
+								     : 4ull * cfg->heartbeat_ms;
+	uint64_t end = kaas_mono_ms() + wait;
+	while (kaas_mono_ms() < end) {
+		sleep_ms(cfg->heartbeat_ms / 2 ? cfg->heartbeat_ms / 2 : 1);
+		if (kaas_broker_read(vol, cfg->broker_id, &cur) < 0)
+			continue;
+		if (cur.stopped)
+			return 0;
+		if (cur.incarnation != first.incarnation || cur.counter != first.counter) {
+			kaas_error("broker id %d is in use by a live broker (incarnation %016llx, advertising %s:%d: "
+				   "its heartbeat moved while we watched); refusing to start with the same --broker-id",
+				   (int)cfg->broker_id, (unsigned long long)cur.incarnation, cur.host,
+				   (int)cur.port);
+			return -EADDRINUSE;
+		}
+	}
+	return 0;
+}
+
 int kaas_cluster_new(struct kaas_substrate *cluster, const struct kaas_config *cfg,
 		     struct kaas_cluster **out)
 {
+	int rc = check_id_free(cluster, cfg);
+	if (rc < 0)
+		return rc;
 	struct kaas_cluster *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -82,7 +124,7 @@ int kaas_cluster_lease(void *arg, const char *topic, int32_t partition, uint32_t
 	struct kaas_cluster *c = arg;
 	int yes = 0;
 	pthread_mutex_lock(&c->mu);
-	if (c->have_view && c->trust_self) {
+	if (c->have_view && c->trust_self && !__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE)) {
 		const struct kaas_assign_entry *e = kaas_assignment_find(&c->view, topic, partition);
 		if (e && e->leader == c->cfg->broker_id) {
 			*epoch = e->leader_epoch;
@@ -97,6 +139,8 @@ int kaas_cluster_fenced(const struct kaas_cluster *c)
 {
 	if (!c)
 		return 0;
+	if (__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE))
+		return 1;
 	uint64_t ok = __atomic_load_n(&c->last_ok_ms, __ATOMIC_ACQUIRE);
 	return kaas_mono_ms() - ok > c->cfg->liveness_ms / 2;
 }
@@ -250,7 +294,7 @@ static int should_claim(struct kaas_cluster *c, int have_latest, uint64_t latest
 	/* Announced by a dead broker, or by nobody for a whole timeout. */
 	int announced = 0;
 	for (size_t i = 0; i < n; i++)
-		if (list[i].controller_epoch == latest)
+		if (list[i].controller_epoch == latest && !list[i].stopped)
 			announced = 1;
 	if (announced)
 		return now - c->start_ms >= c->cfg->liveness_ms;
@@ -395,12 +439,29 @@ static int round_once(struct kaas_cluster *c)
 		c->latest_seen = latest;
 		c->latest_since_ms = now;
 	}
-	/* 1. Heartbeat. */
+	/* 1. Heartbeat, unless another process with our id overwrote our
+	 * document (it started while we looked dead: paused, partitioned):
+	 * then this one is fenced for good. */
+	if (__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE))
+		return -EADDRINUSE;
+	if (c->published) {
+		struct kaas_broker_info cur;
+		/* (an unreadable document is checked again next round) */
+		if (kaas_broker_read(c->vol, me, &cur) == 0 && cur.incarnation != c->me.incarnation) {
+			__atomic_store_n(&c->superseded, 1, __ATOMIC_RELEASE);
+			kaas_error("cluster: broker id %d was taken over by another process (incarnation %016llx, advertising %s:%d); "
+				   "this one (incarnation %016llx) is fenced: it leads nothing and refuses produce until restarted",
+				   (int)me, (unsigned long long)cur.incarnation, cur.host, (int)cur.port,
+				   (unsigned long long)c->me.incarnation);
+			return -EADDRINUSE;
+		}
+	}
 	c->me.counter++;
 	c->me.controller_epoch = c->ctrl_epoch;
 	rc = kaas_broker_publish(c->vol, &c->me);
 	if (rc < 0)
 		return rc;
+	c->published = 1;
 	/* 2. Observe. */
 	struct kaas_broker_info *list = NULL;
 	size_t n = 0;
@@ -421,7 +482,8 @@ static int round_once(struct kaas_cluster *c)
 			restarted[nrestarted++] = list[i].id;
 	int32_t holder = -1;
 	for (size_t i = 0; have_latest && i < n; i++)
-		if (list[i].controller_epoch == latest && kaas_liveness_alive(&c->lv, list[i].id, now) &&
+		if (list[i].controller_epoch == latest && !list[i].stopped &&
+		    kaas_liveness_alive(&c->lv, list[i].id, now) &&
 		    !(list[i].id == me && list[i].incarnation != c->me.incarnation))
 			holder = list[i].id;
 	/* 3. Controller election. */
@@ -490,7 +552,12 @@ static void *agent_main(void *arg)
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
 		pthread_mutex_unlock(&c->mu);
+		uint64_t t0 = kaas_mono_ms();
 		int rc = round_once(c);
+		uint64_t took = kaas_mono_ms() - t0;
+		if (took > c->cfg->liveness_ms / 2)
+			kaas_warn("cluster: a round took %llu ms (over half the liveness timeout: "
+				  "this broker was fenced meanwhile)", (unsigned long long)took);
 		if (rc == 0) {
 			__atomic_store_n(&c->last_ok_ms, kaas_mono_ms(), __ATOMIC_RELEASE);
 			if (failing)
@@ -585,6 +652,11 @@ void kaas_cluster_stop(struct kaas_cluster *c)
 		pthread_cond_broadcast(&c->cv);
 		pthread_mutex_unlock(&c->mu);
 		pthread_join(c->thread, NULL);
+		/* A clean stop: a process with our id may start at once. */
+		if (c->published && !__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE)) {
+			c->me.stopped = 1;
+			(void)kaas_broker_publish(c->vol, &c->me);
+		}
 	}
 	kaas_assignment_free(&c->view);
 	kaas_liveness_free(&c->lv);

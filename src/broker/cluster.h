@@ -47,8 +47,17 @@
 
 struct kaas_cluster;
 
-/* Create the agent (no thread, no I/O yet).  cfg must outlive it; its
- * advertised address is read at kaas_cluster_start.  0 or -ENOMEM. */
+/* Create the agent (no thread yet).  cfg must outlive it; its advertised
+ * address is read at kaas_cluster_start.  First makes sure no live process
+ * has our broker id: its document, if any, must be a clean shutdown's or
+ * show no heartbeat progress for min(liveness timeout, 4 heartbeat
+ * intervals) (blocks that long).  0, -EADDRINUSE (the id is in use; logged
+ * with the other process's address) or -ENOMEM.
+ *
+ * Two processes with one id: each round first reads our own document; once
+ * it holds another incarnation than ours, another process took the id over
+ * (it started while this one looked dead) and this one is fenced for good:
+ * it leads nothing, refuses produce and stops heartbeating. */
 int kaas_cluster_new(struct kaas_substrate *cluster, const struct kaas_config *cfg,
 		     struct kaas_cluster **out);
 
@@ -60,7 +69,10 @@ int kaas_cluster_lease(void *arg, const char *topic, int32_t partition, uint32_t
 int kaas_cluster_start(struct kaas_cluster *c, struct kaas_topics *topics);
 
 /* Stop the thread (no more heartbeats) and free the agent.  NULL is a
- * no-op.  The broker document is left as it is: others see it stop. */
+ * no-op.  The broker document is rewritten once more, marked stopped (same
+ * counter: others see the heartbeat stop; a new process with the id starts
+ * without waiting; the controller claim it announced counts as nobody's,
+ * so another broker, or its own next life, claims at once). */
 void kaas_cluster_stop(struct kaas_cluster *c);
 
 /* Ask for a round now (any thread). */

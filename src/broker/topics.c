@@ -104,6 +104,17 @@ static int id_parse(const char *s, uint8_t id[16])
 static int read_topic_doc(struct kaas_topics *t, const char *name, uint8_t id[16], int64_t *np,
 			  int *deleting);
 
+/* kaas_doc_read, re-opened on -ESTALE (another host replaced or removed
+ * the file under a cached name: a new open sees the current one). */
+static int read_doc(struct kaas_substrate *sub, const char *path, const char *kind, int version,
+		    cJSON **body, int *ver)
+{
+	int rc = -ESTALE;
+	for (int i = 0; i < 3 && rc == -ESTALE; i++)
+		rc = kaas_doc_read(sub, path, kind, version, body, ver);
+	return rc;
+}
+
 static char *doc_path(const char *name)
 {
 	size_t n = strlen(name) + 16;
@@ -141,6 +152,7 @@ static int write_topic_doc(struct kaas_topics *t, const char *name, const uint8_
 
 struct removal {
 	struct kaas_topics *t;
+	char *dir;                /* <data>/<name> still to rename aside, or NULL */
 	char *trash_path;         /* <data>/.trash/<name>.<id> */
 	char *doc;                /* cluster doc to remove afterwards, or NULL */
 	uint8_t id[16];           /* the incarnation the doc must still name */
@@ -149,34 +161,83 @@ struct removal {
 static void removal_free(void *arg)
 {
 	struct removal *r = arg;
+	free(r->dir);
 	free(r->trash_path);
 	free(r->doc);
 	free(r);
 }
 
-/* Step: remove the renamed-aside tree, then the topic document if it still
- * describes the same incarnation.  Idempotent. */
+static int stamp_state(struct kaas_topics *t, const char *name, const uint8_t id[16]);
+
+/* Does the topic document still name incarnation `id`?  1 yes, 0 no (gone
+ * or another incarnation's), -errno when it cannot be read. */
+static int doc_names(struct kaas_topics *t, const char *doc, const uint8_t id[16])
+{
+	cJSON *body = NULL;
+	int ver;
+	int rc = read_doc(t->cluster, doc, TOPIC_DOC_KIND, 1, &body, &ver);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc == -EBADMSG ? 0 : rc;
+	uint8_t cur[16];
+	cJSON *idj = cJSON_GetObjectItemCaseSensitive(body, "id");
+	int same = cJSON_IsString(idj) && id_parse(idj->valuestring, cur) == 0 &&
+		   memcmp(cur, id, 16) == 0;
+	cJSON_Delete(body);
+	return same;
+}
+
+/* Rename <data>/<name> aside to the trash path, if it is still there and
+ * stamped by the incarnation being removed (an unstamped directory holds
+ * no data of any incarnation: it is left to be adopted; another stamp is
+ * a newer incarnation's).  When the document is to be removed too, only
+ * while it still names that incarnation: once it does not, the delete was
+ * finished elsewhere and the name may already be a new incarnation's.
+ * KAAS_DONE, or KAAS_NOT_YET on a volume error (retried). */
+static int rename_aside(struct removal *r)
+{
+	struct kaas_topics *t = r->t;
+	int rc = r->doc ? doc_names(t, r->doc, r->id) : 1;
+	if (rc < 0)
+		return KAAS_NOT_YET;
+	int st = rc ? stamp_state(t, r->dir, r->id) : 0;
+	if (st < 0 && st != -EBADMSG)
+		return KAAS_NOT_YET;
+	if (st == 1) {
+		rc = kaas_sub_mkdirs(t->data, TRASH_DIR, 0755);
+		if (rc >= 0)
+			rc = kaas_sub_rename(t->data, r->dir, r->trash_path);
+		if (rc < 0 && rc != -ENOENT) {
+			kaas_warn("topic %s: renaming its directory aside failed: %s (%s); retrying",
+				  r->dir, strerror(-rc), kaas_sub_errdetail());
+			return KAAS_NOT_YET;
+		}
+		(void)kaas_sub_fsync_dir(t->data, "");
+		(void)kaas_sub_fsync_dir(t->data, TRASH_DIR);
+	}
+	free(r->dir);
+	r->dir = NULL;
+	return KAAS_DONE;
+}
+
+/* Step: rename the directory aside (once), remove the renamed-aside tree,
+ * then the topic document if it still describes the same incarnation.
+ * Idempotent. */
 static int removal_step(void *arg)
 {
 	struct removal *r = arg;
+	if (r->dir && rename_aside(r) != KAAS_DONE)
+		return KAAS_NOT_YET;
 	int rc = kaas_remove_tree_step(r->t->data, r->trash_path);
 	if (rc != KAAS_DONE)
 		return rc;
 	if (r->doc) {
-		cJSON *body = NULL;
-		int ver;
-		rc = kaas_doc_read(r->t->cluster, r->doc, TOPIC_DOC_KIND, 1, &body, &ver);
-		if (rc == -ENOENT)
-			return KAAS_DONE;
+		rc = doc_names(r->t, r->doc, r->id);
 		if (rc < 0)
-			return rc == -EBADMSG ? rc : KAAS_NOT_YET;
-		uint8_t id[16];
-		cJSON *idj = cJSON_GetObjectItemCaseSensitive(body, "id");
-		int same = cJSON_IsString(idj) && id_parse(idj->valuestring, id) == 0 &&
-			   memcmp(id, r->id, 16) == 0;
-		cJSON_Delete(body);
-		if (!same)
-			return KAAS_DONE; /* a new incarnation owns the document now */
+			return KAAS_NOT_YET;
+		if (!rc)
+			return KAAS_DONE; /* gone, or a new incarnation owns the document now */
 		rc = kaas_sub_unlink(r->t->cluster, r->doc);
 		if (rc < 0 && rc != -ENOENT)
 			return KAAS_NOT_YET;
@@ -185,9 +246,12 @@ static int removal_step(void *arg)
 	return KAAS_DONE;
 }
 
-/* Rename <data>/<name> aside (if present) and remove it convergently; with
- * remove_doc, then remove the topic document of incarnation `id`.
- * Unfinished work is recorded in t->pending.  Caller holds admin_mu. */
+/* Rename <data>/<name> aside (if present and stamped with `id`) and remove
+ * it convergently; with remove_doc, then remove the topic document of
+ * incarnation `id`.  Unfinished work, the rename aside included, is
+ * recorded in t->pending and re-driven by housekeeping; 0, or -errno
+ * (-EAGAIN: without remove_doc, the directory could not be renamed aside,
+ * nothing recorded).  Caller holds admin_mu. */
 static int reclaim_dir(struct kaas_topics *t, const char *name, const uint8_t id[16],
 		       int remove_doc)
 {
@@ -209,27 +273,22 @@ static int reclaim_dir(struct kaas_topics *t, const char *name, const uint8_t id
 		removal_free(r);
 		return -ENOMEM;
 	}
-	int rc = kaas_sub_mkdirs(t->data, TRASH_DIR, 0755);
-	if (rc >= 0) {
-		rc = kaas_sub_rename(t->data, name, r->trash_path);
-		if (rc == -ENOENT)
-			rc = 0; /* already moved, or never created */
-		if (rc >= 0) {
-			(void)kaas_sub_fsync_dir(t->data, "");
-			(void)kaas_sub_fsync_dir(t->data, TRASH_DIR);
-		}
-	}
-	if (rc < 0) {
-		kaas_error("topic %s: renaming its directory aside failed: %s (%s)", name,
-			   strerror(-rc), kaas_sub_errdetail());
+	if (!(r->dir = strdup(name))) {
 		removal_free(r);
-		return rc;
+		return -ENOMEM;
 	}
 	struct kaas_converge_opts o = { .max_attempts = 5 };
-	rc = kaas_converge(removal_step, r, &o);
+	int rc = kaas_converge(removal_step, r, &o);
 	if (rc == 0) {
 		removal_free(r);
 		return 0;
+	}
+	if (r->dir && !remove_doc) {
+		/* Reclaiming before a new stamp: the caller must not stamp the
+		 * old directory; it retries later. */
+		kaas_error("topic %s: renaming its directory aside failed", name);
+		removal_free(r);
+		return -EAGAIN;
 	}
 	kaas_warn("topic %s: removal of %s not finished (%s); re-driving later", name,
 		  r->trash_path, strerror(-rc));
@@ -423,7 +482,7 @@ static int stamp_dir(struct kaas_topics *t, const char *name, const uint8_t id[1
 	snprintf(path, sizeof(path), "%s/.topic-id.json", name);
 	cJSON *body = NULL;
 	int ver;
-	int rc = kaas_doc_read(t->data, path, TOPIC_ID_KIND, 1, &body, &ver);
+	int rc = read_doc(t->data, path, TOPIC_ID_KIND, 1, &body, &ver);
 	if (rc == 0) {
 		uint8_t old[16];
 		cJSON *idj = cJSON_GetObjectItemCaseSensitive(body, "id");
@@ -517,7 +576,7 @@ static int load_one(struct kaas_topics *t, const char *file)
 		return -ENOMEM;
 	cJSON *body = NULL;
 	int ver;
-	int rc = kaas_doc_read(t->cluster, path, TOPIC_DOC_KIND, 1, &body, &ver);
+	int rc = read_doc(t->cluster, path, TOPIC_DOC_KIND, 1, &body, &ver);
 	free(path);
 	if (rc < 0) {
 		kaas_error("topic %s: document unreadable: %s (%s); topic offline", name,
@@ -931,7 +990,7 @@ static int read_topic_doc(struct kaas_topics *t, const char *name, uint8_t id[16
 		return -ENOMEM;
 	cJSON *body = NULL;
 	int ver;
-	int rc = kaas_doc_read(t->cluster, path, TOPIC_DOC_KIND, 1, &body, &ver);
+	int rc = read_doc(t->cluster, path, TOPIC_DOC_KIND, 1, &body, &ver);
 	free(path);
 	if (rc < 0)
 		return rc;
@@ -951,7 +1010,7 @@ static int stamp_state(struct kaas_topics *t, const char *name, const uint8_t id
 	snprintf(path, sizeof(path), "%s/.topic-id.json", name);
 	cJSON *body = NULL;
 	int ver;
-	int rc = kaas_doc_read(t->data, path, TOPIC_ID_KIND, 1, &body, &ver);
+	int rc = read_doc(t->data, path, TOPIC_ID_KIND, 1, &body, &ver);
 	if (rc == -ENOENT)
 		return 0;
 	if (rc < 0)

@@ -42,6 +42,8 @@ int kaas_broker_publish(struct kaas_substrate *cluster, const struct kaas_broker
 	cJSON_AddStringToObject(o, "incarnation", inc);
 	kaas_json_add_u64(o, "counter", b->counter);
 	kaas_json_add_u64(o, "controller_epoch", b->controller_epoch);
+	if (b->stopped)
+		cJSON_AddBoolToObject(o, "stopped", 1);
 	char path[64];
 	broker_path(path, sizeof path, b->id);
 	rc = kaas_doc_write(cluster, path, DOC_KIND, DOC_VERSION, o);
@@ -60,6 +62,7 @@ static int parse_broker(const char *path, const cJSON *o, struct kaas_broker_inf
 	    !cJSON_IsString(inc) || id < 0 || id > INT32_MAX || port < 0 || port > 65535)
 		return kaas_sub_fail(EBADMSG, "%s: malformed broker document", path);
 	kaas_json_get_u64(o, "controller_epoch", &b->controller_epoch);
+	b->stopped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "stopped"));
 	b->id = (int32_t)id;
 	b->port = (int32_t)port;
 	snprintf(b->host, sizeof b->host, "%s", host->valuestring);

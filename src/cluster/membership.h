@@ -30,6 +30,8 @@ struct kaas_broker_info {
 	uint64_t incarnation;
 	uint64_t counter;           /* heartbeat counter, increasing within an incarnation */
 	uint64_t controller_epoch;  /* controller epoch this broker holds, 0 if none */
+	int stopped;                /* written by a clean shutdown: the process is
+	                               gone (its id may start again at once) */
 };
 
 /* Write this broker's document (replace).  0 or -errno. */

@@ -199,6 +199,13 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 		int64_t dup = -1;
 		/* A failed log is answered here too, before any sequence rule. */
 		int ic = kaas_idem_check(log, &lb, &dup);
+		if (ic == -KAAS_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER || ic == -KAAS_KERR_UNKNOWN_PRODUCER_ID ||
+		    ic == -KAAS_KERR_INVALID_PRODUCER_EPOCH)
+			/* Rare, and a client may answer it by renumbering its
+			 * messages under a new epoch: worth a line. */
+			kaas_info("partition %d: producer %lld epoch %d batch seq %d (%d records) refused: error %d",
+				  p->index, (long long)lb.producer_id, lb.producer_epoch, lb.base_sequence,
+				  (int)lb.record_count, -ic);
 		if (ic < 0)
 			return (int16_t)-ic;
 		if (ic == KAAS_IDEM_DUPLICATE) {

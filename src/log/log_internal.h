@@ -187,6 +187,8 @@ struct kaas_log {
 	struct segment **doomed;    /* deleted from the manifest, not yet unlinked */
 	size_t ndoomed, capdoomed;
 	struct kaas_file *wfile;    /* active segment, write handle (sync thread) */
+	unsigned char *wbuf;        /* sync thread: a round's batches, gathered */
+	size_t wbuf_cap;
 
 	int64_t log_start;
 	int64_t hwm;                /* end of last fsynced batch */

@@ -55,6 +55,7 @@ static void log_free(struct kaas_log *log)
 	pthread_cond_destroy(&log->work_cv);
 	pthread_cond_destroy(&log->room_cv);
 	pthread_cond_destroy(&log->data_cv);
+	free(log->wbuf);
 	free(log->dir);
 	free(log->manifest_path);
 	free(log->fence_path);

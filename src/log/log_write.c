@@ -315,16 +315,27 @@ static int write_round(struct kaas_log *log, struct round *r)
 	if (!list->next) {
 		rc = kaas_sub_pwrite_full(log->wfile, list->data, r->bytes, r->pos);
 	} else {
-		unsigned char *buf = malloc(r->bytes);
-		if (!buf)
-			return -ENOMEM;
+		/* One buffer kept across rounds: a fresh malloc of a round
+		 * (often above glibc's mmap threshold) cost an mmap, a page
+		 * fault per 4 KiB and an munmap every round. */
+		if (log->wbuf_cap < r->bytes) {
+			size_t cap = log->wbuf_cap ? log->wbuf_cap : 256u << 10;
+			while (cap < r->bytes)
+				cap *= 2;
+			unsigned char *nb = malloc(cap);
+			if (!nb)
+				return -ENOMEM;
+			free(log->wbuf);
+			log->wbuf = nb;
+			log->wbuf_cap = cap;
+		}
+		unsigned char *buf = log->wbuf;
 		size_t off = 0;
 		for (struct pending *p = list; p; p = p->next) {
 			memcpy(buf + off, p->data, p->len);
 			off += p->len;
 		}
 		rc = kaas_sub_pwrite_full(log->wfile, buf, r->bytes, r->pos);
-		free(buf);
 	}
 	if (rc == 0)
 		rc = kaas_sub_fsync(log->wfile);

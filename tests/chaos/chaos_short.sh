@@ -10,13 +10,8 @@
 # with the command printed.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
-if grep -q -- '--enable-sanitizers' "$KAAS_TOP_BUILDDIR/config.status" 2>/dev/null; then
-	echo "PASS (sanitizer build: chaos runs belong to the normal build)"
-	exit 0
-fi
-[ -c /dev/fuse ] || kaas_skip "no /dev/fuse: FUSE is not available here"
-command -v fusermount3 >/dev/null 2>&1 || kaas_skip "fusermount3 is not installed (package fuse3)"
-command -v kcat >/dev/null 2>&1 || kaas_skip "kcat is not installed"
+. "$KAAS_TOP_SRCDIR/tests/chaos/chaos-lib.sh"
+chaos_preflight
 fails=0
 faults=${CHAOS_FAULTS:+--faults $CHAOS_FAULTS}
 for seed in ${CHAOS_SEEDS:-1 2 3}; do

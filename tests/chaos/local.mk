@@ -3,4 +3,5 @@
 # them after the normal build's suite (minutes long, FUSE, never under
 # sanitizers).
 TESTS += tests/chaos/check_selftest.sh
-EXTRA_DIST += tests/chaos/check_selftest.sh tests/chaos/chaos_short.sh tests/chaos/chaos_negative.sh
+EXTRA_DIST += tests/chaos/check_selftest.sh tests/chaos/chaos_short.sh tests/chaos/chaos_negative.sh \
+	tests/chaos/chaos-lib.sh

@@ -32,17 +32,11 @@ PROD=$!
 kaas_on_exit "kill -9 $PROD"
 figures=()
 for k in $(seq 1 "$KILLS"); do
-	want=$(( $(wc -l <"$ACKS") + 500 ))
-	kaas_wait_for 60 bash -c "[ \$(wc -l <'$ACKS') -ge $want ]" || kaas_fail "kill $k: producer stalled"
-	leader=$(mb_leader fb 0)
-	[ -n "$leader" ] && [ "$leader" -ge 0 ] || kaas_fail "kill $k: no leader"
-	t0=$(mb_now_ms)
-	mb_kill "$leader"
-	kaas_wait_for 60 awk -v t="$t0" -v b="$leader" '$3 > t && $4 != b { f = 1 } END { exit !f }' "$ACKS" ||
-		kaas_fail "kill $k: no acknowledgement within 60 s"
-	t1=$(awk -v t="$t0" -v b="$leader" '$3 > t && $4 != b { print $3; exit }' "$ACKS")
-	figures+=($((t1 - t0)))
-	echo "kill $k: broker $leader, failover $((t1 - t0)) ms"
+	mb_wait_acks 60 "$ACKS" $(( $(mb_acked "$ACKS") + 500 )) || kaas_fail "kill $k: producer stalled"
+	mb_kill_leader fb "$ACKS"
+	leader=$MB_KILLED
+	figures+=("$MB_FAILOVER_MS")
+	echo "kill $k: broker $leader, failover $MB_FAILOVER_MS ms"
 	mb_start "$leader"
 done
 kill -TERM $PROD

@@ -25,29 +25,20 @@ ACKS="$KAAS_SCRATCH/acks.txt"
 PROD=$!
 kaas_on_exit "kill -9 $PROD"
 
-acked() { wc -l <"$ACKS"; }
 for round in 1 2; do
-	want=$(( $(acked) + 3000 ))
-	kaas_wait_for 60 bash -c "[ \$(wc -l <'$ACKS') -ge $want ]" ||
-		kaas_fail "round $round: producer stalled at $(acked) acknowledgements"
-	leader=$(mb_leader fo 0)
-	[ -n "$leader" ] && [ "$leader" -ge 0 ] || kaas_fail "round $round: no leader for fo/0"
-	before=$(acked)
-	t0=$(mb_now_ms)
-	mb_kill "$leader"
-	# The first acknowledgement by another broker after the kill.
-	kaas_wait_for 60 awk -v t="$t0" -v b="$leader" '$3 > t && $4 != b { f = 1 } END { exit !f }' "$ACKS" ||
-		kaas_fail "round $round: no acknowledgement within 60 s of killing broker $leader"
-	t1=$(awk -v t="$t0" -v b="$leader" '$3 > t && $4 != b { print $3; exit }' "$ACKS")
+	mb_wait_acks 60 "$ACKS" $(( $(mb_acked "$ACKS") + 3000 )) ||
+		kaas_fail "round $round: producer stalled at $(mb_acked "$ACKS") acknowledgements"
+	before=$(mb_acked "$ACKS")
+	mb_kill_leader fo "$ACKS"
+	leader=$MB_KILLED
 	survivors=()
 	for id in "${!MB_PID[@]}"; do survivors+=("$id"); done
 	now=$(mb_leader fo 0 "${survivors[0]}")
-	echo "round $round: killed leader $leader after $before acks; new leader $now; failover $((t1 - t0)) ms"
+	echo "round $round: killed leader $leader after $before acks; new leader $now; failover $MB_FAILOVER_MS ms"
 	[ "$now" != "$leader" ] || kaas_fail "round $round: metadata still names the dead broker"
 	mb_start "$leader"
 done
-want=$(( $(acked) + 3000 ))
-kaas_wait_for 60 bash -c "[ \$(wc -l <'$ACKS') -ge $want ]" || kaas_fail "producer stalled after the restarts"
+mb_wait_acks 60 "$ACKS" $(( $(mb_acked "$ACKS") + 3000 )) || kaas_fail "producer stalled after the restarts"
 kill -TERM $PROD
 wait $PROD || { cat "$KAAS_SCRATCH/producer.log" >&2; kaas_fail "producer: not every message acknowledged"; }
 

@@ -5,9 +5,9 @@ tests_multibroker_mbclient_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 tests_multibroker_mbclient_LDADD = $(RDKAFKA_LIBS)
 MULTIBROKER_TESTS = tests/multibroker/failover.sh tests/multibroker/controller.sh \
 	tests/multibroker/zombie.sh tests/multibroker/recreate.sh \
-	tests/multibroker/failover_faultfs.sh tests/multibroker/coordinator.sh
+	tests/multibroker/failover_faultfs.sh tests/multibroker/coordinator.sh \
+	tests/multibroker/kill9_group.sh tests/multibroker/recreate_faults.sh \
+	tests/multibroker/selffence.sh tests/multibroker/dup_id.sh tests/multibroker/full_volume.sh
 TESTS += $(MULTIBROKER_TESTS)
-# selffence.sh is run by hand for now: about one run in four stalls (agent
-# rounds of the survivors taking 20-30 s on faultfs after the takeover).
-EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/selffence.sh tests/multibroker/mb-lib.sh tests/multibroker/check_acked.sh \
+EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/mb-lib.sh tests/multibroker/check_acked.sh \
 	tests/multibroker/bench_failover.sh

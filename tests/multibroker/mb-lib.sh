@@ -6,11 +6,23 @@
 #   mb_kill ID [SIG]       signal broker ID (default KILL; waits if KILL)
 #   mb_bootstrap [ID...]   "host:port,..." of the given (default: running) brokers
 #   mb_leader TOPIC PART [ID]  leader id of TOPIC/PART in the metadata of
-#                          broker ID (default: any running); empty if none
+#                          broker ID (default: the first running broker that
+#                          names one); -1 or empty if none
 #   mb_controller [ID]     controller id in the metadata of broker ID
 #   mb_now_ms              wall clock in ms
+#   mb_coordinator GROUP   id of the broker coordinating GROUP (the one whose
+#                          OffsetFetch answers without NOT_COORDINATOR); empty
+#                          if none does
+#   mb_acked ACKS          acknowledgements in an mbclient ack file
+#   mb_wait_acks SECS ACKS N   wait until ACKS holds N acknowledgements
+#   mb_kill_leader TOPIC ACKS  kill -9 the leader of TOPIC/0 under a running
+#                          `mbclient produce` writing ACKS; waits for the first
+#                          acknowledgement by another broker and sets
+#                          MB_KILLED (the id) and MB_FAILOVER_MS (kill to that
+#                          acknowledgement)
 KAASD="$KAAS_TOP_BUILDDIR/kaasd"
 MBCLIENT="$KAAS_TOP_BUILDDIR/tests/multibroker/mbclient"
+MB_OFFSETS_RAW="$KAAS_TOP_BUILDDIR/tests/groups/offsets_raw"
 command -v kcat >/dev/null 2>&1 || kaas_skip "kcat is not installed"
 [ -x "$KAASD" ] || kaas_fail "no kaasd binary at $KAASD"
 : "${MB_HEARTBEAT_MS:=100}"
@@ -67,8 +79,19 @@ mb_metadata() {
 }
 
 mb_leader() {
-	mb_metadata "${3:-}" -t "$1" |
-		sed -n "s/^ *partition $2, leader \([0-9-]*\),.*/\1/p" | head -n1
+	if [ -n "${3:-}" ]; then
+		mb_metadata "$3" -t "$1" | sed -n "s/^ *partition $2, leader \([0-9-]*\),.*/\1/p" | head -n1
+		return
+	fi
+	# Any running broker: the first that names a leader (one that has not
+	# read the assignment yet answers -1).
+	local id l= first=
+	for id in "${!MB_PID[@]}"; do
+		l=$(mb_leader "$1" "$2" "$id")
+		[ -z "$first" ] && first=$l
+		[ -n "$l" ] && [ "$l" -ge 0 ] 2>/dev/null && { echo "$l"; return; }
+	done
+	echo "$first"
 }
 
 mb_controller() {
@@ -82,15 +105,44 @@ mb_now_ms() { date +%s%3N; }
 mb_wait_led() {
 	local secs=$1 topic=$2 n=$3 from=$4
 	shift 4
-	local end=$((SECONDS + secs)) p l ok
+	local end=$((SECONDS + secs)) p l ok md
 	while :; do
 		ok=1
+		md=$(mb_metadata "$from" -t "$topic")
 		for p in $(seq 0 $((n - 1))); do
-			l=$(mb_leader "$topic" "$p" "$from")
+			l=$(sed -n "s/^ *partition $p, leader \([0-9-]*\),.*/\1/p" <<<"$md" | head -n1)
 			[[ " $* " == *" $l "* ]] || { ok=0; break; }
 		done
 		[ $ok = 1 ] && return 0
 		[ $SECONDS -ge $end ] && return 1
 		sleep 0.1
 	done
+}
+
+mb_coordinator() {
+	local id out
+	for id in "${!MB_PID[@]}"; do
+		out=$(timeout 20 "$MB_OFFSETS_RAW" "127.0.0.1:${MB_PORT[$id]}" fetch "$1" x 0 2>/dev/null) || continue
+		case $out in *" 0") echo "$id"; return 0 ;; esac
+	done
+}
+
+mb_acked() { wc -l <"$1"; }
+
+mb_wait_acks() {
+	kaas_wait_for "$1" bash -c "[ \$(wc -l <'$2') -ge $3 ]"
+}
+
+mb_kill_leader() {
+	local topic=$1 acks=$2 leader t0 t1
+	leader=$(mb_leader "$topic" 0)
+	[ -n "$leader" ] && [ "$leader" -ge 0 ] || kaas_fail "no leader for $topic/0"
+	t0=$(mb_now_ms)
+	mb_kill "$leader"
+	# The first acknowledgement by another broker after the kill.
+	kaas_wait_for 60 awk -v t="$t0" -v b="$leader" '$3 > t && $4 != b { f = 1 } END { exit !f }' "$acks" ||
+		kaas_fail "no acknowledgement within 60 s of killing broker $leader"
+	t1=$(awk -v t="$t0" -v b="$leader" '$3 > t && $4 != b { print $3; exit }' "$acks")
+	MB_KILLED=$leader
+	MB_FAILOVER_MS=$((t1 - t0))
 }

@@ -17,6 +17,7 @@ for id in 0 1 2; do mb_start $id; done
 "$MBCLIENT" create "$(mb_bootstrap)" sf 1 || kaas_fail "create topic"
 mb_wait_led 20 sf 1 0 0 1 2 || kaas_fail "sf/0 has no leader"
 leader=$(mb_leader sf 0)
+[ -n "$leader" ] && [ "$leader" -ge 0 ] || kaas_fail "sf/0: no leader in any broker's metadata"
 seq 1 100 | sed 's/^/before-/' | timeout 60 kcat -b "$(mb_bootstrap)" -P -t sf -p 0 -X acks=all ||
 	kaas_fail "produce before the fault"
 
