@@ -34,14 +34,16 @@ ACKS=$S/acks.txt OUT=$S/consumed.txt
 "$MBCLIENT" produce --idempotent "$(mb_bootstrap)" k9 1000000 "$ACKS" 1000 2>"$S/producer.log" &
 PROD=$!
 kaas_on_exit "kill -9 $PROD"
-"$MBCLIENT" consume "$(mb_bootstrap)" "$group" k9 "$OUT" 2>"$S/consumer.log" &
+MBCLIENT_DEBUG=cgrp "$MBCLIENT" consume "$(mb_bootstrap)" "$group" k9 "$OUT" 2>"$S/consumer.log" &
 CONS=$!
 kaas_on_exit "kill -9 $CONS"
 
-consumer_alive() { kill -0 $CONS 2>/dev/null || { cat "$S/consumer.log" >&2; kaas_fail "the consumer exited: $1"; }; }
+consumer_alive() { kill -0 $CONS 2>/dev/null || { tail -n 60 "$S/consumer.log" >&2; kaas_fail "the consumer exited: $1"; }; }
 wait_consumed() { # SECS N WHAT
 	kaas_wait_for "$1" bash -c "[ \$(wc -l <'$OUT') -ge $2 ]" ||
-		{ consumer_alive "$3"; tail -n 20 "$S/consumer.log" >&2; kaas_fail "$3: the consumer stalled at $(wc -l <"$OUT") messages"; }
+		{ consumer_alive "$3"; tail -n 40 "$S/consumer.log" >&2
+		  grep -h "group $group" "$S"/kaasd.*.log | tail -n 30 >&2
+		  kaas_fail "$3: the consumer stalled at $(wc -l <"$OUT") messages"; }
 }
 
 for round in 1 2; do
@@ -76,5 +78,5 @@ awk -v n="$end" '$1 != NR - 1 { print "line " NR ": offset " $1 > "/dev/stderr";
 cut -d' ' -f2 "$OUT" >"$S/values.txt"
 check_acked "$ACKS" "$S/values.txt" exactly-once ||
 	kaas_fail "acknowledged messages lost, duplicated or reordered"
-grep -c "commit of .* failed" "$S/consumer.log" | sed 's/^/consumer commits that failed and were resolved: /'
+grep -c "^mbclient: commit of .* failed" "$S/consumer.log" | sed 's/^/consumer commits that failed and were resolved: /'
 echo PASS

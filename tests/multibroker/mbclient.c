@@ -76,6 +76,10 @@ static rd_kafka_t *client(rd_kafka_type_t type, const char *bootstrap, rd_kafka_
 	rd_kafka_conf_set(c, "bootstrap.servers", bootstrap, err, sizeof(err));
 	rd_kafka_conf_set(c, "topic.metadata.refresh.interval.ms", "1000", err, sizeof(err));
 	rd_kafka_conf_set(c, "reconnect.backoff.max.ms", "200", err, sizeof(err));
+	/* MBCLIENT_DEBUG=CONTEXTS: librdkafka's debug log on stderr. */
+	const char *dbg = getenv("MBCLIENT_DEBUG");
+	if (dbg && *dbg)
+		rd_kafka_conf_set(c, "debug", dbg, err, sizeof(err));
 	rd_kafka_t *rk = rd_kafka_new(type, c, err, sizeof(err));
 	if (!rk)
 		fprintf(stderr, "mbclient: %s\n", err);
