@@ -41,8 +41,9 @@ kaas_on_exit "kill -9 $CONS"
 consumer_alive() { kill -0 $CONS 2>/dev/null || { tail -n 60 "$S/consumer.log" >&2; kaas_fail "the consumer exited: $1"; }; }
 wait_consumed() { # SECS N WHAT
 	kaas_wait_for "$1" bash -c "[ \$(wc -l <'$OUT') -ge $2 ]" ||
-		{ consumer_alive "$3"; tail -n 40 "$S/consumer.log" >&2
-		  grep -h "group $group" "$S"/kaasd.*.log | tail -n 30 >&2
+		{ consumer_alive "$3"; grep -v HEARTBEAT "$S/consumer.log" | tail -n 60 >&2
+		  grep -h "group $group\|k9" "$S"/kaasd.*.log | tail -n 30 >&2
+		  [ -n "${MB_KEEP_FAILED:-}" ] && cp -r "$S" "$MB_KEEP_FAILED"
 		  kaas_fail "$3: the consumer stalled at $(wc -l <"$OUT") messages"; }
 }
 
