@@ -57,6 +57,13 @@ static int32_t seq_add(int32_t seq, int64_t n)
 	return (int32_t)(((int64_t)seq + n) % ((int64_t)INT32_MAX + 1));
 }
 
+/* Is sequence a ahead of b (less than half the sequence space ahead)? */
+static int seq_ahead(int32_t a, int32_t b)
+{
+	int64_t d = ((int64_t)a - b + ((int64_t)INT32_MAX + 1)) % ((int64_t)INT32_MAX + 1);
+	return d > 0 && d < ((int64_t)1 << 30);
+}
+
 /* The answer for a failed log: it takes nothing, whatever the sequence. */
 static int failed_answer(int status)
 {
@@ -115,11 +122,15 @@ static int check_sequence(struct kaas_log *log, const struct kaas_log_batch *lb,
 	if (lb->producer_epoch < st.epoch)
 		return -KAAS_KERR_INVALID_PRODUCER_EPOCH;
 	if (lb->producer_epoch > st.epoch || st.n == 0)
-		/* A new epoch starts again at sequence 0. */
-		return first == 0 ? KAAS_IDEM_APPEND : -KAAS_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+		/* A new epoch starts again at sequence 0; later than 0, its
+		 * first batch is missing (a gap). */
+		return first == 0 ? KAAS_IDEM_APPEND : -KAAS_IDEM_GAP;
 	int32_t last_seen = st.batches[st.n - 1].last_seq;
-	if (first == seq_add(last_seen, 1))
+	int32_t next = seq_add(last_seen, 1);
+	if (first == next)
 		return KAAS_IDEM_APPEND;
+	if (seq_ahead(first, next))
+		return -KAAS_IDEM_GAP;
 	if (first >= st.batches[0].first_seq && last <= last_seen && first <= last)
 		return -KAAS_KERR_DUPLICATE_SEQUENCE_NUMBER;
 	if (first < st.batches[0].first_seq && last <= last_seen)

@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 
+#include "kafka/protocol.h"
 #include "log/log.h"
 
 struct kaas_broker;
@@ -29,14 +30,29 @@ void kaas_idem_stop(struct kaas_broker *b);
 
 #define KAAS_IDEM_APPEND 0     /* append the batch */
 #define KAAS_IDEM_DUPLICATE 1  /* a retry of a batch in the log: answer *dup_base */
+/* The Kafka code a sequence gap is answered with (see kaas_idem_check). */
+#define KAAS_IDEM_GAP KAAS_KERR_NOT_ENOUGH_REPLICAS
 
 /* Check one batch before its append (produce worker only).  Returns
  * KAAS_IDEM_APPEND, KAAS_IDEM_DUPLICATE with *dup_base (after waiting for
  * that batch's fsync, so the answer is durable), or minus a Kafka error
- * code: OUT_OF_ORDER_SEQUENCE_NUMBER, DUPLICATE_SEQUENCE_NUMBER (an older
- * batch than the window remembers), INVALID_PRODUCER_EPOCH,
- * UNKNOWN_PRODUCER_ID, REQUEST_TIMED_OUT (the original not yet durable or
- * its fsync failed: possibly persisted).
+ * code: DUPLICATE_SEQUENCE_NUMBER (an older batch than the window
+ * remembers), OUT_OF_ORDER_SEQUENCE_NUMBER (a batch overlapping what the
+ * log holds, or behind it), INVALID_PRODUCER_EPOCH, UNKNOWN_PRODUCER_ID (a
+ * producer id the partition never saw, at a sequence above 0),
+ * REQUEST_TIMED_OUT (the original not yet durable or its fsync failed:
+ * possibly persisted), or KAAS_IDEM_GAP.
+ * A gap — a batch AHEAD of the next sequence the log expects (or a new
+ * epoch starting above 0) — means an earlier batch of the producer is
+ * missing: it failed, or is still on its way from an old leader.  Kafka
+ * answers OUT_OF_ORDER_SEQUENCE_NUMBER, which the Java client retries but
+ * librdkafka (up to 2.x, its issue 4953) answers by bumping its epoch for
+ * EVERY partition and renumbering every unacknowledged message — also
+ * those another partition answered "possibly persisted", which are then
+ * written twice.  kaas answers a gap NOT_ENOUGH_REPLICAS instead: not
+ * written, retry the same batch (both clients resend the missing batch
+ * first).  A gap that never closes (acknowledged data lost) then shows as
+ * produce retries until the client's delivery timeout, not as renumbering.
  * A failed log (kaas_log_status < 0, before or during the check) is
  * answered KAFKA_STORAGE_ERROR, or NOT_LEADER_OR_FOLLOWER when fenced,
  * before any sequence rule: nothing is written, and the batch keeps its

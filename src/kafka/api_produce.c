@@ -21,7 +21,13 @@
  *                            the same sequence it is either answered as a
  *                            duplicate with its original offset or appended
  *                            — exactly one copy either way.
- *   NOT_LEADER_OR_FOLLOWER   a newer leader fenced the log.
+ *                            Also a queued append a newer leader fenced
+ *                            (it was written before the fence check).
+ *   NOT_LEADER_OR_FOLLOWER   a newer leader fenced the log before the
+ *                            batch was queued: not written.
+ *   NOT_ENOUGH_REPLICAS      a sequence gap (kaas_idem_check): an earlier
+ *                            batch of the producer is missing; not written,
+ *                            retry.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -84,6 +90,24 @@ static void ctx_free(void *arg)
 	free(ctx);
 }
 
+/* The error_message of a partition's answer (v8+), for the codes whose
+ * Kafka name alone would mislead; NULL for the others. */
+static const char *error_message(int16_t err)
+{
+	switch (err) {
+	case KAAS_KERR_REQUEST_TIMED_OUT:
+		return "the append failed after it was queued: the batch may be in the log; "
+		       "retry it with the same producer epoch and sequence";
+	case KAAS_IDEM_GAP:
+		return "sequence gap: an earlier batch of this producer is not in the log; "
+		       "not written, retry after that batch";
+	case KAAS_KERR_KAFKA_STORAGE_ERROR:
+		return "the partition's log failed: not written";
+	default:
+		return NULL;
+	}
+}
+
 static void respond_body(struct produce_ctx *ctx)
 {
 	struct kaas_req *req = ctx->req;
@@ -105,7 +129,7 @@ static void respond_body(struct produce_ctx *ctx)
 				kaas_kw_i64(w, p->log_start);
 			if (v >= 8) {
 				kaas_kw_array(w, 0, 0); /* record_errors */
-				kaas_kw_str(w, 0, NULL); /* error_message */
+				kaas_kw_str(w, 0, error_message(err)); /* error_message */
 			}
 		}
 	}
@@ -139,10 +163,13 @@ static void on_complete(struct kaas_completion *c)
 		 * original offset if it was recovered.  KAFKA_STORAGE_ERROR
 		 * would mean "not persisted": librdkafka may then bump its
 		 * epoch and renumber the messages, and a recovered copy
-		 * would be duplicated. */
-		pc->part->sync_err = pc->result == KAAS_LOG_EFENCED
-					     ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
-					     : KAAS_KERR_REQUEST_TIMED_OUT;
+		 * would be duplicated.
+		 * A fenced append too: it was written before the fence
+		 * check, and the new leader may have recovered it — so not
+		 * NOT_LEADER_OR_FOLLOWER, which librdkafka reads as "not
+		 * persisted" (the retry then goes to the new leader anyway,
+		 * after this broker answers the next try NOT_LEADER). */
+		pc->part->sync_err = KAAS_KERR_REQUEST_TIMED_OUT;
 		if (pc->result != KAAS_LOG_EFENCED)
 			kaas_partition_mark_failed(pc->kp);
 	}
@@ -200,7 +227,7 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 		/* A failed log is answered here too, before any sequence rule. */
 		int ic = kaas_idem_check(log, &lb, &dup);
 		if (ic == -KAAS_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER || ic == -KAAS_KERR_UNKNOWN_PRODUCER_ID ||
-		    ic == -KAAS_KERR_INVALID_PRODUCER_EPOCH)
+		    ic == -KAAS_KERR_INVALID_PRODUCER_EPOCH || ic == -KAAS_IDEM_GAP)
 			/* Rare, and a client may answer it by renumbering its
 			 * messages under a new epoch: worth a line. */
 			kaas_info("partition %d: producer %lld epoch %d batch seq %d (%d records) refused: error %d",
