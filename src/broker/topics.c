@@ -753,6 +753,17 @@ struct kaas_topic *kaas_topics_get(struct kaas_topics *t, const char *name, int 
 	return tp;
 }
 
+int kaas_topics_on_volume(struct kaas_topics *t, const char *name)
+{
+	uint8_t id[16];
+	int64_t np = 0;
+	int deleting = 0;
+	int rc = read_topic_doc(t, name, id, &np, &deleting);
+	if (rc == -ENOENT)
+		return 0;
+	return rc < 0 ? rc : !deleting;
+}
+
 void kaas_topic_put(struct kaas_topic *tp)
 {
 	if (!tp)

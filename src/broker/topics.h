@@ -146,6 +146,11 @@ void kaas_topics_close(struct kaas_topics *t);
 struct kaas_topic *kaas_topics_get(struct kaas_topics *t, const char *name, int len);
 void kaas_topic_put(struct kaas_topic *topic);
 
+/* Does topic `name` exist on the volume (its document, not marked
+ * deleting), listed here yet or not?  1, 0, or -errno.  One document read
+ * (blocks): for a request naming a topic this broker has not listed yet. */
+int kaas_topics_on_volume(struct kaas_topics *t, const char *name);
+
 /* Snapshot of every live topic (each referenced): a malloc'd array of *n
  * pointers; release each with kaas_topic_put and free the array. */
 struct kaas_topic **kaas_topics_list(struct kaas_topics *t, int *n);

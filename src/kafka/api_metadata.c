@@ -30,6 +30,44 @@ static int16_t part_leader(struct kaas_broker *b, const struct kaas_topic *tp,
 	return p->log || kaas_partition_not_led(p) ? KAAS_KERR_NONE : KAAS_KERR_KAFKA_STORAGE_ERROR;
 }
 
+/* A topic named by the request, with a reference, or NULL.  One this
+ * broker has not listed yet is looked for on the volume: created a moment
+ * ago through another broker, it is listed (by a cluster round kicked now)
+ * before the answer, so that every broker answers the same partition count
+ * right after a create — a consumer group leader that read "unknown" here
+ * would assign nothing, and librdkafka would not look again before its
+ * next periodic metadata refresh (5 minutes by default).  Unknown and
+ * allowed: auto-created. */
+static struct kaas_topic *lookup_topic(struct kaas_broker *b, struct kaas_kslice name,
+				       int allow_create)
+{
+	const char *nm = (const char *)name.p;
+	struct kaas_topic *tp = kaas_topics_get(b->topics, nm, name.len);
+	if (tp)
+		return tp;
+	int create = allow_create && b->cfg.auto_create && !b->draining;
+	if (!b->agent && !create)
+		return NULL;
+	char *s = kaas_kslice_dup(name);
+	if (!s)
+		return NULL;
+	int wait = 0;
+	if (b->agent && kaas_topics_on_volume(b->topics, s) == 1) {
+		wait = 1;
+	} else if (create) {
+		int rc = kaas_topics_create(b->topics, s, b->cfg.num_partitions, 0, NULL);
+		if (rc != 0 && rc != KAAS_KERR_TOPIC_ALREADY_EXISTS)
+			kaas_warn("auto-creating topic %s failed: error %d", s, rc);
+		wait = rc == 0 || rc == KAAS_KERR_TOPIC_ALREADY_EXISTS;
+	}
+	/* Give the cluster a moment to list and assign it (no topic reference
+	 * held: opening its log waits for those). */
+	if (wait && b->agent)
+		(void)kaas_cluster_wait_assigned(b->agent, s, 2000);
+	free(s);
+	return kaas_topics_get(b->topics, nm, name.len);
+}
+
 static void write_topic(struct kaas_kw *w, struct kaas_broker *b, int16_t v, int16_t err,
 			const char *name, int nlen, const struct kaas_topic *tp)
 {
@@ -130,25 +168,7 @@ int kaas_api_metadata(struct kaas_req *req)
 				write_topic(w, b, v, KAAS_KERR_INVALID_TOPIC_EXCEPTION, nm, len, NULL);
 				continue;
 			}
-			struct kaas_topic *tp = kaas_topics_get(b->topics, nm, len);
-			if (!tp && allow_create && b->cfg.auto_create && !b->draining) {
-				char *s = kaas_kslice_dup(names[i]);
-				if (s) {
-					int rc = kaas_topics_create(b->topics, s, b->cfg.num_partitions,
-								    0, NULL);
-					if (rc != 0 && rc != KAAS_KERR_TOPIC_ALREADY_EXISTS)
-						kaas_warn("auto-creating topic %s failed: error %d",
-							  s, rc);
-					/* Give the controller a moment to assign it (no
-					 * topic reference held: opening its log waits
-					 * for those). */
-					if ((rc == 0 || rc == KAAS_KERR_TOPIC_ALREADY_EXISTS) &&
-					    b->agent)
-						(void)kaas_cluster_wait_assigned(b->agent, s, 2000);
-					free(s);
-				}
-				tp = kaas_topics_get(b->topics, nm, len);
-			}
+			struct kaas_topic *tp = lookup_topic(b, names[i], allow_create);
 			if (tp)
 				write_topic(w, b, v,
 					    tp->offline ? KAAS_KERR_KAFKA_STORAGE_ERROR : KAAS_KERR_NONE,
