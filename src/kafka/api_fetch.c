@@ -7,12 +7,14 @@
  * of the response is sent whole even when larger, so a consumer can always
  * progress).  If the round found fewer than min_bytes and max_wait_ms has
  * not passed, the request parks until a log's high watermark moves or the
- * timer fires, then reads again.
+ * timer fires, then reads again.  A fenced broker (kaas_cluster_fenced)
+ * answers every partition NOT_LEADER_OR_FOLLOWER.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/broker.h"
+#include "broker/cluster.h"
 #include "broker/logging.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -106,6 +108,15 @@ static void round_work(uv_work_t *w)
 	drop_data(ctx);
 	ctx->total = 0;
 	ctx->errors = 0;
+	/* A broker whose last cluster round is older than half the liveness
+	 * timeout (paused, cut off from the volume) may no longer lead what
+	 * its logs say; its high watermark may be older than the new
+	 * leader's, and a client that reads it there sees the watermark go
+	 * back (librdkafka keeps the watermark of any Fetch answer, even one
+	 * it discards because the partition moved).  It answers
+	 * NOT_LEADER_OR_FOLLOWER until a round has applied the assignment
+	 * (which closes what it no longer leads). */
+	int fenced = kaas_cluster_fenced(b->agent);
 	for (int32_t i = 0; i < ctx->nt; i++) {
 		struct ft *t = &ctx->topics[i];
 		struct kaas_topic *tp = NULL;
@@ -132,7 +143,12 @@ static void round_work(uv_work_t *w)
 				kaas_hw_token_put(p->token);
 				p->token = kaas_hw_token_get(kp->token);
 			}
-			struct kaas_log *log = kp->log;
+			struct kaas_log *log = fenced ? NULL : kp->log;
+			if (fenced) {
+				p->err = KAAS_KERR_NOT_LEADER_OR_FOLLOWER;
+				ctx->errors++;
+				continue;
+			}
 			if (!log) {
 				p->err = kaas_partition_not_led(kp) ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
 								    : KAAS_KERR_KAFKA_STORAGE_ERROR;

@@ -1,7 +1,9 @@
-/* api_list_offsets.c — ListOffsets 0..5: earliest, latest, by timestamp. */
+/* api_list_offsets.c — ListOffsets 0..5: earliest, latest, by timestamp.
+ * A fenced broker (kaas_cluster_fenced) answers NOT_LEADER_OR_FOLLOWER. */
 #include <stdlib.h>
 
 #include "broker/broker.h"
+#include "broker/cluster.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 
@@ -52,6 +54,10 @@ int kaas_api_list_offsets(struct kaas_req *req)
 			struct kaas_log *log = NULL;
 			if (!err && (idx < 0 || idx >= tp->npart))
 				err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+			else if (!err && kaas_cluster_fenced(b->agent))
+				/* maybe no longer the leader: its offsets may be
+				 * older than the new leader's (see api_fetch.c) */
+				err = KAAS_KERR_NOT_LEADER_OR_FOLLOWER;
 			else if (!err && !(log = tp->parts[idx].log))
 				err = kaas_partition_not_led(&tp->parts[idx])
 					      ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER

@@ -7,6 +7,10 @@
  *   rawclient HOST:PORT MODE     MODE: garbage truncated negative huge
  *                                unknown-api corrupt-crc corrupt-payload
  *                                good-batch longpoll out-of-range pipeline
+ *   rawclient HOST:PORT fetch-answer TOPIC OFFSET MAXWAIT
+ *                                one Fetch of TOPIC/0: prints "sent" once
+ *                                it is out, then "error E high_watermark H
+ *                                after MS ms"
  * Exit 0 when the broker behaved as it must, 1 otherwise (with a message).
  */
 #include <arpa/inet.h>
@@ -210,9 +214,19 @@ static uint64_t now_ms(void)
 }
 
 /* Fetch v4 of topic/0 at `offset` with max_wait; returns ms taken or -1.
- * *err (may be NULL) receives the partition's error code. */
+ * *err (may be NULL) receives the partition's error code, *hw (may be
+ * NULL) its high watermark. */
+static long fetch_wait_hw(int fd, const char *topic, int64_t offset, int32_t max_wait,
+			  size_t *got, int *err, int64_t *hw);
+
 static long fetch_wait(int fd, const char *topic, int64_t offset, int32_t max_wait, size_t *got,
 		       int *err)
+{
+	return fetch_wait_hw(fd, topic, offset, max_wait, got, err, NULL);
+}
+
+static long fetch_wait_hw(int fd, const char *topic, int64_t offset, int32_t max_wait,
+			  size_t *got, int *err, int64_t *hw)
 {
 	struct kaas_kw w;
 	kaas_kw_init(&w);
@@ -234,13 +248,17 @@ static long fetch_wait(int fd, const char *topic, int64_t offset, int32_t max_wa
 	kaas_kw_free(&w);
 	if (rc < 0)
 		return -1;
+	if (hw) { /* fetch-answer: say when the request is out */
+		printf("sent\n");
+		fflush(stdout);
+	}
 	int32_t corr;
 	size_t len;
 	uint8_t *body = read_response(fd, &corr, &len, 30000);
 	if (!body)
 		return -1;
 	*got = len;
-	if (err) {
+	if (err || hw) {
 		struct kaas_kr r;
 		kaas_kr_init(&r, body, len);
 		(void)kaas_kr_i32(&r);   /* throttle */
@@ -248,9 +266,14 @@ static long fetch_wait(int fd, const char *topic, int64_t offset, int32_t max_wa
 		(void)kaas_kr_str(&r, 0);
 		(void)kaas_kr_i32(&r);   /* partitions: 1 */
 		(void)kaas_kr_i32(&r);
-		*err = kaas_kr_i16(&r);
+		int e = kaas_kr_i16(&r);
+		int64_t h = kaas_kr_i64(&r);
 		if (!kaas_kr_ok(&r))
-			*err = -1000;
+			e = -1000;
+		if (err)
+			*err = e;
+		if (hw)
+			*hw = h;
 	}
 	free(body);
 	return (long)(now_ms() - t0);
@@ -330,6 +353,18 @@ int main(int argc, char **argv)
 			return fail("longpoll: no answer");
 		if (ms < 600 || ms > 5000)
 			return fail("longpoll: answered outside [600, 5000] ms for max_wait 700");
+		return 0;
+	}
+	if (strcmp(mode, "fetch-answer") == 0 && argc > 5) {
+		/* One Fetch of TOPIC/0 at OFFSET with max_wait MAXWAIT ms:
+		 * prints its error code and high watermark. */
+		size_t got = 0;
+		int err = 0;
+		int64_t hw = -1;
+		long ms = fetch_wait_hw(fd, argv[3], atoll(argv[4]), atoi(argv[5]), &got, &err, &hw);
+		if (ms < 0)
+			return fail("fetch-answer: no answer");
+		printf("error %d high_watermark %lld after %ld ms\n", err, (long long)hw, ms);
 		return 0;
 	}
 	if (strcmp(mode, "out-of-range") == 0) {

@@ -2,8 +2,9 @@
 # SIGSTOP/SIGCONT zombie: the leader of a partition (and the controller)
 # are paused until a survivor took over; produce requests sent to the
 # paused leader meanwhile are answered only after it resumes.  None of its
-# late writes becomes visible (self-fencing, then log fencing), and the
-# paused controller cannot overwrite assignment.json.
+# late writes becomes visible (self-fencing, then log fencing), a fetch
+# it held is not answered with its old high watermark, and the paused
+# controller cannot overwrite assignment.json.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
 . "$KAAS_TOP_SRCDIR/tests/multibroker/mb-lib.sh"
@@ -27,6 +28,15 @@ asg="$MB_DATA/__cluster/assignment.json"
 epoch_of() { sed -n '2s/.*"controller_epoch":\([0-9]*\).*/\1/p' "$asg"; }
 version_of() { sed -n '2s/^{[^[]*"version":\([0-9]*\).*/\1/p' "$asg"; }
 
+# A Fetch parked at the leader's end (long poll) whose wait runs out while
+# the leader is paused: on resume it must not be answered with the old
+# high watermark (the new leader's is higher by then; librdkafka keeps the
+# watermark of any answer, so its consumer would see it go back).
+timeout 60 "$RAW" "127.0.0.1:${MB_PORT[$leader]}" fetch-answer z 200 800 \
+	>"$KAAS_SCRATCH/parked.log" 2>&1 &
+PARKED=$!
+for i in $(seq 1 100); do grep -q sent "$KAAS_SCRATCH/parked.log" && break; sleep 0.1; done
+sleep 0.3 # read and parked by the leader
 for id in "${zombies[@]}"; do mb_kill "$id" STOP; done
 kaas_on_exit "kill -CONT ${MB_PID[$leader]} ${MB_PID[$ctrl]}"
 # Requests to the paused leader wait in its socket until it resumes.
@@ -46,6 +56,11 @@ seq 1 200 | sed 's/^/after-/' | timeout 60 kcat -b "127.0.0.1:${MB_PORT[$survivo
 for id in "${zombies[@]}"; do mb_kill "$id" CONT; done
 wait $RAWPID
 echo "paused leader answered: $(tr '\n' ' ' <"$KAAS_SCRATCH/raw.log")"
+wait $PARKED || kaas_fail "the parked fetch got no answer: $(cat "$KAAS_SCRATCH/parked.log")"
+echo "parked fetch, answered after the pause: $(tail -n1 "$KAAS_SCRATCH/parked.log")"
+read -r _ perr _ phw _ < <(tail -n1 "$KAAS_SCRATCH/parked.log")
+[ "$perr" != 0 ] || [ "$phw" -ge 400 ] ||
+	kaas_fail "the paused leader answered a fetch with its old high watermark $phw (the new leader's is 400)"
 # Let the zombies run a few rounds, watching assignment.json.
 for i in $(seq 1 30); do
 	e=$(epoch_of)
