@@ -707,6 +707,32 @@ out:
 	free(ptype_s);
 }
 
+/* SyncGroup and Heartbeat: find the member `mid` of group `gid` and check
+ * it is at generation `gen` and the group not rebalancing.  Returns 0 with
+ * *gr and *m, or the Kafka error (*m may still be set: the member exists).
+ * *id and *member_id are malloc'd copies (or NULL): the caller frees both. */
+static int16_t member_at(struct kaas_groups *g, struct kaas_kslice gid, struct kaas_kslice mid,
+			 int32_t gen, char **id, char **member_id, struct group **gr,
+			 struct group_member **m)
+{
+	int16_t err = 0;
+	*id = group_id_dup(gid, &err);
+	if (*id)
+		err = kaas_groups_check(g, *id);
+	*member_id = *id ? kaas_kslice_dup(mid) : NULL;
+	*gr = *member_id && !err ? kaas_group_lookup(g, *id, 0) : NULL;
+	*m = *gr ? kaas_group_member(*gr, *member_id) : NULL;
+	if (err)
+		return err;
+	if (!*m || (*m)->pending)
+		return KAAS_KERR_UNKNOWN_MEMBER_ID;
+	if (gen != (*gr)->generation)
+		return KAAS_KERR_ILLEGAL_GENERATION;
+	if ((*gr)->state == GROUP_PREPARING)
+		return KAAS_KERR_REBALANCE_IN_PROGRESS;
+	return 0;
+}
+
 void kaas_api_sync_group(struct kaas_req *req)
 {
 	struct kaas_groups *g = req->broker->groups;
@@ -727,22 +753,11 @@ void kaas_api_sync_group(struct kaas_req *req)
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
-	int16_t err = 0;
-	char *id = group_id_dup(gid, &err);
-	if (id)
-		err = kaas_groups_check(g, id);
-	char *member_id = id ? kaas_kslice_dup(mid) : NULL;
-	struct group *gr = member_id && !err ? kaas_group_lookup(g, id, 0) : NULL;
-	struct group_member *m = gr ? kaas_group_member(gr, member_id) : NULL;
-	if (err)
-		;
-	else if (!m || m->pending)
-		err = KAAS_KERR_UNKNOWN_MEMBER_ID;
-	else if (gen != gr->generation)
-		err = KAAS_KERR_ILLEGAL_GENERATION;
-	else if (gr->state == GROUP_PREPARING)
-		err = KAAS_KERR_REBALANCE_IN_PROGRESS;
-	else if (gr->state != GROUP_COMPLETING && gr->state != GROUP_STABLE)
+	char *id = NULL, *member_id = NULL;
+	struct group *gr = NULL;
+	struct group_member *m = NULL;
+	int16_t err = member_at(g, gid, mid, gen, &id, &member_id, &gr, &m);
+	if (!err && gr->state != GROUP_COMPLETING && gr->state != GROUP_STABLE)
 		err = KAAS_KERR_UNKNOWN_MEMBER_ID;
 	if (err) {
 		finish_sync(req, err, NULL, 0);
@@ -806,22 +821,11 @@ void kaas_api_heartbeat(struct kaas_req *req)
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
-	int16_t err = 0;
-	char *id = group_id_dup(gid, &err);
-	if (id)
-		err = kaas_groups_check(g, id);
-	char *member_id = id ? kaas_kslice_dup(mid) : NULL;
-	struct group *gr = member_id && !err ? kaas_group_lookup(g, id, 0) : NULL;
-	struct group_member *m = gr ? kaas_group_member(gr, member_id) : NULL;
-	if (err)
-		;
-	else if (!m || m->pending)
-		err = KAAS_KERR_UNKNOWN_MEMBER_ID;
-	else if (gen != gr->generation)
-		err = KAAS_KERR_ILLEGAL_GENERATION;
-	else if (gr->state == GROUP_PREPARING)
-		err = KAAS_KERR_REBALANCE_IN_PROGRESS;
-	else if (gr->state == GROUP_EMPTY || gr->state == GROUP_DEAD)
+	char *id = NULL, *member_id = NULL;
+	struct group *gr = NULL;
+	struct group_member *m = NULL;
+	int16_t err = member_at(g, gid, mid, gen, &id, &member_id, &gr, &m);
+	if (!err && (gr->state == GROUP_EMPTY || gr->state == GROUP_DEAD))
 		err = KAAS_KERR_UNKNOWN_MEMBER_ID;
 	if (m && (err == 0 || err == KAAS_KERR_REBALANCE_IN_PROGRESS))
 		m->last_seen_ms = kaas_now_ms();
