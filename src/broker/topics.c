@@ -875,6 +875,23 @@ int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart, i
 	return 0;
 }
 
+/* Mark a listed topic deleting (no new references), wait until only the
+ * registry's own reference is left, and take it off the list; the caller
+ * frees it.  Caller holds admin_mu and no reference. */
+static void detach_topic(struct kaas_topics *t, struct kaas_topic *tp)
+{
+	pthread_mutex_lock(&t->mu);
+	tp->deleting = 1;
+	while (tp->refs > 1)
+		pthread_cond_wait(&t->cv, &t->mu);
+	for (int i = 0; i < t->n; i++)
+		if (t->v[i] == tp) {
+			t->v[i] = t->v[--t->n];
+			break;
+		}
+	pthread_mutex_unlock(&t->mu);
+}
+
 int kaas_topics_delete(struct kaas_topics *t, const char *name)
 {
 	int len = (int)strlen(name);
@@ -901,16 +918,7 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name)
 		return KAAS_KERR_KAFKA_STORAGE_ERROR;
 	}
 	/* Unlist it, wait for in-flight users, close its logs. */
-	pthread_mutex_lock(&t->mu);
-	tp->deleting = 1;
-	while (tp->refs > 1)
-		pthread_cond_wait(&t->cv, &t->mu);
-	for (int i = 0; i < t->n; i++)
-		if (t->v[i] == tp) {
-			t->v[i] = t->v[--t->n];
-			break;
-		}
-	pthread_mutex_unlock(&t->mu);
+	detach_topic(t, tp);
 	uint8_t id[16];
 	memcpy(id, tp->id, 16);
 	topic_free(tp);
@@ -1039,16 +1047,7 @@ static int stamp_state(struct kaas_topics *t, const char *name, const uint8_t id
  * holds admin_mu and no reference. */
 static void unlist_topic(struct kaas_topics *t, struct kaas_topic *tp)
 {
-	pthread_mutex_lock(&t->mu);
-	tp->deleting = 1;
-	while (tp->refs > 1)
-		pthread_cond_wait(&t->cv, &t->mu);
-	for (int i = 0; i < t->n; i++)
-		if (t->v[i] == tp) {
-			t->v[i] = t->v[--t->n];
-			break;
-		}
-	pthread_mutex_unlock(&t->mu);
+	detach_topic(t, tp);
 	kaas_info("topic %s: deleted or replaced elsewhere; closed here", tp->name);
 	topic_free(tp);
 }
