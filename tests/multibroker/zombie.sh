@@ -32,12 +32,15 @@ version_of() { sed -n '2s/^{[^[]*"version":\([0-9]*\).*/\1/p' "$asg"; }
 # the leader is paused: on resume it must not be answered with the old
 # high watermark (the new leader's is higher by then; librdkafka keeps the
 # watermark of any answer, so its consumer would see it go back).
-timeout 60 "$RAW" "127.0.0.1:${MB_PORT[$leader]}" fetch-answer z 200 800 \
+timeout 60 "$RAW" "127.0.0.1:${MB_PORT[$leader]}" fetch-answer z 200 1500 \
 	>"$KAAS_SCRATCH/parked.log" 2>&1 &
 PARKED=$!
 for i in $(seq 1 100); do grep -q sent "$KAAS_SCRATCH/parked.log" && break; sleep 0.1; done
 sleep 0.3 # read and parked by the leader
+[ "$(wc -l <"$KAAS_SCRATCH/parked.log")" = 1 ] ||
+	kaas_fail "the fetch was answered before the pause: $(cat "$KAAS_SCRATCH/parked.log")"
 for id in "${zombies[@]}"; do mb_kill "$id" STOP; done
+paused_at=$SECONDS
 kaas_on_exit "kill -CONT ${MB_PID[$leader]} ${MB_PID[$ctrl]}"
 # Requests to the paused leader wait in its socket until it resumes.
 timeout 60 "$RAW" "127.0.0.1:${MB_PORT[$leader]}" good-batch z >"$KAAS_SCRATCH/raw.log" 2>&1 &
@@ -53,6 +56,8 @@ v_new=$(version_of)
 seq 1 200 | sed 's/^/after-/' | timeout 60 kcat -b "127.0.0.1:${MB_PORT[$survivor]}" -P -t z -p 0 -X acks=all ||
 	kaas_fail "produce to the new leader"
 
+# (a pause of 3 s at least: the parked fetch's 1.5 s wait runs out in it)
+while [ $((SECONDS - paused_at)) -lt 3 ]; do sleep 0.2; done
 for id in "${zombies[@]}"; do mb_kill "$id" CONT; done
 wait $RAWPID
 echo "paused leader answered: $(tr '\n' ' ' <"$KAAS_SCRATCH/raw.log")"
