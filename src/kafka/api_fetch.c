@@ -143,12 +143,12 @@ static void round_work(uv_work_t *w)
 				kaas_hw_token_put(p->token);
 				p->token = kaas_hw_token_get(kp->token);
 			}
-			struct kaas_log *log = fenced ? NULL : kp->log;
 			if (fenced) {
 				p->err = KAAS_KERR_NOT_LEADER_OR_FOLLOWER;
 				ctx->errors++;
 				continue;
 			}
+			struct kaas_log *log = kp->log;
 			if (!log) {
 				p->err = kaas_partition_not_led(kp) ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
 								    : KAAS_KERR_KAFKA_STORAGE_ERROR;

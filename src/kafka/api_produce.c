@@ -96,8 +96,8 @@ static const char *error_message(int16_t err)
 {
 	switch (err) {
 	case KAAS_KERR_REQUEST_TIMED_OUT:
-		return "the append failed after it was queued: the batch may be in the log; "
-		       "retry it with the same producer epoch and sequence";
+		return "the batch may be in the log (its write failed after it was queued, or "
+		       "is not durable yet): retry it with the same producer epoch and sequence";
 	case KAAS_IDEM_GAP:
 		return "sequence gap: an earlier batch of this producer is not in the log; "
 		       "not written, retry after that batch";
