@@ -1,1 +1,1 @@
-libkaas_a_SOURCES += src/util/crc32c.c src/util/crc32c.h
+libkaas_a_SOURCES += src/util/crc32c.c src/util/crc32c.h src/util/step.c src/util/step.h
