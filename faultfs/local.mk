@@ -5,8 +5,10 @@ libkaas_a_SOURCES += faultfs/model.h faultfs/internal.h faultfs/model.c faultfs/
 	faultfs/extents.c faultfs/attrcache.c faultfs/handles.c faultfs/names.c \
 	faultfs/ctl.c faultfs/substrate.h faultfs/substrate.c
 
+if WITH_FUSE
 bin_PROGRAMS += faultfs/faultfs
 faultfs_faultfs_SOURCES = faultfs/main.c faultfs/fuse_front.c faultfs/fuse_front.h \
 	faultfs/fuse_nodes.c faultfs/fuse_nodes.h \
 	faultfs/ctl_socket.c faultfs/ctl_socket.h
 faultfs_faultfs_LDADD = $(KAAS_LIBS) $(FUSE_LIBS)
+endif

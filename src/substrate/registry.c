@@ -11,12 +11,16 @@
 #include "config.h"
 
 extern const struct kaas_backend kaas_backend_posix;
+#ifdef KAAS_WITH_NFS
 extern const struct kaas_backend kaas_backend_nfs;
+#endif
 extern const struct kaas_backend kaas_backend_fault;
 /* Backends register here, one line each. */
 static const struct kaas_backend *const builtin[] = {
 	&kaas_backend_posix,
+#ifdef KAAS_WITH_NFS
 	&kaas_backend_nfs,
+#endif
 	&kaas_backend_fault,
 	NULL,
 };
@@ -82,8 +86,18 @@ int kaas_substrate_open(const char *url, struct kaas_substrate **out)
 		*out = sub;
 		return 0;
 	}
-	return kaas_sub_fail(EPROTONOSUPPORT, "%s: no substrate backend for scheme '%s' (known: file, path%s)",
-			     url, scheme, builtin[1] ? ", and others built in" : "");
+#ifndef KAAS_WITH_NFS
+	if (strcmp(scheme, "nfs") == 0)
+		return kaas_sub_fail(EPROTONOSUPPORT, "%s: this kaas was built --without-nfs: "
+				     "nfs:// URLs need the libnfs backend (rebuild with libnfs-dev)", url);
+#endif
+	char known[128] = "";
+	for (size_t i = 0; builtin[i]; i++) {
+		size_t used = strlen(known);
+		snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", builtin[i]->scheme);
+	}
+	return kaas_sub_fail(EPROTONOSUPPORT, "%s: no substrate backend for scheme '%s' (built in: %s; "
+			     "a plain path is a POSIX directory)", url, scheme, known);
 }
 
 void kaas_substrate_close(struct kaas_substrate *sub)

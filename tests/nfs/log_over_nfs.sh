@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# kaas-test-timeout: 1500
 # The partition-log tests that take a substrate URL, run over nfs:// (NFSv3,
 # no mount) against a private nfs-ganesha: append/read/roll/retention, zombie
 # fencing between two NFS clients, and the crash sweep.
