@@ -8,9 +8,12 @@
  * first partition that returns records is sent whole even when larger than
  * both, so a consumer always progresses; every later partition whose next
  * batch does not fit gets no records this time.  max_bytes <= 0 bounds to
- * nothing (that one batch only), as in Kafka.  If the round found fewer than min_bytes and max_wait_ms has
- * not passed, the request parks until a log's high watermark moves or the
- * timer fires, then reads again.  A fenced broker (kaas_cluster_fenced)
+ * nothing (that one batch only), as in Kafka.  If the round found fewer
+ * than min_bytes, max_wait_ms has not passed and no partition holds more
+ * than the round returned (when one does, the bounds or a segment's end
+ * stopped the read, and waiting cannot make the answer fuller), the request
+ * parks until a log's high watermark moves or the timer fires, then reads
+ * again.  A fenced broker (kaas_cluster_fenced)
  * answers every partition NOT_LEADER_OR_FOLLOWER.
  */
 #include <stdlib.h>
@@ -54,6 +57,7 @@ struct fetch_ctx {
 	int errors;
 	int in_pool;
 	int woken;                      /* data arrived during a pool round */
+	int more;                       /* a partition holds more than the round returned */
 	int parked;
 	uint64_t deadline;
 };
@@ -111,6 +115,7 @@ static void round_work(uv_work_t *w)
 	drop_data(ctx);
 	ctx->total = 0;
 	ctx->errors = 0;
+	ctx->more = 0;
 	/* A broker whose last cluster round is older than half the liveness
 	 * timeout (paused, cut off from the volume) may no longer lead what
 	 * its logs say; its high watermark may be older than the new
@@ -177,8 +182,10 @@ static void round_work(uv_work_t *w)
 			if (left < lim)
 				lim = left;
 			int first = ctx->total == 0;
-			if (lim == 0 && !first)
+			if (lim == 0 && !first) {
+				ctx->more = 1;
 				continue;
+			}
 			int rc = kaas_log_read(log, p->offset, lim, &p->slice);
 			if (rc == 0 && p->slice.len > 0 && (first || p->slice.len <= lim)) {
 				p->has_slice = 1;
@@ -197,6 +204,8 @@ static void round_work(uv_work_t *w)
 				ctx->errors++;
 			} else {
 				ctx->total += p->len;
+				if ((p->has_slice ? p->slice.next_offset : p->offset) < p->hw)
+					ctx->more = 1;
 			}
 		}
 		kaas_topic_put(tp);
@@ -326,7 +335,7 @@ static void round_done(uv_work_t *w, int status)
 	b->pool_jobs--;
 	ctx->in_pool = 0;
 	uint64_t now = kaas_now_ms();
-	if (status < 0 || ctx->errors || ctx->total >= (size_t)ctx->min_bytes ||
+	if (status < 0 || ctx->errors || ctx->total >= (size_t)ctx->min_bytes || ctx->more ||
 	    now >= ctx->deadline || b->draining) {
 		respond(ctx);
 		return;

@@ -307,6 +307,8 @@ struct fb_part {
 
 /* Fetch v4 of parts[0..n) of topic at offs[], with the given limits; fills
  * out[] in answer order.  0, or -1 (no or malformed answer). */
+static int32_t fb_min_bytes = 1, fb_max_wait = 100; /* of the next fb_fetch */
+
 static int fb_fetch(int fd, const char *topic, int n, const int32_t *parts, const int64_t *offs,
 		    int32_t max_bytes, int32_t part_max, struct fb_part *out, size_t *resp_len)
 {
@@ -315,8 +317,8 @@ static int fb_fetch(int fd, const char *topic, int n, const int32_t *parts, cons
 	kaas_kw_init(&w);
 	header(&w, 1, 4, ++corr);
 	kaas_kw_i32(&w, -1);
-	kaas_kw_i32(&w, 100);    /* max_wait */
-	kaas_kw_i32(&w, 1);      /* min_bytes */
+	kaas_kw_i32(&w, fb_max_wait);
+	kaas_kw_i32(&w, fb_min_bytes);
 	kaas_kw_i32(&w, max_bytes);
 	kaas_kw_i8(&w, 0);
 	kaas_kw_i32(&w, 1);
@@ -483,6 +485,30 @@ static int fetch_bounds(int fd, const char *topic, int n)
 {
 	if (n < 1 || n > FB_MAXP)
 		return fail("fetch-bounds: bad partition count");
+	/* A min_bytes the bounds never let the answer reach: waiting cannot
+	 * make it fuller, so it comes at once, not after max_wait. */
+	{
+		int32_t parts[FB_MAXP];
+		int64_t offs[FB_MAXP];
+		struct fb_part out[FB_MAXP];
+		for (int i = 0; i < n; i++) {
+			parts[i] = i;
+			offs[i] = 0;
+		}
+		fb_min_bytes = 50000000;
+		fb_max_wait = 4000;
+		uint64_t t0 = now_ms();
+		int rc = fb_fetch(fd, topic, n, parts, offs, 1000000, 1048576, out, NULL);
+		long ms = (long)(now_ms() - t0);
+		fb_min_bytes = 1;
+		fb_max_wait = 100;
+		printf("fetch-bounds: min_bytes 50000000 max_wait 4000 answered after %ld ms\n", ms);
+		if (rc < 0 || ms > 2000) {
+			fprintf(stderr, "FAIL: fetch-bounds: a full answer below min_bytes came after %ld "
+				"ms (max_wait 4000)\n", ms);
+			return 1;
+		}
+	}
 	static const int32_t lims[][2] = {
 		{ 1000000, 1048576 },   /* librdkafka fetch.max.bytes 1e6 */
 		{ 150000, 1048576 },    /* smaller than a batch */
