@@ -2,12 +2,18 @@
  * api_fetch.c — Fetch 4..11 with long poll.
  *
  * Each round reads on the work queue (the log's reads may block on the
- * volume): per partition whole batches from the fetch offset, bounded by the
- * partition limit and what is left of the response limit (the first batch
- * of the response is sent whole even when larger, so a consumer can always
- * progress).  If the round found fewer than min_bytes and max_wait_ms has
- * not passed, the request parks until a log's high watermark moves or the
- * timer fires, then reads again.  A fenced broker (kaas_cluster_fenced)
+ * volume): per partition, in the request's order, whole batches from the
+ * fetch offset, bounded by the partition's max_bytes and by what is left of
+ * the request's max_bytes (KIP-74).  The one excess: the first batch of the
+ * first partition that returns records is sent whole even when larger than
+ * both, so a consumer always progresses; every later partition whose next
+ * batch does not fit gets no records this time.  max_bytes <= 0 bounds to
+ * nothing (that one batch only), as in Kafka.  If the round found fewer
+ * than min_bytes, max_wait_ms has not passed and no partition holds more
+ * than the round returned (when one does, the bounds or a segment's end
+ * stopped the read, and waiting cannot make the answer fuller), the request
+ * parks until a log's high watermark moves or the timer fires, then reads
+ * again.  A fenced broker (kaas_cluster_fenced)
  * answers every partition NOT_LEADER_OR_FOLLOWER.
  */
 #include <stdlib.h>
@@ -51,6 +57,7 @@ struct fetch_ctx {
 	int errors;
 	int in_pool;
 	int woken;                      /* data arrived during a pool round */
+	int more;                       /* a partition holds more than the round returned */
 	int parked;
 	uint64_t deadline;
 };
@@ -108,6 +115,7 @@ static void round_work(uv_work_t *w)
 	drop_data(ctx);
 	ctx->total = 0;
 	ctx->errors = 0;
+	ctx->more = 0;
 	/* A broker whose last cluster round is older than half the liveness
 	 * timeout (paused, cut off from the volume) may no longer lead what
 	 * its logs say; its high watermark may be older than the new
@@ -162,21 +170,28 @@ static void round_work(uv_work_t *w)
 				ctx->errors++;
 				continue;
 			}
-			if (p->offset == p->hw || p->max_bytes <= 0)
+			if (p->offset == p->hw)
 				continue;
+			/* The bound: what is left of max_bytes, and max_bytes of
+			 * the partition; only while no partition before this one
+			 * returned records may its first batch exceed it. */
+			size_t lim = p->max_bytes > 0 ? (size_t)p->max_bytes : 0;
 			size_t left = ctx->max_bytes > 0 && (size_t)ctx->max_bytes > ctx->total
 					      ? (size_t)ctx->max_bytes - ctx->total
 					      : 0;
-			if (left == 0 && ctx->total > 0)
-				continue;
-			size_t lim = (size_t)p->max_bytes;
-			if (left && left < lim)
+			if (left < lim)
 				lim = left;
+			int first = ctx->total == 0;
+			if (lim == 0 && !first) {
+				ctx->more = 1;
+				continue;
+			}
 			int rc = kaas_log_read(log, p->offset, lim, &p->slice);
-			if (rc == 0 && p->slice.len > 0) {
+			if (rc == 0 && p->slice.len > 0 && (first || p->slice.len <= lim)) {
 				p->has_slice = 1;
 				p->len = p->slice.len;
 			} else if (rc == 0) {
+				/* nothing, or a first batch larger than the bound */
 				kaas_log_slice_release(&p->slice);
 			}
 			if (rc == -ERANGE) {
@@ -189,6 +204,8 @@ static void round_work(uv_work_t *w)
 				ctx->errors++;
 			} else {
 				ctx->total += p->len;
+				if ((p->has_slice ? p->slice.next_offset : p->offset) < p->hw)
+					ctx->more = 1;
 			}
 		}
 		kaas_topic_put(tp);
@@ -318,7 +335,7 @@ static void round_done(uv_work_t *w, int status)
 	b->pool_jobs--;
 	ctx->in_pool = 0;
 	uint64_t now = kaas_now_ms();
-	if (status < 0 || ctx->errors || ctx->total >= (size_t)ctx->min_bytes ||
+	if (status < 0 || ctx->errors || ctx->total >= (size_t)ctx->min_bytes || ctx->more ||
 	    now >= ctx->deadline || b->draining) {
 		respond(ctx);
 		return;

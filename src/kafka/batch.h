@@ -56,4 +56,25 @@ int kaas_batch_validate(const uint8_t *buf, size_t len, size_t max_batch,
 int kaas_batch_decompress(int codec, const uint8_t *in, size_t inlen, size_t limit,
 			  uint8_t **out, size_t *outlen);
 
+/* Attribute bit: the batch's timestamps are its append time (maxTimestamp). */
+#define KAAS_BATCH_ATTR_LOG_APPEND_TIME 0x08
+
+/* Record timestamps found in one batch by kaas_batch_time_scan. */
+struct kaas_batch_times {
+	int64_t ge_offset;      /* first record with timestamp >= target (-1: none) */
+	int64_t ge_timestamp;   /* its timestamp */
+	int64_t max_offset;     /* first record with the largest timestamp (-1: none) */
+	int64_t max_timestamp;  /* that timestamp */
+};
+
+/* Look at the records of the whole RecordBatch v2 b[0..len) (as stored: its
+ * base offset is the records' first offset) whose offset is >= min_offset,
+ * decompressing the payload if needed.  A record's timestamp is the batch's
+ * base timestamp plus its delta, or, in a LogAppendTime batch (attribute
+ * bit 3), the batch's maxTimestamp.  Returns 0 with *out filled (offsets -1
+ * when no record qualifies), -EBADMSG (malformed, or does not decompress),
+ * or -ENOMEM. */
+int kaas_batch_time_scan(const uint8_t *b, size_t len, int64_t min_offset, int64_t target,
+			 struct kaas_batch_times *out);
+
 #endif

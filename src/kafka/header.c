@@ -9,7 +9,7 @@
 const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_PRODUCE, 3, 8, 9 },
 	{ KAAS_API_FETCH, 4, 11, 12 },
-	{ KAAS_API_LIST_OFFSETS, 0, 5, 6 },
+	{ KAAS_API_LIST_OFFSETS, 0, 7, 6 },
 	{ KAAS_API_METADATA, 0, 8, 9 },
 	{ KAAS_API_OFFSET_COMMIT, 2, 7, 8 },
 	{ KAAS_API_OFFSET_FETCH, 1, 5, 6 },

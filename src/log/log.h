@@ -218,13 +218,25 @@ uint32_t kaas_log_epoch(struct kaas_log *log);
  * (KAAS_LOG_EFENCED when a newer leader was found): close it. */
 int kaas_log_status(struct kaas_log *log);
 
-/* First batch whose max timestamp is >= ts (batch granularity: the offset is
- * that batch's base offset, or log start if it lies inside the batch) among
- * those below the high watermark.  Returns 0 with *offset and *timestamp
+/* First batch whose max timestamp is >= ts among those below the high
+ * watermark that hold offsets at or above the log start (batch granularity:
+ * the offset is that batch's base offset, or log start if it lies inside the
+ * batch; the log does not parse records, so the record itself is for the
+ * caller to find inside the batch).  Returns 0 with *offset and *timestamp
  * (the batch's max timestamp; either may be NULL), -ENOENT when no batch has
  * such a timestamp, or -errno. */
 int kaas_log_offset_for_time(struct kaas_log *log, int64_t ts, int64_t *offset,
 			     int64_t *timestamp);
+/* The same among the batches that hold offsets at or above `from` (the
+ * offset is then at least max(from, log start)). */
+int kaas_log_offset_for_time_from(struct kaas_log *log, int64_t ts, int64_t from,
+				  int64_t *offset, int64_t *timestamp);
+
+/* The largest batch max timestamp of the segments below the high watermark
+ * that hold offsets at or above the log start (a segment's batches below
+ * the log start count too).  Returns 0 with *timestamp, or -ENOENT (no
+ * batch). */
+int kaas_log_max_timestamp(struct kaas_log *log, int64_t *timestamp);
 
 /* Block until the high watermark is above `offset`, the log fails, or
  * timeout_ms passes (< 0: no timeout).  Returns 1 (data past offset), 0

@@ -50,7 +50,8 @@ static int locate_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
 	struct locate *l = arg;
 	int64_t last = h->base_offset + h->last_offset_delta;
 	if (!l->found) {
-		if (l->by_time ? h->max_timestamp < l->ts : last < l->offset)
+		/* by time: also skip batches wholly below the log start */
+		if (last < l->offset || (l->by_time && h->max_timestamp < l->ts))
 			return 0;
 		l->found = 1;
 		l->pos = pos;
@@ -244,13 +245,20 @@ int kaas_log_read_copy(struct kaas_log *log, int64_t offset, size_t max_bytes, v
 
 int kaas_log_offset_for_time(struct kaas_log *log, int64_t ts, int64_t *offset, int64_t *timestamp)
 {
+	return kaas_log_offset_for_time_from(log, ts, 0, offset, timestamp);
+}
+
+int kaas_log_offset_for_time_from(struct kaas_log *log, int64_t ts, int64_t from, int64_t *offset,
+				  int64_t *timestamp)
+{
 	int64_t after = -1; /* look at segments with base above this */
 	for (;;) {
 		pthread_mutex_lock(&log->mu);
+		int64_t start = log->log_start > from ? log->log_start : from;
 		struct segment *s = NULL;
 		for (size_t i = 0; i < log->nsegs && !s; i++) {
 			struct segment *c = log->segs[i];
-			if (c->base > after && c->next > log->log_start && c->end > 0 && c->max_ts >= ts)
+			if (c->base > after && c->next > start && c->end > 0 && c->max_ts >= ts)
 				s = c;
 		}
 		if (!s) {
@@ -258,10 +266,9 @@ int kaas_log_offset_for_time(struct kaas_log *log, int64_t ts, int64_t *offset, 
 			return -ENOENT;
 		}
 		uint64_t limit = s->end;
-		int64_t start = log->log_start;
 		atomic_fetch_add(&s->refs, 1);
 		pthread_mutex_unlock(&log->mu);
-		struct locate l = { .by_time = 1, .ts = ts };
+		struct locate l = { .by_time = 1, .ts = ts, .offset = start };
 		int rc = seg_locate(log, s, limit, &l);
 		after = s->base;
 		seg_unref_locked(log, s);
@@ -275,6 +282,25 @@ int kaas_log_offset_for_time(struct kaas_log *log, int64_t ts, int64_t *offset, 
 			return 0;
 		}
 	}
+}
+
+int kaas_log_max_timestamp(struct kaas_log *log, int64_t *timestamp)
+{
+	int64_t max = -1;
+	int any = 0;
+	pthread_mutex_lock(&log->mu);
+	for (size_t i = 0; i < log->nsegs; i++) {
+		struct segment *c = log->segs[i];
+		if (c->next > log->log_start && c->end > 0 && (!any || c->max_ts > max)) {
+			max = c->max_ts;
+			any = 1;
+		}
+	}
+	pthread_mutex_unlock(&log->mu);
+	if (!any)
+		return -ENOENT;
+	*timestamp = max;
+	return 0;
 }
 
 int kaas_log_wait(struct kaas_log *log, int64_t offset, int timeout_ms)

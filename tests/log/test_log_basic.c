@@ -235,6 +235,24 @@ static void test_timestamps(void **state)
 	assert_int_equal(kaas_log_open(f->sub, f->env.dir, 2, &c, &log), 0);
 	assert_int_equal(kaas_log_offset_for_time(log, 1255, &off, &ts), 0);
 	assert_int_equal(off, a.off[26]);
+	assert_int_equal(kaas_log_max_timestamp(log, &ts), 0);
+	assert_int_equal(ts, 1490);
+	assert_int_equal(kaas_log_offset_for_time_from(log, 1005, a.off[45], &off, &ts), 0);
+	assert_int_equal(off, a.off[45]);
+	assert_int_equal(kaas_log_offset_for_time_from(log, 1005, a.off[45] + 1, &off, &ts), 0);
+	assert_int_equal(off, a.off[45] + 1); /* inside batch 45 (2 records) */
+	/* The log start inside a segment (and inside a batch): the batches
+	 * below it are passed over, not the rest of their segment. */
+	static const int starts[] = { 30, 33, 35, 38, 41 };
+	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+		int k = starts[i];
+		assert_true(a.recs[k] > 1);
+		assert_int_equal(kaas_log_delete_records(log, a.off[k] + 1), 0);
+		assert_int_equal(kaas_log_offset_for_time(log, 1005, &off, &ts), 0);
+		assert_int_equal(off, a.off[k] + 1);
+		assert_int_equal(kaas_log_offset_for_time(log, 1000 + k * 10 + 5, &off, &ts), 0);
+		assert_int_equal(off, a.off[k + 1]);
+	}
 	assert_int_equal(kaas_log_close(log), 0);
 	free_appended(&a);
 }
