@@ -92,6 +92,8 @@ void kaas_partition_mark_failed(struct kaas_partition *p);
 struct kaas_topic {
 	char *name;
 	uint8_t id[16];
+	uint64_t incarnation;     /* its number (topic-incarnations claims);
+	                             0 for a document written before them */
 	int32_t npart;
 	struct kaas_partition *parts;
 	int refs;                 /* under the registry mutex */
