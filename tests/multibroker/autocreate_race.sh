@@ -33,7 +33,12 @@ for p in 0 1 2 3; do
 done
 : >"$S/acked0.txt"
 for i in 0 1 2 3; do
-	if wait "${pids[$i]}"; then seq 1 20 | sed "s/^/r-p$i-/" >>"$S/acked0.txt"; fi
+	if wait "${pids[$i]}"; then
+		seq 1 20 | sed "s/^/r-p$i-/" >>"$S/acked0.txt"
+	else
+		echo "staged race: the producer to acr0/$i failed (its records count as not acknowledged):" >&2
+		tail -n 3 "$S/prod-acr0-$i.log" >&2
+	fi
 done
 echo "staged race: $(wc -l <"$S/acked0.txt") records acknowledged, the last $(( $(mb_now_ms) - t0 )) ms after broker 1 stopped"
 [ -s "$S/acked0.txt" ] || kaas_fail "nothing acknowledged in the staged race"
@@ -48,8 +53,8 @@ pids=()
 for i in $(seq 1 50); do
 	for b in 0 1; do
 		port=${MB_PORT[$b]}
-		echo "b$b-$i" | timeout 120 kcat -b "127.0.0.1:$port" -P -t "ac$i" -X acks=all \
-			-X message.timeout.ms=90000 2>"$S/prod-ac$i-$b.log" &
+		echo "b$b-$i" | timeout 180 kcat -b "127.0.0.1:$port" -P -t "ac$i" -X acks=all \
+			-X message.timeout.ms=150000 2>"$S/prod-ac$i-$b.log" &
 		pids+=("$!:$i:$b")
 	done
 done
