@@ -12,6 +12,8 @@
 #include "broker/topics.h"
 #include "contract/contract.h"
 #include "contract/doc.h"
+#include "faultfs/model.h"
+#include "faultfs/substrate.h"
 #include "kafka/protocol.h"
 #include "util/step.h"
 
@@ -373,6 +375,48 @@ static void offline_topic_is_retried(void **state)
 	env_close(&e);
 }
 
+/* The same with a real transient error: the one read of the document at
+ * start fails with EIO (a faultfs rule on the in-process model); the next
+ * reconcile lists the topic and opens its partition. */
+static void transient_eio_at_start_is_retried(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e);
+	struct kaas_substrate *ad, *ac;
+	struct kaas_topics *a = broker(&e, &ad, &ac);
+	assert_int_equal(kaas_topics_create(a, "eio", 1, 0, NULL), 0);
+	kaas_topics_close(a);
+	kaas_substrate_close(ac);
+
+	char url[700];
+	snprintf(url, sizeof url, "fault+%s/__cluster?seed=1&host=0", e.dir);
+	assert_int_equal(kaas_substrate_open(url, &ac), 0);
+	char *reply = NULL;
+	assert_int_equal(kaas_fault_ctl(kaas_fault_substrate_model(ac),
+					"{\"cmd\":\"set\",\"rule\":{\"op\":\"read\",\"path\":"
+					"\"topics/eio.json\",\"times\":1,\"fault\":\"EIO\"}}",
+					&reply), 0);
+	free(reply);
+	struct kaas_topics *l = NULL;
+	assert_int_equal(kaas_topics_open_leased(ad, ac, lease_all, NULL, NULL, NULL, &l), 0);
+	struct kaas_topic *tp = kaas_topics_get(l, "eio", 3);
+	assert_non_null(tp);
+	assert_true(tp->offline); /* the EIO was seen: the staging worked */
+	kaas_topic_put(tp);
+
+	assert_true(kaas_topics_reconcile(l) >= 0);
+	tp = kaas_topics_get(l, "eio", 3);
+	assert_non_null(tp);
+	assert_false(tp->offline);
+	assert_non_null(tp->parts[0].log);
+	kaas_topic_put(tp);
+
+	kaas_topics_close(l);
+	kaas_substrate_close(ad), kaas_substrate_close(ac);
+	env_close(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +426,7 @@ int main(void)
 		cmocka_unit_test(leftover_trash_does_not_block_delete),
 		cmocka_unit_test(reopen_does_not_resurrect_deleted_topic),
 		cmocka_unit_test(offline_topic_is_retried),
+		cmocka_unit_test(transient_eio_at_start_is_retried),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
