@@ -108,8 +108,8 @@ struct kaas_log_config {
 void kaas_log_config_default(struct kaas_log_config *cfg);
 
 /* Open the partition in directory `dir` ("<topic>/<partition>", created if
- * missing; see cfg->parent_must_exist for its parent) of substrate `data` as its leader with epoch `leader_epoch`.
- * cfg may be NULL (defaults).  The log keeps `data` (not owned; it must
+ * missing; its parent too unless cfg->parent_must_exist) of substrate `data`
+ * as its leader with epoch `leader_epoch`.  cfg may be NULL (defaults).  The log keeps `data` (not owned; it must
  * outlive the log) and copies cfg.
  * What it does: reads manifest.json; refuses with KAAS_LOG_EFENCED if the
  * manifest names a higher epoch; sweeps every replace temp in the directory
