@@ -109,8 +109,8 @@ void kaas_log_config_default(struct kaas_log_config *cfg);
 
 /* Open the partition in directory `dir` ("<topic>/<partition>", created if
  * missing; its parent too unless cfg->parent_must_exist) of substrate `data`
- * as its leader with epoch `leader_epoch`.  cfg may be NULL (defaults).  The log keeps `data` (not owned; it must
- * outlive the log) and copies cfg.
+ * as its leader with epoch `leader_epoch`.  cfg may be NULL (defaults).
+ * The log keeps `data` (not owned; it must outlive the log) and copies cfg.
  * What it does: reads manifest.json; refuses with KAAS_LOG_EFENCED if the
  * manifest names a higher epoch; sweeps every replace temp in the directory
  * (it is the fenced single writer); recovers the tail of the last segment
