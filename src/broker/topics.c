@@ -965,6 +965,16 @@ static int create_claimed(struct kaas_topics *t, struct kaas_topic *tp, uint64_t
 						   "abandoned by another creator", tp->name,
 						   (unsigned long long)inc);
 	rc = write_topic_doc(t, tp->name, tp->id, inc, tp->npart, 0);
+	if (rc >= 0 && inc_over(t, tp->name, inc) == 1) {
+		/* Abandoned while we wrote (a pause of CREATE_WAIT_MS between the
+		 * check above and the rename): our document may stand over the
+		 * next incarnation's.  Not listed here; its directory is never
+		 * reclaimed for us (a newer stamp), an operator looks. */
+		kaas_error("topic %s: incarnation %llu was abandoned while its document was "
+			   "written; the next incarnation's document may be overwritten", tp->name,
+			   (unsigned long long)inc);
+		return kaas_sub_fail(ESTALE, "topic %s: incarnation abandoned", tp->name);
+	}
 	if (rc >= 0) {
 		rc = stamp_dir(t, tp->name, tp->id, inc, 1);
 		if (rc < 0)
