@@ -933,7 +933,8 @@ struct kaas_topic **kaas_topics_list(struct kaas_topics *t, int *n)
 
 /* Wait (bounded by CREATE_WAIT_MS) for the document of incarnation `inc`
  * (or a later one) of `name`, which the creator that won its claim writes
- * next: 0 and *d, -ETIMEDOUT when it did not appear, or -errno. */
+ * next: 0 and *d, -ETIMEDOUT when it did not appear, or -errno (-EBADMSG:
+ * a damaged document, never abandoned nor created over). */
 static int await_doc(struct kaas_topics *t, const char *name, uint64_t inc, struct topic_doc *d)
 {
 	uint64_t end = kaas_mono_ms() + CREATE_WAIT_MS;
@@ -941,8 +942,8 @@ static int await_doc(struct kaas_topics *t, const char *name, uint64_t inc, stru
 		int rc = read_topic_doc(t, name, d);
 		if (rc == 0 && d->inc >= inc)
 			return 0;
-		if (rc < 0 && rc != -ENOENT && rc != -EBADMSG)
-			return rc;
+		if (rc < 0 && rc != -ENOENT)
+			return rc; /* -EBADMSG too: a damaged document is never created over */
 		if (kaas_mono_ms() >= end)
 			return -ETIMEDOUT;
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
