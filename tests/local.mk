@@ -14,6 +14,7 @@ include tests/nfs/local.mk
 include tests/log/local.mk
 include tests/kafka/local.mk
 include tests/cluster/local.mk
+include tests/topics/local.mk
 include tests/groups/local.mk
 include tests/multibroker/local.mk
 include tests/chaos/local.mk

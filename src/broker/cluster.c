@@ -302,14 +302,18 @@ static int should_claim(struct kaas_cluster *c, int have_latest, uint64_t latest
 }
 
 /* The slots the cluster wants served: every partition of every listed
- * topic, and the coordinator slots.  *names keeps the strings alive. */
-static int wanted_slots(struct kaas_cluster *c, struct kaas_slot_want **out, size_t *nout,
-			struct kaas_topic ***list, int *nlist)
+ * topic, and the coordinator slots.  A topic offline here (its document
+ * could not be read: retried every round) keeps the slots `cur` gives it,
+ * so their leader epochs carry on when it comes back rather than restart
+ * below the partitions' fences.  *names keeps the strings alive. */
+static int wanted_slots(struct kaas_cluster *c, const struct kaas_assignment *cur,
+			struct kaas_slot_want **out, size_t *nout, struct kaas_topic ***list,
+			int *nlist)
 {
 	*list = kaas_topics_list(c->topics, nlist);
 	if (!*list)
 		return -ENOMEM;
-	size_t total = (size_t)c->cfg->coordinator_slots;
+	size_t total = (size_t)c->cfg->coordinator_slots + cur->n;
 	for (int i = 0; i < *nlist; i++)
 		if (!(*list)[i]->offline)
 			total += (size_t)(*list)[i]->npart;
@@ -317,9 +321,13 @@ static int wanted_slots(struct kaas_cluster *c, struct kaas_slot_want **out, siz
 	if (!w)
 		return -ENOMEM;
 	size_t n = 0;
-	for (int i = 0; i < *nlist; i++)
+	for (int i = 0; i < *nlist; i++) {
 		for (int32_t p = 0; !(*list)[i]->offline && p < (*list)[i]->npart; p++)
 			w[n++] = (struct kaas_slot_want){ (*list)[i]->name, p };
+		for (size_t k = 0; (*list)[i]->offline && k < cur->n; k++)
+			if (strcmp(cur->e[k].topic, (*list)[i]->name) == 0)
+				w[n++] = (struct kaas_slot_want){ (*list)[i]->name, cur->e[k].partition };
+	}
 	for (int32_t s = 0; s < c->cfg->coordinator_slots; s++)
 		w[n++] = (struct kaas_slot_want){ KAAS_COORDINATOR_TOPIC, s };
 	*out = w;
@@ -345,7 +353,7 @@ static int act_as_controller(struct kaas_cluster *c, const int32_t *alive, size_
 	size_t nwant = 0;
 	struct kaas_topic **list = NULL;
 	int nlist = 0;
-	rc = wanted_slots(c, &want, &nwant, &list, &nlist);
+	rc = wanted_slots(c, &cur, &want, &nwant, &list, &nlist);
 	struct kaas_assignment next = { 0 };
 	int changed = 0;
 	if (rc == 0)

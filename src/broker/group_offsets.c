@@ -32,6 +32,7 @@ struct op_part {
 struct op_topic {
 	struct kaas_kslice name;  /* points into the request frame */
 	char *name_s;
+	char topic_id[33];        /* commit: the topic's incarnation id (hex) */
 	int32_t n;
 	struct op_part *p;
 };
@@ -87,6 +88,30 @@ static void answer_commit(struct group_op *op)
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 }
 
+static void topic_id_hex(const struct kaas_topic *kt, char out[33])
+{
+	for (int i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", kt->id[i]);
+}
+
+/* Was commit c made to the incarnation of its topic listed now?  Offsets
+ * are committed per incarnation (names are not identities): after a delete
+ * and re-create, the earlier incarnation's offsets are not the new one's.
+ * A commit without an id (made before ids were recorded), or a topic not
+ * listed here, is taken as it is. */
+static int same_incarnation(struct kaas_broker *b, const struct kaas_committed *c)
+{
+	if (!c->topic_id[0])
+		return 1;
+	struct kaas_topic *kt = kaas_topics_get(b->topics, c->topic, (int)strlen(c->topic));
+	if (!kt)
+		return 1;
+	char hex[33];
+	topic_id_hex(kt, hex);
+	kaas_topic_put(kt);
+	return strcmp(hex, c->topic_id) == 0;
+}
+
 static void fetch_part(struct kaas_kw *w, int16_t v, const struct kaas_committed *c, int32_t index,
 		       int16_t err)
 {
@@ -130,7 +155,11 @@ static void answer_fetch(struct group_op *op)
 			kaas_kw_array(w, 0, np);
 			for (size_t j = i; j < g->n; j++)
 				if (strcmp(g->items[j].topic, g->items[i].topic) == 0)
-					fetch_part(w, v, &g->items[j], g->items[j].partition, 0);
+					fetch_part(w, v,
+						   same_incarnation(op->gr->reg->b, &g->items[j])
+							   ? &g->items[j]
+							   : NULL,
+						   g->items[j].partition, 0);
 		}
 	} else {
 		kaas_kw_array(w, 0, op->nt);
@@ -142,6 +171,8 @@ static void answer_fetch(struct group_op *op)
 					g && op->t[i].name_s
 						? kaas_group_get(g, op->t[i].name_s, op->t[i].p[j].index)
 						: NULL;
+				if (c && !same_incarnation(op->gr->reg->b, c))
+					c = NULL; /* an earlier incarnation's: none */
 				fetch_part(w, v, c, op->t[i].p[j].index, v >= 2 ? 0 : perr);
 			}
 		}
@@ -199,6 +230,9 @@ static void op_work(uv_work_t *w)
 				continue;
 			int rc = kaas_group_set(&gr->offs, op->t[i].name_s, p->index, p->offset,
 						p->leader_epoch, p->meta, now);
+			if (rc == 0)
+				rc = kaas_group_set_topic_id(&gr->offs, op->t[i].name_s, p->index,
+							     op->t[i].topic_id);
 			if (rc < 0) {
 				op->rc = rc;
 				gr->loaded = 0;
@@ -393,6 +427,8 @@ void kaas_api_offset_commit(struct kaas_req *req)
 		for (int32_t j = 0; j < t->n; j++)
 			if (!t->p[j].err && (!kt || t->p[j].index < 0 || t->p[j].index >= kt->npart))
 				t->p[j].err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+		if (kt)
+			topic_id_hex(kt, t->topic_id);
 		kaas_topic_put(kt);
 	}
 	if (op->err && gr)

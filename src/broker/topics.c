@@ -14,12 +14,23 @@
 #include "contract/contract.h"
 #include "contract/doc.h"
 #include "kafka/protocol.h"
+#include "util/step.h"
 
 #define TOPIC_DOC_KIND "topic"
 #define TOPIC_ID_KIND "topic-id"
 #define TRASH_DIR ".trash"
 #define MAX_PARTITIONS 100000
 #define EPOCH_DIR "leader-epochs"
+/* <cluster>/topic-incarnations/<name>/: incarnation-<N> (exclusive create:
+ * the one creator of incarnation N of the name) and deleted-<N> (exclusive
+ * create: incarnation N is over, deleted or abandoned).  Never removed, so
+ * incarnation numbers of a name only grow. */
+#define INCARNATION_DIR "topic-incarnations"
+#define INC_CLAIM "incarnation"
+#define INC_OVER "deleted"
+/* How long a creator that lost the claim of an incarnation waits for the
+ * winner's document before it takes the winner for dead and abandons it. */
+#define CREATE_WAIT_MS 10000
 
 /* A document marked deleting, first seen by reconcile at `since` (our
  * monotonic clock); `driven` once this broker took the removal over. */
@@ -28,6 +39,8 @@ struct stuck_delete {
 	uint8_t id[16];
 	uint64_t since;
 	int driven, seen;
+	int foreign;              /* 1: not a delete but a directory stamped by
+	                             another incarnation than the document's */
 };
 
 /* A delete whose broker died midway is finished by whoever sees its
@@ -101,8 +114,15 @@ static int id_parse(const char *s, uint8_t id[16])
 	return 0;
 }
 
-static int read_topic_doc(struct kaas_topics *t, const char *name, uint8_t id[16], int64_t *np,
-			  int *deleting);
+/* What a topic document says. */
+struct topic_doc {
+	uint8_t id[16];
+	int64_t np;               /* partitions */
+	int deleting;
+	uint64_t inc;             /* incarnation number; 0 in unnumbered documents */
+};
+
+static int read_topic_doc(struct kaas_topics *t, const char *name, struct topic_doc *d);
 
 /* kaas_doc_read, re-opened on -ESTALE (another host replaced or removed
  * the file under a cached name: a new open sees the current one). */
@@ -125,7 +145,7 @@ static char *doc_path(const char *name)
 }
 
 static int write_topic_doc(struct kaas_topics *t, const char *name, const uint8_t id[16],
-			   int32_t npart, int deleting)
+			   uint64_t inc, int32_t npart, int deleting)
 {
 	char hex[33];
 	id_hex(id, hex);
@@ -135,7 +155,8 @@ static int write_topic_doc(struct kaas_topics *t, const char *name, const uint8_
 	if (b && path && cJSON_AddStringToObject(b, "name", name) &&
 	    cJSON_AddStringToObject(b, "id", hex) && cJSON_AddObjectToObject(b, "config") &&
 	    cJSON_AddBoolToObject(b, "deleting", deleting) &&
-	    kaas_json_add_i64(b, "partitions", npart) == 0) {
+	    kaas_json_add_i64(b, "partitions", npart) == 0 &&
+	    (!inc || kaas_json_add_u64(b, "incarnation", inc) == 0)) {
 		rc = kaas_sub_mkdirs(t->cluster, "topics", 0755);
 		if (rc >= 0)
 			rc = kaas_doc_write(t->cluster, path, TOPIC_DOC_KIND, 1, b);
@@ -148,6 +169,76 @@ static int write_topic_doc(struct kaas_topics *t, const char *name, const uint8_
 	return rc;
 }
 
+/* ------------------------------------------------------------ incarnations */
+
+static void inc_dir(const char *name, char *out, size_t size)
+{
+	snprintf(out, size, INCARNATION_DIR "/%s", name);
+}
+
+/* The highest incarnation ever claimed for `name`: 0 and *n (0 when none),
+ * or -errno. */
+static int inc_latest(struct kaas_topics *t, const char *name, uint64_t *n)
+{
+	char dir[300];
+	inc_dir(name, dir, sizeof(dir));
+	*n = 0;
+	int rc = kaas_claim_latest(t->cluster, dir, INC_CLAIM, n);
+	if (rc == -ENOENT) {
+		*n = 0;
+		return 0;
+	}
+	return rc;
+}
+
+/* Is incarnation n of `name` over (its deleted-<n> marker exists)?  1, 0, or
+ * -errno.  Incarnation 0 (documents written before incarnations were
+ * numbered, or none at all) counts as over once its document is gone. */
+static int inc_over(struct kaas_topics *t, const char *name, uint64_t n)
+{
+	if (n == 0)
+		return 1;
+	char dir[300], claim[64];
+	inc_dir(name, dir, sizeof(dir));
+	kaas_claim_name(claim, sizeof(claim), INC_OVER, n);
+	char *path = kaas_path_join(dir, claim);
+	if (!path)
+		return -ENOMEM;
+	struct kaas_stat st;
+	int rc = kaas_sub_stat(t->cluster, path, &st);
+	free(path);
+	if (rc == -ENOENT)
+		return 0;
+	return rc < 0 ? rc : 1;
+}
+
+/* Mark incarnation n of `name` over (exclusive create of deleted-<n>;
+ * already marked is fine).  0 or -errno. */
+static int inc_mark_over(struct kaas_topics *t, const char *name, uint64_t n)
+{
+	if (n == 0)
+		return 0;
+	char dir[300];
+	inc_dir(name, dir, sizeof(dir));
+	int rc = kaas_sub_mkdirs(t->cluster, dir, 0755);
+	if (rc >= 0)
+		rc = kaas_claim_exact(t->cluster, dir, INC_OVER, n, NULL);
+	return rc == -EEXIST ? 0 : rc;
+}
+
+/* Claim incarnation n of `name`: 0 when this caller is its one creator,
+ * -EEXIST when another creator has it, or -errno. */
+static int inc_claim(struct kaas_topics *t, const char *name, uint64_t n, const uint8_t id[16])
+{
+	char dir[300], hex[33];
+	inc_dir(name, dir, sizeof(dir));
+	id_hex(id, hex);
+	int rc = kaas_sub_mkdirs(t->cluster, dir, 0755);
+	if (rc >= 0)
+		rc = kaas_claim_exact(t->cluster, dir, INC_CLAIM, n, hex);
+	return rc;
+}
+
 /* ------------------------------------------------------------ removal */
 
 struct removal {
@@ -156,6 +247,9 @@ struct removal {
 	char *trash_path;         /* <data>/.trash/<name>.<id> */
 	char *doc;                /* cluster doc to remove afterwards, or NULL */
 	uint8_t id[16];           /* the incarnation the doc must still name */
+	uint64_t inc;             /* its number (0: unnumbered): marked over
+	                             before the document goes */
+	char *name;               /* the topic name (for the marker) */
 };
 
 static void removal_free(void *arg)
@@ -164,6 +258,7 @@ static void removal_free(void *arg)
 	free(r->dir);
 	free(r->trash_path);
 	free(r->doc);
+	free(r->name);
 	free(r);
 }
 
@@ -208,6 +303,17 @@ static int rename_aside(struct removal *r)
 		rc = kaas_sub_mkdirs(t->data, TRASH_DIR, 0755);
 		if (rc >= 0)
 			rc = kaas_sub_rename(t->data, r->dir, r->trash_path);
+		if (rc == -EEXIST || rc == -ENOTEMPTY) {
+			/* A leftover of this very incarnation is in the way (an
+			 * earlier removal renamed part of it aside, or a directory
+			 * re-created under the name and stamped again): the trash
+			 * name carries the id, so it is this incarnation's and is
+			 * removed first; the rename is retried next step. */
+			kaas_warn("topic %s: %s is in the way; removing it first", r->dir,
+				  r->trash_path);
+			(void)kaas_remove_tree_step(t->data, r->trash_path);
+			return KAAS_NOT_YET;
+		}
 		if (rc < 0 && rc != -ENOENT) {
 			kaas_warn("topic %s: renaming its directory aside failed: %s (%s); retrying",
 				  r->dir, strerror(-rc), kaas_sub_errdetail());
@@ -238,6 +344,10 @@ static int removal_step(void *arg)
 			return KAAS_NOT_YET;
 		if (!rc)
 			return KAAS_DONE; /* gone, or a new incarnation owns the document now */
+		/* The marker first: once the document is gone, a creator must
+		 * find this incarnation over, or it would wait for it. */
+		if (r->name && inc_mark_over(r->t, r->name, r->inc) < 0)
+			return KAAS_NOT_YET;
 		rc = kaas_sub_unlink(r->t->cluster, r->doc);
 		if (rc < 0 && rc != -ENOENT)
 			return KAAS_NOT_YET;
@@ -253,7 +363,7 @@ static int removal_step(void *arg)
  * (-EAGAIN: without remove_doc, the directory could not be renamed aside,
  * nothing recorded).  Caller holds admin_mu. */
 static int reclaim_dir(struct kaas_topics *t, const char *name, const uint8_t id[16],
-		       int remove_doc)
+		       uint64_t inc, int remove_doc)
 {
 	char hex[33];
 	id_hex(id, hex);
@@ -262,6 +372,7 @@ static int reclaim_dir(struct kaas_topics *t, const char *name, const uint8_t id
 		return -ENOMEM;
 	r->t = t;
 	memcpy(r->id, id, 16);
+	r->inc = inc;
 	size_t n = strlen(name) + 64;
 	r->trash_path = malloc(n);
 	if (!r->trash_path) {
@@ -269,7 +380,7 @@ static int reclaim_dir(struct kaas_topics *t, const char *name, const uint8_t id
 		return -ENOMEM;
 	}
 	snprintf(r->trash_path, n, TRASH_DIR "/%s.%s", name, hex);
-	if (remove_doc && !(r->doc = doc_path(name))) {
+	if (remove_doc && (!(r->doc = doc_path(name)) || !(r->name = strdup(name)))) {
 		removal_free(r);
 		return -ENOMEM;
 	}
@@ -343,11 +454,16 @@ static void token_notify(void *arg, int64_t hw)
 		tok->fn(tok->arg, hw);
 }
 
-/* Open the log of partition `idx` of topic `name` into *p, with `token`
- * (ownership passes to *p) or a new one. */
-static void open_one(struct kaas_topics *t, const char *name, int32_t idx,
+/* Open the log of partition `idx` of topic `tp` into *p, with `token`
+ * (ownership passes to *p) or a new one.  Only under the topic's own
+ * directory: it must exist and carry this incarnation's stamp (the open
+ * creates the partition directory, never the topic's), so a slow opener
+ * never resurrects a deleted topic's directory nor writes into another
+ * incarnation's. */
+static void open_one(struct kaas_topics *t, const struct kaas_topic *tp, int32_t idx,
 		     struct kaas_partition *p, struct kaas_hw_token *token)
 {
+	const char *name = tp->name;
 	memset(p, 0, sizeof(*p));
 	p->index = idx;
 	if (!token && (token = calloc(1, sizeof(*token)))) {
@@ -365,7 +481,17 @@ static void open_one(struct kaas_topics *t, const char *name, int32_t idx,
 		return;
 	}
 	p->epoch = epoch;
-	int rc = token ? kaas_log_open(t->data, dir, epoch, NULL, &p->log) : -ENOMEM;
+	int rc = token ? stamp_state(t, name, tp->id) : -ENOMEM;
+	if (rc >= 0 && rc != 1) {
+		kaas_warn("topic %s partition %d: the topic directory is %s; not opening", name,
+			  idx, rc == 0 ? "missing or unstamped" : "another incarnation's");
+		rc = -ENOENT;
+	}
+	struct kaas_log_config cfg;
+	kaas_log_config_default(&cfg);
+	cfg.parent_must_exist = 1;
+	if (rc >= 0)
+		rc = kaas_log_open(t->data, dir, epoch, &cfg, &p->log);
 	if (rc < 0) {
 		p->log = NULL;
 		p->open_err = rc;
@@ -377,12 +503,12 @@ static void open_one(struct kaas_topics *t, const char *name, int32_t idx,
 	}
 }
 
-/* Open logs for partitions [from, to) of topic `name` into arr[from..to). */
-static void open_range(struct kaas_topics *t, const char *name, struct kaas_partition *arr,
-		       int32_t from, int32_t to)
+/* Open logs for partitions [from, to) of topic `tp` into arr[from..to). */
+static void open_range(struct kaas_topics *t, const struct kaas_topic *tp,
+		       struct kaas_partition *arr, int32_t from, int32_t to)
 {
 	for (int32_t i = from; i < to; i++)
-		open_one(t, name, i, &arr[i], NULL);
+		open_one(t, tp, i, &arr[i], NULL);
 }
 
 void kaas_partition_mark_failed(struct kaas_partition *p)
@@ -449,7 +575,7 @@ static size_t reopen_failed_locked(struct kaas_topics *t)
 						  tp->name, k, strerror(-rc));
 			}
 			struct kaas_partition fresh;
-			open_one(t, tp->name, k, &fresh, tp->parts[k].token);
+			open_one(t, tp, k, &fresh, tp->parts[k].token);
 			if (fresh.log)
 				kaas_info("topic %s partition %d: re-opened", tp->name, k);
 			else
@@ -470,13 +596,20 @@ static int open_partitions(struct kaas_topics *t, struct kaas_topic *tp, int32_t
 	tp->parts = calloc((size_t)to, sizeof(*tp->parts));
 	if (!tp->parts)
 		return -ENOMEM;
-	open_range(t, tp->name, tp->parts, 0, to);
+	open_range(t, tp, tp->parts, 0, to);
 	return 0;
 }
 
-/* Make sure <data>/<name>/ is this incarnation's: reclaim another stamp,
- * adopt an unstamped directory, write our stamp. */
-static int stamp_dir(struct kaas_topics *t, const char *name, const uint8_t id[16])
+/* Make sure <data>/<name>/ is incarnation (id, inc)'s: adopt an unstamped
+ * directory, write our stamp.  A directory stamped by another incarnation
+ * is reclaimed (renamed aside) only with may_reclaim, only when that
+ * incarnation is older (by number, where both are numbered) and only while
+ * the topic document still names ours, re-read here (it is our view that
+ * may be the stale one); otherwise -ESTALE and nothing is touched.  The
+ * one creator of an incarnation reclaims; others only after the foreign
+ * stamp has stayed for STUCK_DELETE_MS (its creator died), see adopt_new. */
+static int stamp_dir(struct kaas_topics *t, const char *name, const uint8_t id[16], uint64_t inc,
+		     int may_reclaim)
 {
 	char path[300];
 	snprintf(path, sizeof(path), "%s/.topic-id.json", name);
@@ -485,15 +618,31 @@ static int stamp_dir(struct kaas_topics *t, const char *name, const uint8_t id[1
 	int rc = read_doc(t->data, path, TOPIC_ID_KIND, 1, &body, &ver);
 	if (rc == 0) {
 		uint8_t old[16];
+		uint64_t oinc = 0;
 		cJSON *idj = cJSON_GetObjectItemCaseSensitive(body, "id");
 		int ok = cJSON_IsString(idj) && id_parse(idj->valuestring, old) == 0;
+		int irc = kaas_json_get_u64(body, "incarnation", &oinc);
 		cJSON_Delete(body);
+		if (irc < 0)
+			oinc = 0;
 		if (ok && memcmp(old, id, 16) == 0)
 			return 0;
 		if (!ok)
 			return -EBADMSG;
+		if (!may_reclaim)
+			return kaas_sub_fail(ESTALE, "%s: stamped by another incarnation", path);
+		if (oinc && inc && oinc >= inc)
+			return kaas_sub_fail(ESTALE, "%s: stamped by incarnation %llu, not older than %llu",
+					     path, (unsigned long long)oinc, (unsigned long long)inc);
+		struct topic_doc d;
+		rc = read_topic_doc(t, name, &d);
+		if (rc < 0 && rc != -ENOENT)
+			return rc;
+		if (rc == -ENOENT || d.deleting || memcmp(d.id, id, 16) != 0)
+			return kaas_sub_fail(ESTALE, "topic %s: its document no longer names the "
+					     "incarnation being stamped", name);
 		kaas_info("topic %s: directory belongs to an earlier incarnation; reclaiming", name);
-		rc = reclaim_dir(t, name, old, 0);
+		rc = reclaim_dir(t, name, old, oinc, 0);
 		if (rc < 0)
 			return rc;
 	} else if (rc != -ENOENT) {
@@ -506,7 +655,8 @@ static int stamp_dir(struct kaas_topics *t, const char *name, const uint8_t id[1
 	id_hex(id, hex);
 	body = cJSON_CreateObject();
 	if (!body || !cJSON_AddStringToObject(body, "id", hex) ||
-	    !cJSON_AddStringToObject(body, "name", name)) {
+	    !cJSON_AddStringToObject(body, "name", name) ||
+	    (inc && kaas_json_add_u64(body, "incarnation", inc) < 0)) {
 		cJSON_Delete(body);
 		return -ENOMEM;
 	}
@@ -571,38 +721,28 @@ static int load_one(struct kaas_topics *t, const char *file)
 		kaas_warn("ignoring topic document %s: not a valid topic name", file);
 		return 0;
 	}
-	char *path = doc_path(name);
-	if (!path)
-		return -ENOMEM;
-	cJSON *body = NULL;
-	int ver;
-	int rc = read_doc(t->cluster, path, TOPIC_DOC_KIND, 1, &body, &ver);
-	free(path);
+	struct topic_doc d;
+	int rc = read_topic_doc(t, name, &d);
+	if (rc == -ENOENT)
+		return 0; /* deleted since the listing */
 	if (rc < 0) {
-		kaas_error("topic %s: document unreadable: %s (%s); topic offline", name,
-			   strerror(-rc), kaas_sub_errdetail());
+		/* Offline until a later reconcile reads it (sync_docs retries
+		 * every round): nothing transient is permanent. */
+		kaas_error("topic %s: document unreadable or malformed: %s (%s); topic offline "
+			   "until it reads", name, strerror(-rc), kaas_sub_errdetail());
 		return add_offline(t, name);
 	}
-	uint8_t id[16];
-	int64_t np = 0;
-	cJSON *idj = cJSON_GetObjectItemCaseSensitive(body, "id");
-	cJSON *del = cJSON_GetObjectItemCaseSensitive(body, "deleting");
-	int bad = !cJSON_IsString(idj) || id_parse(idj->valuestring, id) < 0 ||
-		  kaas_json_get_i64(body, "partitions", &np) < 0 || np < 1 || np > MAX_PARTITIONS;
-	int deleting = cJSON_IsTrue(del);
-	cJSON_Delete(body);
-	if (bad) {
-		kaas_error("topic %s: document malformed; topic offline", name);
-		return add_offline(t, name);
-	}
-	if (deleting) {
+	if (d.deleting) {
 		kaas_info("topic %s: finishing its deletion", name);
-		return reclaim_dir(t, name, id, 1);
+		return reclaim_dir(t, name, d.id, d.inc, 1);
 	}
-	rc = stamp_dir(t, name, id);
+	/* Without a lease (tools, tests) this registry is alone and may
+	 * reclaim; a cluster broker leaves a foreign stamp to the creator
+	 * (adopt_new re-drives it). */
+	rc = stamp_dir(t, name, d.id, d.inc, !t->lease);
 	if (rc < 0) {
-		kaas_error("topic %s: stamping its directory failed: %s (%s); topic offline", name,
-			   strerror(-rc), kaas_sub_errdetail());
+		kaas_error("topic %s: stamping its directory failed: %s (%s); topic offline "
+			   "until it succeeds", name, strerror(-rc), kaas_sub_errdetail());
 		return add_offline(t, name);
 	}
 	struct kaas_topic *tp = calloc(1, sizeof(*tp));
@@ -610,8 +750,9 @@ static int load_one(struct kaas_topics *t, const char *file)
 		free(tp);
 		return -ENOMEM;
 	}
-	memcpy(tp->id, id, 16);
-	tp->npart = (int32_t)np;
+	memcpy(tp->id, d.id, 16);
+	tp->incarnation = d.inc;
+	tp->npart = (int32_t)d.np;
 	if ((rc = open_partitions(t, tp, tp->npart)) < 0 || (rc = registry_add(t, tp)) < 0) {
 		topic_free(tp);
 		return rc;
@@ -755,13 +896,11 @@ struct kaas_topic *kaas_topics_get(struct kaas_topics *t, const char *name, int 
 
 int kaas_topics_on_volume(struct kaas_topics *t, const char *name)
 {
-	uint8_t id[16];
-	int64_t np = 0;
-	int deleting = 0;
-	int rc = read_topic_doc(t, name, id, &np, &deleting);
+	struct topic_doc d;
+	int rc = read_topic_doc(t, name, &d);
 	if (rc == -ENOENT)
 		return 0;
-	return rc < 0 ? rc : !deleting;
+	return rc < 0 ? rc : !d.deleting;
 }
 
 void kaas_topic_put(struct kaas_topic *tp)
@@ -792,6 +931,62 @@ struct kaas_topic **kaas_topics_list(struct kaas_topics *t, int *n)
 	return v;
 }
 
+/* Wait (bounded by CREATE_WAIT_MS) for the document of incarnation `inc`
+ * (or a later one) of `name`, which the creator that won its claim writes
+ * next: 0 and *d, -ETIMEDOUT when it did not appear, or -errno (-EBADMSG:
+ * a damaged document, never abandoned nor created over). */
+static int await_doc(struct kaas_topics *t, const char *name, uint64_t inc, struct topic_doc *d)
+{
+	uint64_t end = kaas_mono_ms() + CREATE_WAIT_MS;
+	for (;;) {
+		int rc = read_topic_doc(t, name, d);
+		if (rc == 0 && d->inc >= inc)
+			return 0;
+		if (rc < 0 && rc != -ENOENT)
+			return rc; /* -EBADMSG too: a damaged document is never created over */
+		if (kaas_mono_ms() >= end)
+			return -ETIMEDOUT;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void adopt_new(struct kaas_topics *t, const char *name, const struct topic_doc *d);
+static void unlist_topic(struct kaas_topics *t, struct kaas_topic *tp);
+
+/* Create incarnation `inc` of `tp->name` as its claimed creator: document
+ * (desired state), directory stamp, logs.  0 or -errno. */
+static int create_claimed(struct kaas_topics *t, struct kaas_topic *tp, uint64_t inc)
+{
+	/* A creator that waited for us in vain may have abandoned our claim
+	 * (marked it over): then we must not write. */
+	int rc = inc_over(t, tp->name, inc);
+	if (rc != 0)
+		return rc < 0 ? rc : kaas_sub_fail(ESTALE, "topic %s: incarnation %llu was "
+						   "abandoned by another creator", tp->name,
+						   (unsigned long long)inc);
+	rc = write_topic_doc(t, tp->name, tp->id, inc, tp->npart, 0);
+	if (rc >= 0 && inc_over(t, tp->name, inc) == 1) {
+		/* Abandoned while we wrote (a pause of CREATE_WAIT_MS between the
+		 * check above and the rename): our document may stand over the
+		 * next incarnation's.  Not listed here; its directory is never
+		 * reclaimed for us (a newer stamp), an operator looks. */
+		kaas_error("topic %s: incarnation %llu was abandoned while its document was "
+			   "written; the next incarnation's document may be overwritten", tp->name,
+			   (unsigned long long)inc);
+		return kaas_sub_fail(ESTALE, "topic %s: incarnation abandoned", tp->name);
+	}
+	if (rc >= 0) {
+		rc = stamp_dir(t, tp->name, tp->id, inc, 1);
+		if (rc < 0)
+			kaas_error("topic %s: stamping its directory failed: %s (%s)", tp->name,
+				   strerror(-rc), kaas_sub_errdetail());
+	}
+	if (rc >= 0)
+		rc = open_partitions(t, tp, tp->npart);
+	return rc;
+}
+
 int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart, int validate_only,
 		       const char **why)
 {
@@ -817,62 +1012,132 @@ int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart, i
 		*why = "topic already exists";
 		return KAAS_KERR_TOPIC_ALREADY_EXISTS;
 	}
-	/* Another broker may have created it (or be deleting it) before our
-	 * reconcile listed it: the document is the truth, never replaced. */
-	uint8_t oid[16];
-	int64_t onp;
-	int odel;
-	int drc = read_topic_doc(t, name, oid, &onp, &odel);
-	if (drc != -ENOENT) {
-		pthread_mutex_unlock(&t->admin_mu);
-		*why = drc < 0 ? "the topic document is unreadable"
-		       : odel  ? "the topic is being deleted"
-			       : "topic already exists";
-		return drc < 0 && drc != -EBADMSG ? KAAS_KERR_KAFKA_STORAGE_ERROR
-						  : KAAS_KERR_TOPIC_ALREADY_EXISTS;
+	struct kaas_topic *tp = NULL;
+	int kerr = 0;
+	/* At most three rounds: a lost claim whose winner never wrote its
+	 * document is abandoned, then the next incarnation is claimed. */
+	for (int round = 0; round < 3 && !kerr; round++) {
+		/* The latest incarnation claimed, read BEFORE the document: a
+		 * creator that wins between the two reads then shows up as a lost
+		 * claim below, never as a free name. */
+		uint64_t latest = 0;
+		int rc = inc_latest(t, name, &latest);
+		struct topic_doc d;
+		int drc = rc < 0 ? rc : read_topic_doc(t, name, &d);
+		if (drc != -ENOENT) {
+			/* Another broker may have created it (or be deleting it)
+			 * before our reconcile listed it: the document is the truth,
+			 * never replaced. */
+			*why = drc < 0 ? "the topic document is unreadable"
+			       : d.deleting ? "the topic is being deleted"
+					    : "topic already exists";
+			kerr = drc < 0 && drc != -EBADMSG ? KAAS_KERR_KAFKA_STORAGE_ERROR
+							  : KAAS_KERR_TOPIC_ALREADY_EXISTS;
+			break;
+		}
+		if (validate_only)
+			break;
+		kaas_step("topics.create.before-doc-write");
+		if (!tp && (!(tp = calloc(1, sizeof(*tp))) || !(tp->name = strdup(name)) ||
+			    getrandom(tp->id, sizeof(tp->id), 0) != (ssize_t)sizeof(tp->id))) {
+			kerr = KAAS_KERR_UNKNOWN_SERVER_ERROR;
+			break;
+		}
+		tp->npart = npart;
+		/* Incarnation latest+1 is free to claim once `latest` is over
+		 * (deleted, abandoned, or none); exactly one creator wins it. */
+		int over = inc_over(t, name, latest);
+		uint64_t theirs = over == 1 ? latest + 1 : latest;
+		rc = over < 0 ? over : over ? inc_claim(t, name, latest + 1, tp->id) : -EEXIST;
+		if (rc == 0) {
+			tp->incarnation = latest + 1;
+			rc = create_claimed(t, tp, tp->incarnation);
+			if (rc < 0) {
+				*why = "storage error creating the topic";
+				kerr = KAAS_KERR_KAFKA_STORAGE_ERROR;
+			}
+			break;
+		}
+		if (rc != -EEXIST) {
+			*why = "storage error creating the topic";
+			kerr = KAAS_KERR_KAFKA_STORAGE_ERROR;
+			break;
+		}
+		/* Another creator owns incarnation `theirs`: its id is the topic's.
+		 * List it now (an auto-create then simply uses it). */
+		rc = await_doc(t, name, theirs, &d);
+		if (rc == 0) {
+			if (!d.deleting)
+				adopt_new(t, name, &d);
+			*why = d.deleting ? "the topic is being deleted"
+					  : "topic already exists (created concurrently elsewhere)";
+			kerr = KAAS_KERR_TOPIC_ALREADY_EXISTS;
+			break;
+		}
+		if (rc != -ETIMEDOUT) {
+			*why = "the topic document is unreadable";
+			kerr = KAAS_KERR_KAFKA_STORAGE_ERROR;
+			break;
+		}
+		kaas_warn("topic %s: incarnation %llu was claimed but its document did not appear "
+			  "within %d ms; abandoning it", name, (unsigned long long)theirs,
+			  CREATE_WAIT_MS);
+		if (inc_mark_over(t, name, theirs) < 0) {
+			*why = "storage error creating the topic";
+			kerr = KAAS_KERR_KAFKA_STORAGE_ERROR;
+		}
 	}
-	if (validate_only) {
-		pthread_mutex_unlock(&t->admin_mu);
-		return 0;
-	}
-	struct kaas_topic *tp = calloc(1, sizeof(*tp));
-	if (!tp || !(tp->name = strdup(name))) {
-		free(tp);
-		pthread_mutex_unlock(&t->admin_mu);
-		return KAAS_KERR_UNKNOWN_SERVER_ERROR;
-	}
-	if (getrandom(tp->id, sizeof(tp->id), 0) != (ssize_t)sizeof(tp->id)) {
+	if (kerr || validate_only || !tp || !tp->parts) {
+		if (!kerr && !validate_only) {
+			*why = "another broker keeps claiming the topic's incarnations";
+			kerr = KAAS_KERR_REQUEST_TIMED_OUT;
+		}
 		topic_free(tp);
 		pthread_mutex_unlock(&t->admin_mu);
-		return KAAS_KERR_UNKNOWN_SERVER_ERROR;
-	}
-	tp->npart = npart;
-	/* Desired state first, then the directory stamp, then the logs. */
-	int rc = write_topic_doc(t, name, tp->id, npart, 0);
-	if (rc >= 0) {
-		rc = stamp_dir(t, name, tp->id);
-		if (rc < 0)
-			kaas_error("topic %s: stamping its directory failed: %s (%s)", name,
-				   strerror(-rc), kaas_sub_errdetail());
-	}
-	if (rc >= 0)
-		rc = open_partitions(t, tp, npart);
-	if (rc < 0) {
-		topic_free(tp);
-		pthread_mutex_unlock(&t->admin_mu);
-		*why = "storage error creating the topic";
-		return KAAS_KERR_KAFKA_STORAGE_ERROR;
+		return kerr;
 	}
 	pthread_mutex_lock(&t->mu);
-	rc = registry_add(t, tp);
+	int rc = registry_add(t, tp);
 	pthread_mutex_unlock(&t->mu);
 	pthread_mutex_unlock(&t->admin_mu);
 	if (rc < 0) {
 		topic_free(tp);
 		return KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	}
-	kaas_info("topic %s: created with %d partition(s)", name, npart);
+	kaas_info("topic %s: created with %d partition(s), incarnation %llu", name, npart,
+		  (unsigned long long)tp->incarnation);
 	return 0;
+}
+
+/* Rewrite the document of listed incarnation `tp` (grow, or mark it
+ * deleting) only while the document still names it and is not marked
+ * deleting: re-read right before the replace, since the registry's view
+ * may be stale (another broker deleted it, or deleted and re-created the
+ * name).  The replace is a rename and cannot itself be conditional; the
+ * only way a newer incarnation's document can appear under the name is
+ * after this incarnation was marked over (removal_step), so that marker is
+ * checked just before the rename and again after it (a hit after it means
+ * a pause of the whole delete-and-create length inside this function;
+ * reported loudly).  0, -ESTALE (nothing written), or -errno. */
+static int rewrite_topic_doc(struct kaas_topics *t, const struct kaas_topic *tp, int32_t np,
+			     int deleting)
+{
+	struct topic_doc d;
+	int rc = read_topic_doc(t, tp->name, &d);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	if (rc == -ENOENT || memcmp(d.id, tp->id, 16) != 0 || d.deleting)
+		return kaas_sub_fail(ESTALE, "topic %s: deleted or re-created elsewhere", tp->name);
+	kaas_step("topics.doc.before-rewrite");
+	rc = d.inc ? inc_over(t, tp->name, d.inc) : 0;
+	if (rc != 0)
+		return rc < 0 ? rc : kaas_sub_fail(ESTALE, "topic %s: deleted elsewhere", tp->name);
+	rc = write_topic_doc(t, tp->name, tp->id, d.inc, np, deleting);
+	if (rc == 0 && d.inc && inc_over(t, tp->name, d.inc) == 1)
+		kaas_error("topic %s: incarnation %llu was deleted elsewhere while this broker "
+			   "rewrote its document; a newer incarnation's document may be overwritten",
+			   tp->name, (unsigned long long)d.inc);
+	return rc;
 }
 
 /* Mark a listed topic deleting (no new references), wait until only the
@@ -912,7 +1177,15 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name)
 		return KAAS_KERR_KAFKA_STORAGE_ERROR;
 	}
 	pthread_mutex_unlock(&t->mu);
-	int rc = write_topic_doc(t, name, tp->id, tp->npart, 1);
+	int rc = rewrite_topic_doc(t, tp, tp->npart, 1);
+	if (rc == -ESTALE) {
+		/* Our view was stale: that incarnation is gone (or going)
+		 * elsewhere.  Unlist it here; never touch the name's new owner. */
+		kaas_warn("topic %s: not deleting: %s", name, kaas_sub_errdetail());
+		unlist_topic(t, tp);
+		pthread_mutex_unlock(&t->admin_mu);
+		return KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	}
 	if (rc < 0) {
 		pthread_mutex_unlock(&t->admin_mu);
 		return KAAS_KERR_KAFKA_STORAGE_ERROR;
@@ -921,11 +1194,12 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name)
 	detach_topic(t, tp);
 	uint8_t id[16];
 	memcpy(id, tp->id, 16);
+	uint64_t inc = tp->incarnation;
 	topic_free(tp);
 	/* Other brokers leading its partitions close them first. */
 	if (t->before_remove)
 		t->before_remove(t->before_remove_arg, name);
-	rc = reclaim_dir(t, name, id, 1);
+	rc = reclaim_dir(t, name, id, inc, 1);
 	pthread_mutex_unlock(&t->admin_mu);
 	if (rc < 0)
 		kaas_error("topic %s: deletion incomplete (%s); it resumes at the next start", name,
@@ -958,7 +1232,11 @@ int kaas_topics_add_partitions(struct kaas_topics *t, const char *name, int32_t 
 		rc = KAAS_KERR_INVALID_PARTITIONS;
 	} else if (!validate_only) {
 		/* The document first (desired state), then the new logs. */
-		if (write_topic_doc(t, name, tp->id, count, 0) < 0) {
+		int wrc = rewrite_topic_doc(t, tp, count, 0);
+		if (wrc == -ESTALE) {
+			*why = "the topic was deleted or re-created elsewhere";
+			rc = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+		} else if (wrc < 0) {
 			rc = KAAS_KERR_KAFKA_STORAGE_ERROR;
 		} else {
 			/* Open the new logs outside the registry lock, then swap the
@@ -969,7 +1247,7 @@ int kaas_topics_add_partitions(struct kaas_topics *t, const char *name, int32_t 
 				rc = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 			} else {
 				memcpy(np, tp->parts, sizeof(*np) * (size_t)old);
-				open_range(t, tp->name, np, old, count);
+				open_range(t, tp, np, old, count);
 				pthread_mutex_lock(&t->mu);
 				while (tp->refs > 2)
 					pthread_cond_wait(&t->cv, &t->mu);
@@ -999,11 +1277,11 @@ size_t kaas_topics_housekeep(struct kaas_topics *t)
 
 /* ------------------------------------------------------------ reconcile */
 
-/* Read topic document `name`: 0 and its id, partitions and deleting flag,
- * -ENOENT, -EBADMSG (malformed) or -errno. */
-static int read_topic_doc(struct kaas_topics *t, const char *name, uint8_t id[16], int64_t *np,
-			  int *deleting)
+/* Read topic document `name`: 0 and *d, -ENOENT, -EBADMSG (malformed) or
+ * -errno. */
+static int read_topic_doc(struct kaas_topics *t, const char *name, struct topic_doc *d)
 {
+	memset(d, 0, sizeof(*d));
 	char *path = doc_path(name);
 	if (!path)
 		return -ENOMEM;
@@ -1014,9 +1292,13 @@ static int read_topic_doc(struct kaas_topics *t, const char *name, uint8_t id[16
 	if (rc < 0)
 		return rc;
 	cJSON *idj = cJSON_GetObjectItemCaseSensitive(body, "id");
-	int bad = !cJSON_IsString(idj) || id_parse(idj->valuestring, id) < 0 ||
-		  kaas_json_get_i64(body, "partitions", np) < 0 || *np < 1 || *np > MAX_PARTITIONS;
-	*deleting = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(body, "deleting"));
+	int irc = kaas_json_get_u64(body, "incarnation", &d->inc);
+	int bad = !cJSON_IsString(idj) || id_parse(idj->valuestring, d->id) < 0 ||
+		  kaas_json_get_i64(body, "partitions", &d->np) < 0 || d->np < 1 ||
+		  d->np > MAX_PARTITIONS || (irc < 0 && irc != -ENOENT);
+	if (irc == -ENOENT)
+		d->inc = 0;
+	d->deleting = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(body, "deleting"));
 	cJSON_Delete(body);
 	return bad ? -EBADMSG : 0;
 }
@@ -1065,7 +1347,7 @@ static void grow_listed(struct kaas_topics *t, struct kaas_topic *tp, int32_t co
 	int32_t old = tp->npart;
 	memcpy(np, tp->parts, sizeof(*np) * (size_t)old);
 	pthread_mutex_unlock(&t->mu);
-	open_range(t, tp->name, np, old, count);
+	open_range(t, tp, np, old, count);
 	pthread_mutex_lock(&t->mu);
 	while (tp->refs > 2)
 		pthread_cond_wait(&t->cv, &t->mu);
@@ -1078,24 +1360,62 @@ static void grow_listed(struct kaas_topics *t, struct kaas_topic *tp, int32_t co
 	kaas_info("topic %s: grown to %d partitions elsewhere", tp->name, count);
 }
 
-/* List a topic another broker created. */
-static void adopt_new(struct kaas_topics *t, const char *name, const uint8_t id[16], int32_t np)
+/* The entry for (name, id, kind) in t->stuck, created (since now) if new,
+ * and marked seen this round; NULL when out of memory. */
+static struct stuck_delete *stuck_note(struct kaas_topics *t, const char *name,
+				       const uint8_t id[16], int foreign)
 {
-	int st = stamp_state(t, name, id);
-	if (st == 2) {
-		/* Stamped by another incarnation: an earlier one, unless our
-		 * reading of the document is the old one.  Re-read it: a newer
-		 * incarnation writes its document before its stamp. */
-		uint8_t again[16];
-		int64_t np2;
-		int del2;
-		if (read_topic_doc(t, name, again, &np2, &del2) < 0 || del2 ||
-		    memcmp(again, id, 16) != 0)
-			return;
+	struct stuck_delete *s = NULL;
+	for (size_t i = 0; i < t->nstuck && !s; i++)
+		if (strcmp(t->stuck[i].name, name) == 0 && memcmp(t->stuck[i].id, id, 16) == 0 &&
+		    t->stuck[i].foreign == foreign)
+			s = &t->stuck[i];
+	if (!s) {
+		struct stuck_delete *v = realloc(t->stuck, sizeof(*v) * (t->nstuck + 1));
+		if (!v)
+			return NULL;
+		t->stuck = v;
+		s = &t->stuck[t->nstuck++];
+		memset(s, 0, sizeof(*s));
+		snprintf(s->name, sizeof(s->name), "%s", name);
+		memcpy(s->id, id, 16);
+		s->foreign = foreign;
+		s->since = kaas_mono_ms();
 	}
+	s->seen = 1;
+	return s;
+}
+
+/* List a topic another broker created (incarnation *d). */
+static void adopt_new(struct kaas_topics *t, const char *name, const struct topic_doc *d)
+{
+	int st = stamp_state(t, name, d->id);
 	if (st < 0)
 		return; /* retried at the next reconcile */
-	int rc = st == 1 ? 0 : stamp_dir(t, name, id);
+	if (st != 1) {
+		/* Unstamped, or stamped by another incarnation: an earlier one,
+		 * unless our reading of the document is the old one.  Re-read it:
+		 * a newer incarnation writes its document before its stamp. */
+		struct topic_doc again;
+		if (read_topic_doc(t, name, &again) < 0 || again.deleting ||
+		    memcmp(again.id, d->id, 16) != 0)
+			return;
+	}
+	/* Another incarnation's stamp is its creator's to reclaim (two
+	 * reclaimers would race: one could rename aside the directory the
+	 * other just stamped).  Only when it stays that way for
+	 * STUCK_DELETE_MS (the creator died before stamping) is it taken over
+	 * here. */
+	int may_reclaim = 0;
+	if (st == 2) {
+		struct stuck_delete *s = stuck_note(t, name, d->id, 1);
+		if (!s || kaas_mono_ms() - s->since < STUCK_DELETE_MS)
+			return;
+		kaas_warn("topic %s: its directory is still stamped by another incarnation after "
+			  "%d s; reclaiming it here", name, STUCK_DELETE_MS / 1000);
+		may_reclaim = 1;
+	}
+	int rc = st == 1 ? 0 : stamp_dir(t, name, d->id, d->inc, may_reclaim);
 	if (rc < 0) {
 		kaas_warn("topic %s: stamping its directory failed: %s (%s); retrying", name,
 			  strerror(-rc), kaas_sub_errdetail());
@@ -1106,9 +1426,10 @@ static void adopt_new(struct kaas_topics *t, const char *name, const uint8_t id[
 		free(tp);
 		return;
 	}
-	memcpy(tp->id, id, 16);
-	tp->npart = np;
-	if (open_partitions(t, tp, np) < 0) {
+	memcpy(tp->id, d->id, 16);
+	tp->incarnation = d->inc;
+	tp->npart = (int32_t)d->np;
+	if (open_partitions(t, tp, tp->npart) < 0) {
 		topic_free(tp);
 		return;
 	}
@@ -1118,38 +1439,22 @@ static void adopt_new(struct kaas_topics *t, const char *name, const uint8_t id[
 	if (rc < 0)
 		topic_free(tp);
 	else
-		kaas_info("topic %s: listed (created elsewhere, %d partition(s))", name, np);
+		kaas_info("topic %s: listed (created elsewhere, %d partition(s))", name, tp->npart);
 }
 
 /* Re-drive a delete left half done by a broker that died: a document
  * marked deleting for STUCK_DELETE_MS is removed here (reclaim_dir is
  * idempotent, and removes the document only if it still names that
  * incarnation).  Caller holds admin_mu. */
-static void note_deleting(struct kaas_topics *t, const char *name, const uint8_t id[16])
+static void note_deleting(struct kaas_topics *t, const char *name, const struct topic_doc *d)
 {
-	uint64_t now = kaas_mono_ms();
-	struct stuck_delete *s = NULL;
-	for (size_t i = 0; i < t->nstuck && !s; i++)
-		if (strcmp(t->stuck[i].name, name) == 0 && memcmp(t->stuck[i].id, id, 16) == 0)
-			s = &t->stuck[i];
-	if (!s) {
-		struct stuck_delete *v = realloc(t->stuck, sizeof(*v) * (t->nstuck + 1));
-		if (!v)
-			return;
-		t->stuck = v;
-		s = &t->stuck[t->nstuck++];
-		memset(s, 0, sizeof(*s));
-		snprintf(s->name, sizeof(s->name), "%s", name);
-		memcpy(s->id, id, 16);
-		s->since = now;
-	}
-	s->seen = 1;
-	if (s->driven || now - s->since < STUCK_DELETE_MS)
+	struct stuck_delete *s = stuck_note(t, name, d->id, 0);
+	if (!s || s->driven || kaas_mono_ms() - s->since < STUCK_DELETE_MS)
 		return;
 	s->driven = 1;
 	kaas_warn("topic %s: its delete has not finished for %d s; finishing it here", name,
 		  STUCK_DELETE_MS / 1000);
-	(void)reclaim_dir(t, name, id, 1);
+	(void)reclaim_dir(t, name, d->id, d->inc, 1);
 }
 
 /* Forget entries whose document is no longer marked deleting. */
@@ -1183,33 +1488,39 @@ static int sync_docs(struct kaas_topics *t)
 		name[fl - 5] = '\0';
 		if (!kaas_topic_name_valid(name, (int)strlen(name)))
 			continue;
-		uint8_t id[16];
-		int64_t np = 0;
-		int deleting = 0;
+		struct topic_doc d;
 		pthread_mutex_lock(&t->mu);
 		struct kaas_topic *tp = find_locked(t, name, (int)strlen(name));
 		pthread_mutex_unlock(&t->mu);
-		int drc = read_topic_doc(t, name, id, &np, &deleting);
-		if (drc < 0 || (tp && tp->offline)) {
+		int drc = read_topic_doc(t, name, &d);
+		if (drc < 0) {
 			if (tp)
-				seen[nseen++] = tp->name; /* keep as it is */
+				seen[nseen++] = tp->name; /* keep as it is; read again next round */
 			continue;
 		}
-		if (tp && (deleting || memcmp(tp->id, id, 16) != 0)) {
+		if (tp && tp->offline) {
+			/* Offline because its document or stamp could not be read or
+			 * written earlier: it reads now, so it is listed afresh. */
+			kaas_info("topic %s: its document reads again; bringing it online", name);
+			detach_topic(t, tp);
+			topic_free(tp);
+			tp = NULL;
+		}
+		if (tp && (d.deleting || memcmp(tp->id, d.id, 16) != 0)) {
 			unlist_topic(t, tp);
 			tp = NULL;
 		}
-		if (deleting) {
-			note_deleting(t, name, id);
+		if (d.deleting) {
+			note_deleting(t, name, &d);
 			continue;
 		}
 		if (tp) {
-			if (np > tp->npart)
-				grow_listed(t, tp, (int32_t)np);
+			if (d.np > tp->npart)
+				grow_listed(t, tp, (int32_t)d.np);
 			seen[nseen++] = tp->name;
 			continue;
 		}
-		adopt_new(t, name, id, (int32_t)np);
+		adopt_new(t, name, &d);
 		pthread_mutex_lock(&t->mu);
 		tp = find_locked(t, name, (int)strlen(name));
 		pthread_mutex_unlock(&t->mu);
@@ -1224,8 +1535,8 @@ static int sync_docs(struct kaas_topics *t)
 			int found = 0;
 			for (size_t k = 0; k < nseen && !found; k++)
 				found = seen[k] == t->v[i]->name;
-			if (!found && !t->v[i]->offline)
-				gone = t->v[i];
+			if (!found)
+				gone = t->v[i]; /* offline ones too: their document is gone */
 		}
 		pthread_mutex_unlock(&t->mu);
 		if (!gone)
@@ -1273,7 +1584,7 @@ static int lease_topic(struct kaas_topics *t, struct kaas_topic *tp)
 				  p->epoch, rc < 0 ? ": " : "", rc < 0 ? strerror(-rc) : "");
 		}
 		struct kaas_partition fresh;
-		open_one(t, tp->name, k, &fresh, tok);
+		open_one(t, tp, k, &fresh, tok);
 		if (fresh.log)
 			kaas_info("topic %s partition %d: leading with epoch %u", tp->name, k,
 				  fresh.epoch);

@@ -2,18 +2,34 @@
  * topics.h — the broker's topics and their partition logs.
  *
  * Desired state lives in <cluster>/topics/<name>.json (kaas_doc_write,
- * kind "topic": name, id, partitions, config, deleting).  Each topic
- * directory <data>/<name>/ carries the identity stamp .topic-id.json of its
- * incarnation (a random 16-byte id); partition logs live in
- * <data>/<name>/<partition>/ (src/log).
+ * kind "topic": name, id, incarnation, partitions, config, deleting).  Each
+ * topic directory <data>/<name>/ carries the identity stamp .topic-id.json
+ * of its incarnation (a random 16-byte id and the incarnation number);
+ * partition logs live in <data>/<name>/<partition>/ (src/log), opened only
+ * under a directory stamped with the listed id (an open never creates the
+ * topic directory).
+ *
+ * Incarnations of a name are numbered and decided by exclusive create in
+ * <cluster>/topic-incarnations/<name>/: incarnation-<N> (its one creator;
+ * content: the id, advisory) and deleted-<N> (N is over: deleted, or
+ * abandoned by a creator that waited 10 s for a claimed document that never
+ * came).  A creator claims N+1 only once N is over; the loser of a claim
+ * waits for the winner's document, lists that id and answers
+ * TOPIC_ALREADY_EXISTS.  Neither file is ever removed.
  *
  * Names are validated before any path is built (kaas_topic_name_valid).
- * A stamp of another incarnation is reclaimed: the directory is renamed
- * aside to <data>/.trash/<name>.<old id> and removed convergently; an
- * unstamped directory is adopted.  Deleting a topic: the document is marked
- * deleting, the partitions are closed, the directory is renamed aside and
- * removed convergently (unfinished removals are kept in a kaas_pending and
- * re-driven by kaas_topics_housekeep), then the document is removed.
+ * A stamp of an older incarnation is reclaimed by the new incarnation's
+ * creator (or, after 30 s, by any broker), while the re-read document still
+ * names the new one: the directory is renamed aside to
+ * <data>/.trash/<name>.<old id> and removed convergently; an unstamped
+ * directory is adopted.  Deleting a topic: the document is re-read and,
+ * still naming the listed incarnation, marked deleting; the partitions are
+ * closed, the directory is renamed aside and removed convergently
+ * (unfinished removals are kept in a kaas_pending and re-driven by
+ * kaas_topics_housekeep), deleted-<N> is claimed, then the document is
+ * removed.  Growing re-reads the document the same way.  A topic whose
+ * document (or stamp) cannot be read is listed offline and read again at
+ * every reconcile.
  *
  * Leader epoch: with a lease function (kaas_topics_open_leased, what kaasd
  * uses: the cluster agent, broker/cluster.h) a partition's log is opened
@@ -92,6 +108,8 @@ void kaas_partition_mark_failed(struct kaas_partition *p);
 struct kaas_topic {
 	char *name;
 	uint8_t id[16];
+	uint64_t incarnation;     /* its number (topic-incarnations claims);
+	                             0 for a document written before them */
 	int32_t npart;
 	struct kaas_partition *parts;
 	int refs;                 /* under the registry mutex */

@@ -158,6 +158,16 @@ int kaas_group_set(struct kaas_group_offsets *g, const char *topic, int32_t part
 	return 0;
 }
 
+int kaas_group_set_topic_id(struct kaas_group_offsets *g, const char *topic, int32_t partition,
+			    const char *topic_id)
+{
+	struct kaas_committed *c = (struct kaas_committed *)kaas_group_get(g, topic, partition);
+	if (!c)
+		return -ENOENT;
+	snprintf(c->topic_id, sizeof c->topic_id, "%s", topic_id && strlen(topic_id) == 32 ? topic_id : "");
+	return 0;
+}
+
 size_t kaas_group_forget_topic(struct kaas_group_offsets *g, const char *topic)
 {
 	size_t removed = 0, j = 0;
@@ -209,6 +219,10 @@ static int load_doc(struct kaas_substrate *sub, const char *dir, const char *gro
 		kaas_json_get_i64(it, "commit_ms", &ms);
 		rc = kaas_group_set(g, t->valuestring, (int32_t)p, o, (int32_t)le,
 				    cJSON_IsString(md) ? md->valuestring : NULL, ms);
+		const cJSON *tid = cJSON_GetObjectItemCaseSensitive(it, "topic_id");
+		if (rc == 0)
+			rc = kaas_group_set_topic_id(g, t->valuestring, (int32_t)p,
+						     cJSON_IsString(tid) ? tid->valuestring : "");
 		if (rc < 0) {
 			cJSON_Delete(body);
 			return rc;
@@ -300,6 +314,8 @@ static cJSON *to_json(const struct kaas_group_offsets *g)
 		if (c->metadata)
 			cJSON_AddStringToObject(o, "metadata", c->metadata);
 		kaas_json_add_i64(o, "commit_ms", c->commit_ms);
+		if (c->topic_id[0])
+			cJSON_AddStringToObject(o, "topic_id", c->topic_id);
 		cJSON_AddItemToArray(arr, o);
 	}
 	return b;

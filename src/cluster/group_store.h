@@ -43,6 +43,9 @@ struct kaas_committed {
 	int32_t leader_epoch;   /* -1 if the client sent none */
 	char *metadata;         /* may be NULL */
 	int64_t commit_ms;      /* the coordinator's wall clock at commit (informational) */
+	char topic_id[33];      /* the id (32 hex) of the topic incarnation committed
+	                           to, "" if unknown (older documents): a commit
+	                           never carries over to a re-created topic */
 };
 
 struct kaas_group_offsets {
@@ -74,6 +77,11 @@ int kaas_group_peek(struct kaas_substrate *cluster, const char *group, struct ka
 /* Set (insert or update) one committed offset in memory.  0 or -ENOMEM. */
 int kaas_group_set(struct kaas_group_offsets *g, const char *topic, int32_t partition, int64_t offset,
 		   int32_t leader_epoch, const char *metadata, int64_t commit_ms);
+
+/* Record the topic incarnation id (32 hex, or "" unknown) of the commit
+ * (topic, partition), which must be set.  0, or -ENOENT if it is not. */
+int kaas_group_set_topic_id(struct kaas_group_offsets *g, const char *topic, int32_t partition,
+			    const char *topic_id);
 
 /* Look one up; NULL if the group has no commit for it. */
 const struct kaas_committed *kaas_group_get(const struct kaas_group_offsets *g, const char *topic,

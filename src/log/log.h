@@ -96,15 +96,21 @@ struct kaas_log_config {
 	uint32_t max_loaded_indexes;  /* sealed segments whose sparse index stays
 	                                 in memory, least recently used dropped
 	                                 first (default 8) */
+	int parent_must_exist;        /* 1: create only the partition directory
+	                                 itself; its parent (the topic directory)
+	                                 must exist, else the open fails with
+	                                 -ENOENT, so an open never re-creates a
+	                                 deleted topic's directory.  0 (default):
+	                                 every missing component is created */
 };
 
 /* Fill cfg with the defaults above. */
 void kaas_log_config_default(struct kaas_log_config *cfg);
 
 /* Open the partition in directory `dir` ("<topic>/<partition>", created if
- * missing) of substrate `data` as its leader with epoch `leader_epoch`.
- * cfg may be NULL (defaults).  The log keeps `data` (not owned; it must
- * outlive the log) and copies cfg.
+ * missing; its parent too unless cfg->parent_must_exist) of substrate `data`
+ * as its leader with epoch `leader_epoch`.  cfg may be NULL (defaults).
+ * The log keeps `data` (not owned; it must outlive the log) and copies cfg.
  * What it does: reads manifest.json; refuses with KAAS_LOG_EFENCED if the
  * manifest names a higher epoch; sweeps every replace temp in the directory
  * (it is the fenced single writer); recovers the tail of the last segment

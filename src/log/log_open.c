@@ -229,7 +229,13 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	if (!log->dir || !log->manifest_path || !log->fence_path || !log->pstate_path ||
 	    pstate_init(&log->ps) < 0)
 		goto fail;
-	rc = kaas_sub_mkdirs(data, dir, 0755);
+	if (log->cfg.parent_must_exist) {
+		rc = kaas_sub_mkdir(data, dir, 0755);
+		if (rc == -EEXIST)
+			rc = 0;
+	} else {
+		rc = kaas_sub_mkdirs(data, dir, 0755);
+	}
 	if (rc < 0)
 		goto fail;
 

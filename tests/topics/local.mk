@@ -1,0 +1,6 @@
+# The topic lifecycle (src/broker/topics.c) against racing brokers and
+# stale views: two registries over one directory.
+TOPICS_TESTS = tests/topics/test_topics_lifecycle
+check_PROGRAMS += $(TOPICS_TESTS)
+TESTS += $(TOPICS_TESTS)
+tests_topics_test_topics_lifecycle_SOURCES = tests/topics/test_topics_lifecycle.c
