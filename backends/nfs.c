@@ -287,25 +287,42 @@ static int probe_getattr(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct
  * atomically: the classic exclusive create of NFSv2 days), then remove the
  * private name.  The handle stays open on the file that won.  A private
  * name left by a crash between CREATE and REMOVE is ".kaas-excl.*" garbage
- * that no reader takes for data.  Called with c->lock held; returns 0 or
- * libnfs's -errno. */
+ * that no reader takes for data; sweeps remove it by its incarnation
+ * (contract.h: kaas_sweep_temps, kaas_sweep_stale).
+ * The private name must be a NEW file: a leftover one may be a hard link to
+ * a live document (a crash after the LINK, before the REMOVE), and opening
+ * it would hand out that document's inode to be overwritten in place.  So
+ * the name carries this process's incarnation (an earlier life with the same
+ * pid, PID 1 in a container, never made it), and it is opened with O_EXCL
+ * (with libnfs's look-up-then-create, enough for a name no one else makes),
+ * trying the next sequence number if it exists.  Called with c->lock held;
+ * returns 0 or libnfs's -errno. */
 static int v4_excl_create(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, const char *path, const char *ap, int o, int mode,
 			  struct nfsfh **fh)
 {
-	static unsigned seq;
 	char *dir = kaas_path_dirname(path);
 	if (!dir)
 		return -ENOMEM;
-	char name[160];
-	snprintf(name, sizeof name, ".kaas-excl.%s.%ld.%u", s->base.host[0] ? s->base.host : "host", (long)getpid(),
-		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
-	char *tmp = kaas_path_join(dir, name);
+	char *atmp = NULL;
+	int rc = -EEXIST;
+	for (int attempt = 0; attempt < 8 && rc == -EEXIST; attempt++) {
+		char name[160];
+		if (kaas_private_name(name, sizeof name, KAAS_EXCL_PREFIX,
+				      s->base.host[0] ? s->base.host : "host") < 0) {
+			rc = -ENAMETOOLONG;
+			break;
+		}
+		char *tmp = kaas_path_join(dir, name);
+		free(atmp);
+		atmp = tmp ? kaas_nfs_abspath(tmp) : NULL;
+		free(tmp);
+		if (!atmp) {
+			rc = -ENOMEM;
+			break;
+		}
+		rc = nfs_open2(c->nfs, atmp, (o & ~O_TRUNC) | O_CREAT | O_EXCL, mode, fh);
+	}
 	free(dir);
-	char *atmp = tmp ? kaas_nfs_abspath(tmp) : NULL;
-	free(tmp);
-	if (!atmp)
-		return -ENOMEM;
-	int rc = nfs_open2(c->nfs, atmp, (o & ~(O_EXCL | O_TRUNC)) | O_CREAT, mode, fh);
 	if (rc < 0) {
 		free(atmp);
 		return rc;
@@ -550,10 +567,14 @@ static int io_failure(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct ka
 		const char *msg = nfs_get_error(c->nfs);
 		int e = kaas_nfs_map_err(g, msg);
 		/* The server answered the READ/WRITE (with an error), then did
-		 * not answer a GETATTR on the same handle: the dropped-request
-		 * behaviour on a stale handle (see probe_getattr). */
+		 * not answer a GETATTR on the same handle (ETIMEDOUT): maybe the
+		 * dropped-request behaviour on a stale handle (see
+		 * probe_getattr), maybe a slow or dead server.  Say what
+		 * happened (ETIMEDOUT, retryable: the caller re-opens by name);
+		 * never claim ESTALE from a silence. */
 		if (e == ETIMEDOUT)
-			e = EIO;
+			return kaas_sub_fail(ETIMEDOUT, "%s %s/%s: %s (and a GETATTR on the handle timed out)",
+					     what, s->root, f->path, msg && *msg ? msg : strerror(e));
 		/* nfs-ganesha 4.3 answers some RPCs on the handle of a removed
 		 * file NFS3ERR_IO ("nfs3_FhandleToCache"): a READ/WRITE failure
 		 * whose handle cannot even be GETATTRed is reported as ESTALE, so
