@@ -556,6 +556,27 @@ static int nfs_sub_close(struct kaas_file *f)
  * the connection broke.  Find out which: a GETATTR on the same handle tells
  * a stale handle and a dead connection apart; for a write, the volume's free
  * space tells ENOSPC.  Called with c->lock held; records the detail. */
+/* After a failed READ/WRITE whose GETATTR timed out: look the handle's
+ * name up again.  -ESTALE if it is gone or names another file id (another
+ * host removed or replaced it: the caller re-opens by name), else -EIO (the
+ * op failed; nothing says the handle is stale).  c->lock held. */
+static int timed_out_probe(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct kaas_file *f, const char *what)
+{
+	const char *op = !strcmp(what, "write") ? "WRITE" : "READ";
+	char *ap = kaas_nfs_abspath(f->path);
+	struct nfs_stat_64 n;
+	int rc = ap ? nfs_stat64(c->nfs, ap, &n) : -ENOMEM;
+	free(ap);
+	if (rc == 0 && F(f)->ino && n.nfs_ino != F(f)->ino)
+		return kaas_sub_fail(ESTALE, "%s %s/%s: the server refused the %s and the name now names "
+				     "another file (replaced: stale)", what, s->root, f->path, op);
+	if (rc < 0 && kaas_nfs_map_err(rc, nfs_get_error(c->nfs)) == ENOENT)
+		return kaas_sub_fail(ESTALE, "%s %s/%s: the server refused the %s and the name is gone "
+				     "(removed: stale)", what, s->root, f->path, op);
+	return kaas_sub_fail(EIO, "%s %s/%s: the server refused the %s, then a GETATTR on the handle "
+			     "timed out", what, s->root, f->path, op);
+}
+
 static int io_failure(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct kaas_file *f, int rc, const char *what,
 		      size_t len)
 {
@@ -566,15 +587,14 @@ static int io_failure(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct ka
 	if (g < 0) {
 		const char *msg = nfs_get_error(c->nfs);
 		int e = kaas_nfs_map_err(g, msg);
-		/* The server answered the READ/WRITE (with an error), then did
-		 * not answer a GETATTR on the same handle (ETIMEDOUT): maybe the
-		 * dropped-request behaviour on a stale handle (see
-		 * probe_getattr), maybe a slow or dead server.  Say what
-		 * happened (ETIMEDOUT, retryable: the caller re-opens by name);
-		 * never claim ESTALE from a silence. */
+		/* The server answered the READ/WRITE with an error libnfs
+		 * cannot name, then did not answer a GETATTR on the same handle
+		 * (ETIMEDOUT): maybe the dropped-request behaviour on a stale
+		 * handle (see probe_getattr), maybe a slow or failing server.
+		 * A silence proves nothing: ESTALE only if the name now names
+		 * another file (or none), else EIO. */
 		if (e == ETIMEDOUT)
-			return kaas_sub_fail(ETIMEDOUT, "%s %s/%s: %s (and a GETATTR on the handle timed out)",
-					     what, s->root, f->path, msg && *msg ? msg : strerror(e));
+			return timed_out_probe(s, c, f, what);
 		/* nfs-ganesha 4.3 answers some RPCs on the handle of a removed
 		 * file NFS3ERR_IO ("nfs3_FhandleToCache"): a READ/WRITE failure
 		 * whose handle cannot even be GETATTRed is reported as ESTALE, so
