@@ -287,25 +287,42 @@ static int probe_getattr(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct
  * atomically: the classic exclusive create of NFSv2 days), then remove the
  * private name.  The handle stays open on the file that won.  A private
  * name left by a crash between CREATE and REMOVE is ".kaas-excl.*" garbage
- * that no reader takes for data.  Called with c->lock held; returns 0 or
- * libnfs's -errno. */
+ * that no reader takes for data; sweeps remove it by its incarnation
+ * (contract.h: kaas_sweep_temps, kaas_sweep_stale).
+ * The private name must be a NEW file: a leftover one may be a hard link to
+ * a live document (a crash after the LINK, before the REMOVE), and opening
+ * it would hand out that document's inode to be overwritten in place.  So
+ * the name carries this process's incarnation (an earlier life with the same
+ * pid, PID 1 in a container, never made it), and it is opened with O_EXCL
+ * (with libnfs's look-up-then-create, enough for a name no one else makes),
+ * trying the next sequence number if it exists.  Called with c->lock held;
+ * returns 0 or libnfs's -errno. */
 static int v4_excl_create(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, const char *path, const char *ap, int o, int mode,
 			  struct nfsfh **fh)
 {
-	static unsigned seq;
 	char *dir = kaas_path_dirname(path);
 	if (!dir)
 		return -ENOMEM;
-	char name[160];
-	snprintf(name, sizeof name, ".kaas-excl.%s.%ld.%u", s->base.host[0] ? s->base.host : "host", (long)getpid(),
-		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
-	char *tmp = kaas_path_join(dir, name);
+	char *atmp = NULL;
+	int rc = -EEXIST;
+	for (int attempt = 0; attempt < 8 && rc == -EEXIST; attempt++) {
+		char name[160];
+		if (kaas_private_name(name, sizeof name, KAAS_EXCL_PREFIX,
+				      s->base.host[0] ? s->base.host : "host") < 0) {
+			rc = -ENAMETOOLONG;
+			break;
+		}
+		char *tmp = kaas_path_join(dir, name);
+		free(atmp);
+		atmp = tmp ? kaas_nfs_abspath(tmp) : NULL;
+		free(tmp);
+		if (!atmp) {
+			rc = -ENOMEM;
+			break;
+		}
+		rc = nfs_open2(c->nfs, atmp, (o & ~O_TRUNC) | O_CREAT | O_EXCL, mode, fh);
+	}
 	free(dir);
-	char *atmp = tmp ? kaas_nfs_abspath(tmp) : NULL;
-	free(tmp);
-	if (!atmp)
-		return -ENOMEM;
-	int rc = nfs_open2(c->nfs, atmp, (o & ~(O_EXCL | O_TRUNC)) | O_CREAT, mode, fh);
 	if (rc < 0) {
 		free(atmp);
 		return rc;
@@ -539,6 +556,27 @@ static int nfs_sub_close(struct kaas_file *f)
  * the connection broke.  Find out which: a GETATTR on the same handle tells
  * a stale handle and a dead connection apart; for a write, the volume's free
  * space tells ENOSPC.  Called with c->lock held; records the detail. */
+/* After a failed READ/WRITE whose GETATTR timed out: look the handle's
+ * name up again.  -ESTALE if it is gone or names another file id (another
+ * host removed or replaced it: the caller re-opens by name), else -EIO (the
+ * op failed; nothing says the handle is stale).  c->lock held. */
+static int timed_out_probe(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct kaas_file *f, const char *what)
+{
+	const char *op = !strcmp(what, "write") ? "WRITE" : "READ";
+	char *ap = kaas_nfs_abspath(f->path);
+	struct nfs_stat_64 n;
+	int rc = ap ? nfs_stat64(c->nfs, ap, &n) : -ENOMEM;
+	free(ap);
+	if (rc == 0 && F(f)->ino && n.nfs_ino != F(f)->ino)
+		return kaas_sub_fail(ESTALE, "%s %s/%s: the server refused the %s and the name now names "
+				     "another file (replaced: stale)", what, s->root, f->path, op);
+	if (rc < 0 && kaas_nfs_map_err(rc, nfs_get_error(c->nfs)) == ENOENT)
+		return kaas_sub_fail(ESTALE, "%s %s/%s: the server refused the %s and the name is gone "
+				     "(removed: stale)", what, s->root, f->path, op);
+	return kaas_sub_fail(EIO, "%s %s/%s: the server refused the %s, then a GETATTR on the handle "
+			     "timed out", what, s->root, f->path, op);
+}
+
 static int io_failure(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct kaas_file *f, int rc, const char *what,
 		      size_t len)
 {
@@ -549,11 +587,14 @@ static int io_failure(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct ka
 	if (g < 0) {
 		const char *msg = nfs_get_error(c->nfs);
 		int e = kaas_nfs_map_err(g, msg);
-		/* The server answered the READ/WRITE (with an error), then did
-		 * not answer a GETATTR on the same handle: the dropped-request
-		 * behaviour on a stale handle (see probe_getattr). */
+		/* The server answered the READ/WRITE with an error libnfs
+		 * cannot name, then did not answer a GETATTR on the same handle
+		 * (ETIMEDOUT): maybe the dropped-request behaviour on a stale
+		 * handle (see probe_getattr), maybe a slow or failing server.
+		 * A silence proves nothing: ESTALE only if the name now names
+		 * another file (or none), else EIO. */
 		if (e == ETIMEDOUT)
-			e = EIO;
+			return timed_out_probe(s, c, f, what);
 		/* nfs-ganesha 4.3 answers some RPCs on the handle of a removed
 		 * file NFS3ERR_IO ("nfs3_FhandleToCache"): a READ/WRITE failure
 		 * whose handle cannot even be GETATTRed is reported as ESTALE, so

@@ -10,6 +10,7 @@
 
 #include <uv.h>
 
+#include "broker/sweep.h"
 #include "broker/config.h"
 #include "broker/topics.h"
 #include "broker/worker.h"
@@ -56,6 +57,9 @@ struct kaas_broker {
 	char cluster_id[23];
 	struct kaas_groups *groups;  /* the group coordinator (groups.h) */
 	struct kaas_pid_alloc *pids; /* producer ids (cluster/producer_ids.h) */
+	struct kaas_sweeper sweeper; /* dead writers' temps (broker/sweep.h);
+	                                housekeeping thread only */
+	uint64_t last_sweep_ms;
 };
 
 /* Hand a completion to the loop (any thread). */

@@ -110,9 +110,9 @@ int kaas_cluster_new(struct kaas_substrate *cluster, const struct kaas_config *c
 	pthread_cond_init(&c->cv, NULL);
 	c->controller = -1;
 	c->lv.timeout_ms = cfg->liveness_ms;
-	if (getrandom(&c->me.incarnation, sizeof(c->me.incarnation), 0) < 0)
-		c->me.incarnation = kaas_mono_ms() ^ (uint64_t)getpid();
-	c->me.incarnation |= 1;
+	/* The process's incarnation: the one its temp and private names carry
+	 * (substrate.h), so a sweep can tell a live broker's from a dead one's. */
+	c->me.incarnation = kaas_incarnation();
 	*out = c;
 	return 0;
 }

@@ -2,7 +2,7 @@
 libkaas_a_SOURCES += src/broker/logging.h src/broker/logging.c src/broker/config.h \
 	src/broker/config.c src/broker/topics.h src/broker/topics.c src/broker/broker.h \
 	src/broker/server.c src/broker/worker.h src/broker/worker.c src/broker/cluster.h \
-	src/broker/cluster.c
+	src/broker/cluster.c src/broker/sweep.h src/broker/sweep.c
 bin_PROGRAMS += kaasd
 kaasd_SOURCES = src/broker/main.c
 kaasd_LDADD = $(KAAS_LIBS)

@@ -96,6 +96,7 @@ int main(int argc, char **argv)
 		  b.cfg.cluster_url ? b.cfg.cluster_url : "<data>/__cluster");
 	rc = kaas_broker_run(&b);
 	kaas_topics_close(b.topics);
+	kaas_sweeper_free(&b.sweeper);
 	b.topics = NULL;
 	uv_loop_close(b.loop);
 	kaas_substrate_close(b.cluster);

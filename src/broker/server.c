@@ -730,9 +730,32 @@ static void on_data(void *arg, int64_t hw)
 
 /* ----------------------------------------------------- housekeeping */
 
+/* How often the controller sweeps dead writers' temps (broker/sweep.h). */
+#define SWEEP_INTERVAL_MS 30000
+
+/* Sweep dead writers' temps and private names: the controller (or a broker
+ * without a cluster agent) only, every SWEEP_INTERVAL_MS. */
+static void hk_sweep(struct kaas_broker *b)
+{
+	uint64_t now = kaas_now_ms();
+	if (b->last_sweep_ms && now - b->last_sweep_ms < SWEEP_INTERVAL_MS)
+		return;
+	if (b->agent && kaas_cluster_controller(b->agent) != b->cfg.broker_id)
+		return;
+	b->last_sweep_ms = now;
+	b->sweeper.grace_ms = 2 * (uint64_t)b->cfg.liveness_ms;
+	int rc = kaas_sweeper_pass(&b->sweeper, b->agent, b->cluster, b->data, now);
+	if (rc > 0)
+		kaas_info("swept %d dead writers' temp or private name(s)", rc);
+	else if (rc < 0)
+		kaas_warn("sweeping dead writers' temps: %s (%s); the next pass retries",
+			  kaas_strerror(rc), kaas_sub_errdetail());
+}
+
 static void hk_work(uv_work_t *w)
 {
 	struct kaas_broker *b = w->data;
+	hk_sweep(b);
 	(void)kaas_topics_housekeep(b->topics);
 	int n = 0;
 	struct kaas_topic **v = kaas_topics_list(b->topics, &n);

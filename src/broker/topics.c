@@ -495,7 +495,7 @@ static void open_one(struct kaas_topics *t, const struct kaas_topic *tp, int32_t
 	if (rc < 0) {
 		p->log = NULL;
 		p->open_err = rc;
-		kaas_error("topic %s partition %d: open failed: %s (%s)", name, idx, strerror(-rc),
+		kaas_error("topic %s partition %d: open failed: %s (%s)", name, idx, kaas_strerror(rc),
 			   kaas_sub_errdetail());
 	} else {
 		__atomic_store_n(&token->hw, kaas_log_high_watermark(p->log), __ATOMIC_RELEASE);
@@ -530,6 +530,8 @@ static int needs_reopen(struct kaas_partition *p)
 		return !open_err_final(p->open_err);
 	if (__atomic_load_n(&p->failed, __ATOMIC_ACQUIRE))
 		return 1;
+	/* Only a real fence (a newer epoch on the volume) is final; any other
+	 * failure, a transient -ESTALE included, is re-driven by a re-open. */
 	int st = kaas_log_status(p->log);
 	return st != 0 && st != KAAS_LOG_EFENCED;
 }
@@ -572,7 +574,7 @@ static size_t reopen_failed_locked(struct kaas_topics *t)
 				int rc = kaas_log_close(old);
 				if (rc < 0)
 					kaas_warn("topic %s partition %d: close of the failed log: %s",
-						  tp->name, k, strerror(-rc));
+						  tp->name, k, kaas_strerror(rc));
 			}
 			struct kaas_partition fresh;
 			open_one(t, tp, k, &fresh, tp->parts[k].token);
@@ -1581,7 +1583,7 @@ static int lease_topic(struct kaas_topics *t, struct kaas_topic *tp)
 		if (old) {
 			int rc = kaas_log_close(old);
 			kaas_info("topic %s partition %d: closed (epoch %u)%s%s", tp->name, k,
-				  p->epoch, rc < 0 ? ": " : "", rc < 0 ? strerror(-rc) : "");
+				  p->epoch, rc < 0 ? ": " : "", rc < 0 ? kaas_strerror(rc) : "");
 		}
 		struct kaas_partition fresh;
 		open_one(t, tp, k, &fresh, tok);

@@ -58,7 +58,7 @@ struct kaas_topics;
 
 /* open_err of a partition this broker does not lead (the assignment names
  * another broker, or none yet). */
-#define KAAS_PART_NOT_LEADER (-EREMOTE)
+#define KAAS_PART_NOT_LEADER KAAS_ENOTLEADER
 
 /* Does this broker lead (topic, partition)?  1 and *epoch (the leader epoch
  * to open its log with), or 0.  Called from any thread, must not block on

@@ -23,9 +23,12 @@
 /* ---------------------------------------------------------------- replace */
 
 /* Temp files made by replace are named
- *   .tmp.<target-name>.<host>.<pid>.<counter>
- * in the target's directory, so two writers (two hosts, two processes, two
- * threads) never share a temp name, and a sweep can tell whose a temp is. */
+ *   .tmp.<target-name>.<host>.<pid>.<incarnation:016x>.<counter>
+ * in the target's directory (a private name, substrate.h: the target name
+ * is cut to 150 bytes), so two writers (two hosts, two processes, two
+ * threads, two incarnations with one pid) never share a temp name, and a
+ * sweep can tell whose a temp is.  Names in the format before incarnations
+ * (.tmp.<target>.<host>.<pid>.<counter>) are still recognised. */
 #define KAAS_TEMP_PREFIX ".tmp."
 
 /* Atomically make `path` hold exactly buf[0..len): write a temp in the same
@@ -39,22 +42,41 @@
 int kaas_replace(struct kaas_substrate *sub, const char *path, const void *buf, size_t len);
 
 enum kaas_sweep_scope {
-	/* Only temps made by this host whose process no longer exists (and, for
-	 * this very process, none).  Safe to call at any time. */
+	/* Only temps and exclusive-create private names made on this host
+	 * whose process is gone: another pid that no process has, or our own
+	 * pid with another incarnation (an earlier life of a restarted
+	 * container, where every broker is PID 1).  Safe at any time. */
 	KAAS_SWEEP_DEAD_LOCAL = 0,
-	/* Every temp in the directory.  Only for the fenced single writer of the
-	 * directory (a new leader after its epoch bump): every other writer is
-	 * by then fenced, so any temp there belongs to a dead incarnation. */
+	/* Every temp and private name in the directory.  Only for the fenced
+	 * single writer of the directory (a new leader after its epoch bump):
+	 * every other writer is by then fenced, so any temp there belongs to a
+	 * dead incarnation. */
 	KAAS_SWEEP_ALL = 1,
 };
 
-/* Remove stale replace temps in `dir`.  Idempotent: a temp already gone
- * counts as removed.  Returns the number removed, or -errno (listing failed,
- * or a removal failed with something other than ENOENT). */
+/* Remove stale replace temps and exclusive-create private names
+ * (KAAS_EXCL_PREFIX) in `dir`.  Idempotent: a name already gone counts as
+ * removed.  Returns the number removed, or -errno (listing failed, or a
+ * removal failed with something other than ENOENT). */
 int kaas_sweep_temps(struct kaas_substrate *sub, const char *dir, enum kaas_sweep_scope scope);
+
+/* Is the writer incarnation `inc` (0: a name in the format before
+ * incarnations) live?  1 keep its names, 0 sweep `name`. */
+typedef int (*kaas_live_fn)(void *arg, uint64_t inc, const char *name);
+
+/* Remove the temps and private names in `dir` whose writer is dead, keyed
+ * by incarnation: never this process's; for the rest `live` decides (the
+ * broker: the incarnations in brokers/<id>.json it believes alive, and any
+ * incarnation it has not yet seen for a liveness timeout).  Returns the
+ * number removed or -errno, as kaas_sweep_temps.  Removing a live writer's
+ * temp never damages data: its rename then fails (ENOENT) and its replace
+ * reports the failure. */
+int kaas_sweep_stale(struct kaas_substrate *sub, const char *dir, kaas_live_fn live, void *arg);
 
 /* Is `name` (a bare file name) a replace temp? */
 int kaas_is_temp_name(const char *name);
+/* Is `name` an exclusive create's private link name (KAAS_EXCL_PREFIX)? */
+int kaas_is_excl_name(const char *name);
 
 /* ------------------------------------------------------------------ claim */
 

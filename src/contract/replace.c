@@ -3,13 +3,10 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static atomic_ulong temp_counter;
 
 int kaas_is_temp_name(const char *name)
 {
@@ -25,11 +22,17 @@ int kaas_replace(struct kaas_substrate *sub, const char *path, const void *buf, 
 	if (!dir)
 		return -ENOMEM;
 	const char *base = kaas_path_basename(path);
-	/* Keep the temp name within NAME_MAX: the target part is shortened. */
-	char tname[256];
-	unsigned long ctr = atomic_fetch_add(&temp_counter, 1);
-	snprintf(tname, sizeof tname, KAAS_TEMP_PREFIX "%.150s.%s.%ld.%lu", base, sub->host,
-		 (long)getpid(), ctr);
+	/* Keep the temp name within NAME_MAX: the target part is shortened.
+	 * The name carries this process's incarnation (substrate.h: private
+	 * names), so a sweep can tell a live writer's temp from a dead one's
+	 * even when the dead one had our pid (PID 1 in every container). */
+	char prefix[160], tname[256];
+	snprintf(prefix, sizeof prefix, KAAS_TEMP_PREFIX "%.150s.", base);
+	rc = kaas_private_name(tname, sizeof tname, prefix, sub->host);
+	if (rc < 0) {
+		free(dir);
+		return kaas_sub_fail(rc, "replace %s: temp name too long", path);
+	}
 	char *tmp = kaas_path_join(dir, tname);
 	if (!tmp) {
 		free(dir);
@@ -73,30 +76,43 @@ out:
 	return rc;
 }
 
-/* Parse ".tmp.<target>.<host>.<pid>.<counter>" from the right. */
-static int parse_temp(const char *name, char *host, size_t hsize, long *pid)
+int kaas_is_excl_name(const char *name)
 {
-	if (!kaas_is_temp_name(name))
+	return strncmp(name, KAAS_EXCL_PREFIX, strlen(KAAS_EXCL_PREFIX)) == 0;
+}
+
+/* The writer of a temp or exclusive-create private name: 0 with host, pid
+ * and incarnation (0 for the format before incarnations), -1 if `name` is
+ * neither kind (or malformed: not ours to judge). */
+static int parse_private(const char *name, char *host, size_t hsize, long *pid, uint64_t *inc)
+{
+	const char *prefix = kaas_is_temp_name(name)   ? KAAS_TEMP_PREFIX
+			     : kaas_is_excl_name(name) ? KAAS_EXCL_PREFIX
+						       : NULL;
+	if (!prefix)
 		return -1;
-	const char *end = name + strlen(name);
-	const char *dots[3];
-	int found = 0;
-	for (const char *p = end - 1; p > name && found < 3; p--)
-		if (*p == '.')
-			dots[found++] = p;
-	if (found < 3)
-		return -1;
-	/* dots[0]: before counter, dots[1]: before pid, dots[2]: before host */
-	size_t hl = (size_t)(dots[1] - dots[2] - 1);
-	if (hl >= hsize)
-		return -1;
-	memcpy(host, dots[2] + 1, hl);
-	host[hl] = '\0';
-	char *e;
-	*pid = strtol(dots[1] + 1, &e, 10);
-	if (e != dots[0])
-		return -1;
-	return 0;
+	return kaas_private_name_parse(name, prefix, host, hsize, pid, inc) < 0 ? -1 : 0;
+}
+
+/* Is the writer of a private name made on THIS host dead?  A process with
+ * our pid is us: the same pid with another incarnation is an earlier life
+ * (a restarted container).  Another pid: dead unless a process has it. */
+static int local_writer_dead(long pid, uint64_t inc)
+{
+	if (pid == (long)getpid())
+		return inc != kaas_incarnation(); /* legacy names (inc 0) too */
+	return pid > 0 && !(kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/* Unlink dir/name: 1 removed, 0 already gone, or -errno. */
+static int remove_one(struct kaas_substrate *sub, const char *dir, const char *name)
+{
+	char *p = kaas_path_join(dir, name);
+	if (!p)
+		return -ENOMEM;
+	int u = kaas_sub_unlink(sub, p);
+	free(p);
+	return u == 0 ? 1 : u == -ENOENT ? 0 : u;
 }
 
 int kaas_sweep_temps(struct kaas_substrate *sub, const char *dir, enum kaas_sweep_scope scope)
@@ -108,30 +124,50 @@ int kaas_sweep_temps(struct kaas_substrate *sub, const char *dir, enum kaas_swee
 	int removed = 0;
 	for (size_t i = 0; i < l.n && rc >= 0; i++) {
 		const char *name = l.names[i];
-		if (!kaas_is_temp_name(name))
-			continue;
-		if (scope == KAAS_SWEEP_DEAD_LOCAL) {
-			char host[64];
-			long pid;
-			if (parse_temp(name, host, sizeof host, &pid) < 0)
+		char host[64];
+		long pid;
+		uint64_t inc;
+		if (parse_private(name, host, sizeof host, &pid, &inc) < 0) {
+			if (scope != KAAS_SWEEP_ALL || !kaas_is_temp_name(name))
 				continue; /* not ours to judge */
-			if (strcmp(host, sub->host) != 0)
-				continue;
-			if (pid == (long)getpid())
-				continue;
-			if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
-				continue; /* still alive */
+		} else if (scope == KAAS_SWEEP_DEAD_LOCAL &&
+			   (strcmp(host, sub->host) != 0 || !local_writer_dead(pid, inc))) {
+			continue;
 		}
-		char *p = kaas_path_join(dir, name);
-		if (!p) {
-			rc = -ENOMEM;
-			break;
-		}
-		int u = kaas_sub_unlink(sub, p);
-		free(p);
-		if (u == 0)
+		int u = remove_one(sub, dir, name);
+		if (u > 0)
 			removed++;
-		else if (u != -ENOENT)
+		else if (u < 0)
+			rc = u;
+	}
+	kaas_dirlist_free(&l);
+	return rc < 0 ? rc : removed;
+}
+
+int kaas_sweep_stale(struct kaas_substrate *sub, const char *dir, kaas_live_fn live, void *arg)
+{
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(sub, dir, &l);
+	if (rc < 0)
+		return rc;
+	int removed = 0;
+	for (size_t i = 0; i < l.n && rc >= 0; i++) {
+		const char *name = l.names[i];
+		char host[64];
+		long pid;
+		uint64_t inc;
+		if (parse_private(name, host, sizeof host, &pid, &inc) < 0)
+			continue;
+		if (inc == kaas_incarnation())
+			continue; /* ours: this process is alive */
+		if (inc == 0 && strcmp(host, sub->host) == 0 && !local_writer_dead(pid, inc))
+			continue; /* an older-format name of a live local process */
+		if (live(arg, inc, name))
+			continue;
+		int u = remove_one(sub, dir, name);
+		if (u > 0)
+			removed++;
+		else if (u < 0)
 			rc = u;
 	}
 	kaas_dirlist_free(&l);

@@ -154,7 +154,7 @@ static void on_complete(struct kaas_completion *c)
 	struct produce_ctx *ctx = pc->ctx;
 	if (pc->result < 0) {
 		kaas_error("append to partition %d failed: %s", pc->part->index,
-			   strerror((int)-pc->result));
+			   kaas_strerror((int)pc->result));
 		/* The batch was queued, so its bytes may be on the volume
 		 * (a failed fsync, a write that failed part-way) and a later
 		 * open may recover them.  Say "possibly persisted": a client
@@ -257,7 +257,7 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 		int rc = kaas_log_append(log, &lb, pc ? on_appended : NULL, pc, &base);
 		if (rc < 0) {
 			free(pc);
-			kaas_warn("append to partition %d failed: %s", p->index, strerror(-rc));
+			kaas_warn("append to partition %d failed: %s", p->index, kaas_strerror(rc));
 			if (rc != -EFBIG && rc != -EINVAL && rc != KAAS_LOG_EFENCED && rc != -ENOMEM)
 				kaas_partition_mark_failed(kp);
 			return rc == -EFBIG ? KAAS_KERR_MESSAGE_TOO_LARGE

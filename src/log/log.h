@@ -27,8 +27,13 @@
  *
  * Errors: every function returns >= 0 or a negative errno; the detail is in
  * kaas_sub_errdetail() of the calling thread where the failure happened there.
- *   KAAS_LOG_EFENCED (-ESTALE)  a leader with a higher epoch owns the
+ *   KAAS_LOG_EFENCED            (KAAS_EFENCED, util/status.h: not an errno)
+ *                               a leader with a higher epoch owns the
  *                               partition; this handle must be closed.
+ *   -ESTALE                     a transient answer of the volume (a handle
+ *                               another host's replace made stale): never
+ *                               "fenced".  If it failed the log, close it and
+ *                               open it again (same epoch).
  *   -EBADMSG                    manifest.json or producer-state.json is torn
  *                               or corrupt: the partition is offline (the
  *                               detail names the file); never reset silently.
@@ -55,9 +60,12 @@
 #include <stdint.h>
 
 #include "substrate/substrate.h"
+#include "util/status.h"
 
-/* The "fenced" error: a manifest names an epoch above ours. */
-#define KAAS_LOG_EFENCED (-ESTALE)
+/* The "fenced" status: the volume names a leader epoch above ours.  A kaas
+ * status outside errno space (util/status.h), so that a transient -ESTALE
+ * from the substrate is never taken for it. */
+#define KAAS_LOG_EFENCED KAAS_EFENCED
 
 /* Length of the RecordBatch v2 header up to and including the record count. */
 #define KAAS_BATCH_HEADER_LEN 61

@@ -136,7 +136,7 @@ static int load_manifest(struct kaas_log *log, uint64_t *mepoch)
 	if (rc < 0)
 		return rc;
 	if (*mepoch > log->epoch)
-		return kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64 " is above ours (%" PRIu32
+		return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: leader epoch %" PRIu64 " is above ours (%" PRIu32
 				     ")", log->manifest_path, *mepoch, log->epoch);
 	return check_unlisted(log, *mepoch);
 }
@@ -154,7 +154,7 @@ static int fence_partition(struct kaas_log *log, uint64_t mepoch)
 		if (f < mepoch)
 			f = mepoch;
 		if (f > log->epoch)
-			return kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64
+			return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: leader epoch %" PRIu64
 					     " is above ours (%" PRIu32 ")", log->fence_path, f, log->epoch);
 		if (rc == 0 && f == log->epoch && attempt > 0)
 			return manifest_check_epoch(log); /* also primes the check's cache */

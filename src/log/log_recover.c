@@ -56,11 +56,44 @@ int pstate_scan(struct kaas_log *log, int64_t from, int64_t to)
 	return 0;
 }
 
+/* Rewrite bytes [from, to) of f with the bytes it holds there, through f.
+ *
+ * Why: the bytes a dead (or fenced) leader wrote but never synced may be
+ * visible to this scan (on NFS: UNSTABLE writes the server holds in memory)
+ * and are adopted -- recorded in the manifest below the valid end, answered
+ * as durable duplicates to retries.  They must be durable before that.  But
+ * an fsync of a handle that wrote nothing is not enough: a kernel NFS client
+ * sends a COMMIT only for its own unstable pages, so fsync of a clean
+ * handle sends none and a server crash would lose the adopted bytes.
+ * Writing them again through our own handle makes them our dirty data,
+ * which our fsync must commit.  (Same bytes: readers never see a change.)
+ * Returns 0 or -errno. */
+static int rewrite_range(struct kaas_file *f, uint64_t from, uint64_t to)
+{
+	enum { CHUNK = 1 << 20 };
+	size_t cap = to - from < CHUNK ? (size_t)(to - from) : CHUNK;
+	unsigned char *buf = malloc(cap ? cap : 1);
+	if (!buf)
+		return -ENOMEM;
+	int rc = 0;
+	for (uint64_t pos = from; pos < to && rc == 0; pos += cap) {
+		size_t n = to - pos < cap ? (size_t)(to - pos) : cap;
+		ssize_t got = kaas_sub_pread_full(f, buf, n, pos);
+		if (got < 0)
+			rc = (int)got;
+		else if ((size_t)got < n)
+			rc = kaas_sub_fail(EUCLEAN, "%s: shrank while its tail was recovered", f->path);
+		else
+			rc = kaas_sub_pwrite_full(f, buf, n, pos);
+	}
+	free(buf);
+	return rc;
+}
+
 int recover_tail(struct kaas_log *log, struct segment *L)
 {
-	/* Opened for writing only to fsync it: bytes a dead (or fenced) leader
-	 * wrote but never synced may be visible to this scan; once recorded in
-	 * the manifest as below the valid end they must be durable. */
+	/* Opened for writing to make the adopted tail durable: see
+	 * rewrite_range for why it is rewritten before the fsync. */
 	struct kaas_file *f = NULL;
 	int rc = kaas_sub_open(log->sub, L->path, KAAS_O_READ | KAAS_O_WRITE, 0, &f);
 	if (rc < 0)
@@ -78,6 +111,8 @@ int recover_tail(struct kaas_log *log, struct segment *L)
 	if (rc == 0)
 		rc = seg_scan(f, log->ckpt_pos, log->ckpt_next, UINT64_MAX, 1, 1, tail_cb, &t, &end,
 			      &next);
+	if (rc == 0 && end > log->ckpt_pos)
+		rc = rewrite_range(f, log->ckpt_pos, end);
 	if (rc == 0 && end > log->ckpt_pos)
 		rc = kaas_sub_fsync(f);
 	int crc = kaas_sub_close(f);

@@ -90,7 +90,7 @@ static int check_epoch(struct kaas_log *log)
 	if (rc < 0)
 		return kaas_sub_fail(EBADMSG, "%s: no valid epoch", log->fence_path);
 	if (e > log->epoch)
-		return kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64
+		return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: leader epoch %" PRIu64
 				     " is above ours (%" PRIu32 ")", log->fence_path, e, log->epoch);
 	if (e < log->epoch) {
 		/* Only two leaders opening at the same moment can leave an older

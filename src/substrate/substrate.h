@@ -197,6 +197,37 @@ struct kaas_file {
 };
 
 /* ------------------------------------------------------------------ */
+/* Incarnations and private names (src/substrate/incarnation.c)         */
+
+/* This process's incarnation: a random 64-bit number (never 0) drawn once
+ * per process (a forked child draws its own).  It tells a writer apart
+ * from every earlier process that had the same pid on the same host (PID 1
+ * in every container); the broker publishes it in brokers/<id>.json. */
+uint64_t kaas_incarnation(void);
+
+/* Private names, made by one writer for itself in a shared directory
+ * (replace temps, the NFSv4 exclusive create's link name):
+ *     <prefix><host>.<pid>.<incarnation:016x>.<seq>
+ * where seq is a process-wide counter (kaas_private_seq_next).  No other
+ * process, on any host, now or in an earlier incarnation, ever makes the
+ * same name.  kaas_private_name takes the next seq; _fmt formats a given
+ * one.  0, or -ENAMETOOLONG (buf too small). */
+int kaas_private_name(char *buf, size_t size, const char *prefix, const char *host);
+/* The prefix of an exclusive create's private link name (backends/nfs.c). */
+#define KAAS_EXCL_PREFIX ".kaas-excl."
+int kaas_private_name_fmt(char *buf, size_t size, const char *prefix, const char *host,
+			  unsigned long seq);
+unsigned long kaas_private_seq_next(void);
+
+/* Parse a private name made with `prefix` (a replace temp's prefix may be
+ * followed by a target name that holds dots: the fields are read from the
+ * right).  0 with host, *pid and *inc; *inc is 0 for a name in the format
+ * before incarnations (<prefix><host>.<pid>.<seq>).  -EINVAL if `name` is
+ * neither. */
+int kaas_private_name_parse(const char *name, const char *prefix, char *host, size_t hsize,
+			    long *pid, uint64_t *inc);
+
+/* ------------------------------------------------------------------ */
 /* Opening substrates from URLs (src/substrate/registry.c)              */
 
 /* Open a substrate from a URL:

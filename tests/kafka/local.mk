@@ -12,11 +12,11 @@ tests_kafka_rawclient_LDADD = $(TEST_LIBS)
 TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
-	tests/kafka/list_offsets_time.sh
+	tests/kafka/list_offsets_time.sh tests/kafka/estale_produce.sh tests/kafka/sweep_temps.sh
 EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
-	tests/kafka/list_offsets_time.sh
+	tests/kafka/list_offsets_time.sh tests/kafka/estale_produce.sh tests/kafka/sweep_temps.sh
 
 # The request-decoder fuzz target: replayed over its seed corpus in make
 # check; tests/kafka/fuzz.sh [SECONDS] builds and runs the libFuzzer binary (clang).

@@ -239,6 +239,73 @@ static void test_excl_race_v4(void **state)
 	excl_race(url4);
 }
 
+/* ---- NFSv4 exclusive create next to a leftover private name ----
+ * A crash after the LINK and before the REMOVE of the private name leaves
+ * ".kaas-excl.*" hard-linked to a live document.  If a later process (the
+ * same pid: PID 1 in a container) reuses that name without O_EXCL, it opens
+ * the live document's inode, links it to the new name and writes the new
+ * file's bytes over the live document in place (issue 13, defect 8).  Plant
+ * such leftovers under every name the backend could pick -- the format
+ * before incarnations for this pid (seq 1..400) and the current format for
+ * the next sequence numbers -- then create a new file exclusively and write
+ * it: the live document must be untouched.  Small files (libnfs 4.0.0's
+ * NFSv4 writes over ~3.5 KiB fail). */
+static void plant_link(const char *target, const char *d, const char *name)
+{
+	char from[4096], to[4096];
+	snprintf(from, sizeof from, "%s/%s", dir, target);
+	snprintf(to, sizeof to, "%s/%s/%s", dir, d, name);
+	assert_int_equal(link(from, to), 0);
+}
+
+static void test_v4_excl_leftover(void **state)
+{
+	(void)state;
+	if (!url4) {
+		print_message("    no KAAS_NFS_URL4: NFSv4 not tested\n");
+		skip();
+	}
+	struct kaas_substrate *s3 = open_sub(url3), *s4 = open_sub(url4);
+	char *d = scratch(s3, "excl-leftover");
+	char *live = kaas_path_join(d, "live.json");
+	put(s3, live, "live document", 13, 0);
+	char name[256];
+	for (unsigned long seq = 1; seq <= 400; seq++) {
+		snprintf(name, sizeof name, KAAS_EXCL_PREFIX "%s.%ld.%lu", s4->host, (long)getpid(), seq);
+		plant_link(live, d, name);
+	}
+	unsigned long next = kaas_private_seq_next();
+	for (unsigned long seq = next + 1; seq <= next + 4; seq++) {
+		assert_int_equal(kaas_private_name_fmt(name, sizeof name, KAAS_EXCL_PREFIX, s4->host, seq), 0);
+		plant_link(live, d, name);
+	}
+	char *fresh = kaas_path_join(d, "fresh");
+	struct kaas_file *f;
+	int rc = kaas_sub_open(s4, fresh, KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_EXCL, 0600, &f);
+	if (rc < 0)
+		print_error("exclusive create: %s\n", kaas_sub_errdetail());
+	assert_int_equal(rc, 0);
+	assert_int_equal(kaas_sub_pwrite_full(f, "XXXXXXXX", 8, 0), 0);
+	assert_int_equal(kaas_sub_fsync(f), 0);
+	assert_int_equal(kaas_sub_close(f), 0);
+	char *txt;
+	size_t len;
+	assert_int_equal(kaas_sub_read_all(s3, live, 64, &txt, &len), 0);
+	assert_string_equal(txt, "live document");
+	free(txt);
+	struct kaas_stat st;
+	assert_int_equal(kaas_sub_stat(s3, live, &st), 0);
+	assert_int_equal(st.mode, 0644);
+	assert_int_equal(kaas_sub_read_all(s3, fresh, 64, &txt, &len), 0);
+	assert_string_equal(txt, "XXXXXXXX");
+	free(txt);
+	free(fresh);
+	free(live);
+	rm_scratch(s3, d);
+	kaas_substrate_close(s3);
+	kaas_substrate_close(s4);
+}
+
 /* ---- a file removed by another client while open here: ESTALE ---- */
 static void test_estale(void **state)
 {
@@ -621,7 +688,7 @@ int main(void)
 	fprintf(stderr, "libnfs backend tests on %s\n", url3);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_close_to_open), cmocka_unit_test(test_excl_race),
-		cmocka_unit_test(test_excl_race_v4),
+		cmocka_unit_test(test_excl_race_v4),  cmocka_unit_test(test_v4_excl_leftover),
 		cmocka_unit_test(test_estale),        cmocka_unit_test(test_removed_while_open_v4),
 		cmocka_unit_test(test_silly_rename),
 		cmocka_unit_test(test_bad_input),     cmocka_unit_test(test_threads),

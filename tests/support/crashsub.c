@@ -12,6 +12,7 @@ struct undo {
 	uint64_t oldsize;       /* file size before the op */
 	size_t savedlen;        /* bytes saved from [off, off+savedlen) (within oldsize) */
 	unsigned char *saved;
+	uint64_t writer;        /* id of the handle that made the change (0: open) */
 };
 
 struct pathrec {
@@ -28,12 +29,14 @@ struct crash_sub {
 	int crashed;
 	uint64_t rng;
 	struct pathrec *paths;
+	uint64_t next_handle_id;
 	pthread_mutex_t mu;     /* one op at a time (callers may use threads) */
 };
 
 struct crash_file {
 	struct kaas_file base;
 	struct kaas_file *lower;
+	uint64_t id;            /* unique per handle, never reused */
 };
 
 #define CS(s) ((struct crash_sub *)(s))
@@ -182,6 +185,7 @@ static int cs_open(struct kaas_substrate *sub, const char *path, int flags, uint
 			}
 		}
 	}
+	CF(f)->id = ++s->next_handle_id;
 	return kaas_sub_open(s->lower, path, flags, mode, &CF(f)->lower);
 }
 
@@ -224,10 +228,21 @@ static ssize_t cs_pwrite(struct kaas_file *f, const void *buf, size_t len, uint6
 			return kaas_sub_fail(EIO, "crashsub: cannot save undo bytes of %s", f->path);
 		}
 	}
+	u->writer = CF(f)->id;
 	struct pathrec *p = find_path(s, f->path, 1);
 	u->next = p->undo;
 	p->undo = u;
 	return kaas_sub_pwrite(CF(f)->lower, buf, len, off);
+}
+
+/* Has handle f itself unsynced changes to its file (commit_per_handle)? */
+static int has_own_changes(struct crash_sub *s, struct kaas_file *f)
+{
+	struct pathrec *p = find_path(s, f->path, 0);
+	for (struct undo *u = p ? p->undo : NULL; u; u = u->next)
+		if (u->writer == CF(f)->id)
+			return 1;
+	return 0;
 }
 
 static int cs_fsync(struct kaas_file *f)
@@ -236,6 +251,10 @@ static int cs_fsync(struct kaas_file *f)
 	int rc = gate_sync(s);
 	if (rc < 0)
 		return rc;
+	/* A kernel NFS client sends no COMMIT for a handle that wrote nothing
+	 * (no unstable pages): another handle's unsynced writes stay unsynced. */
+	if (s->o.commit_per_handle && !has_own_changes(s, f))
+		return 0;
 	rc = kaas_sub_fsync(CF(f)->lower);
 	if (rc == 0)
 		drop_path(s, f->path);
@@ -259,6 +278,7 @@ static int cs_ftruncate(struct kaas_file *f, uint64_t size)
 		u->savedlen = (size_t)(st.size - size);
 		u->saved = malloc(u->savedlen);
 		kaas_sub_pread_full(CF(f)->lower, u->saved, u->savedlen, size);
+		u->writer = CF(f)->id;
 		struct pathrec *p = find_path(s, f->path, 1);
 		u->next = p->undo;
 		p->undo = u;
@@ -266,6 +286,7 @@ static int cs_ftruncate(struct kaas_file *f, uint64_t size)
 		struct undo *u = calloc(1, sizeof *u);
 		u->off = st.size;
 		u->oldsize = st.size;
+		u->writer = CF(f)->id;
 		struct pathrec *p = find_path(s, f->path, 1);
 		u->next = p->undo;
 		p->undo = u;

@@ -30,6 +30,13 @@ struct kaas_crashsub_opts {
 	unsigned crash_at_rename; /* 0: off; the Nth rename crashes instead of renaming */
 	int torn_tail;            /* on crash keep a random prefix of unsynced appended bytes */
 	uint64_t seed;            /* for torn_tail */
+	int commit_per_handle;    /* NFS across hosts: an fsync of a handle that
+	                             made no unsynced change itself is a no-op (a
+	                             kernel client with no unstable pages sends no
+	                             COMMIT), so other handles' unsynced writes
+	                             (a dead leader's) stay undone by a crash; an
+	                             fsync of a handle that did write makes the
+	                             whole file durable (COMMIT covers the file) */
 };
 
 enum kaas_crashsub_counter { KAAS_CS_OPS, KAAS_CS_FSYNCS, KAAS_CS_RENAMES };
