@@ -10,6 +10,7 @@
 #include "contract/contract.h"
 #include "contract/doc.h"
 #include "log/log_internal.h"
+#include "util/step.h"
 
 
 void kaas_log_config_default(struct kaas_log_config *cfg)
@@ -158,6 +159,7 @@ static int fence_partition(struct kaas_log *log, uint64_t mepoch)
 					     " is above ours (%" PRIu32 ")", log->fence_path, f, log->epoch);
 		if (rc == 0 && f == log->epoch && attempt > 0)
 			return manifest_check_epoch(log); /* also primes the check's cache */
+		kaas_step("log.open.before-fence-claim");
 		rc = fence_write(log);
 		if (rc < 0)
 			return rc;
@@ -255,6 +257,7 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	rc = load_manifest(log, &mepoch);
 	if (rc < 0)
 		goto fail;
+	kaas_step("log.open.after-fence");
 	/* 3. We are the fenced single writer: every temp here is stale. */
 	rc = kaas_sweep_temps(data, dir, KAAS_SWEEP_ALL);
 	if (rc < 0)
