@@ -13,22 +13,29 @@
  *                              sparse indexes; derived data, rebuilt from the
  *                              segment when missing or doubtful.  No mmap.
  *   producer-state.json        the idempotence window snapshot.
- *   leader.json                the fence: the epoch of the newest leader,
- *                              written only by kaas_log_open (before it looks
- *                              at the tail), read by every commit.
+ *   fence/epoch-<n:020>        the fence (contract/epoch_fence.h): one name
+ *                              per leader epoch, made by exclusive create by
+ *                              kaas_log_open (before it looks at the tail),
+ *                              never rewritten; every commit looks up
+ *                              fence/epoch-<ours+1>.  A leader.json left by
+ *                              older versions is read as a floor, never
+ *                              written.
  *
  * Readers (including the next leader) trust a segment's bytes only up to the
  * end recorded in the manifest (sealed segments) or up to the high watermark
  * (the active one), so a zombie leader with an older epoch that keeps
  * appending never makes its bytes visible to the new leader's readers.  And
  * (cfg.fence_check) a zombie never acknowledges an append the new leader did
- * not recover: every group commit re-reads leader.json after its fsync and
- * before completing, and a new leader rewrites leader.json before it scans.
+ * not recover: every group commit checks after its fsync and before
+ * completing that no newer epoch is claimed in fence/, and a new leader
+ * claims its epoch there before it scans.  One epoch has one leader: a
+ * second open at an epoch someone else claimed is refused.
  *
  * Errors: every function returns >= 0 or a negative errno; the detail is in
  * kaas_sub_errdetail() of the calling thread where the failure happened there.
  *   KAAS_LOG_EFENCED (-ESTALE)  a leader with a higher epoch owns the
- *                               partition; this handle must be closed.
+ *                               partition, or our epoch is someone else's;
+ *                               this handle must be closed.
  *   -EBADMSG                    manifest.json or producer-state.json is torn
  *                               or corrupt: the partition is offline (the
  *                               detail names the file); never reset silently.
@@ -88,11 +95,12 @@ struct kaas_log_config {
 	uint64_t max_pending_bytes;   /* appenders block while this many bytes wait
 	                                 for their fsync (default 64 MiB) */
 	int fence_check;              /* 1 (default): after each group fsync and
-	                                 before acknowledging, re-read leader.json's
-	                                 epoch, so that a zombie never acknowledges an
-	                                 append the new leader did not recover (the
-	                                 new leader writes leader.json before it
-	                                 scans the tail).  0: skip (benchmarks only) */
+	                                 before acknowledging, check the fence (no
+	                                 epoch above ours claimed), so that a zombie
+	                                 never acknowledges an append the new leader
+	                                 did not recover (the new leader claims its
+	                                 epoch before it scans the tail).  0: skip
+	                                 (benchmarks only) */
 	uint32_t max_loaded_indexes;  /* sealed segments whose sparse index stays
 	                                 in memory, least recently used dropped
 	                                 first (default 8) */

@@ -16,7 +16,8 @@
 #define MANIFEST_NAME "manifest.json"
 #define MANIFEST_KIND "kaas-partition-manifest"
 #define MANIFEST_VERSION 1
-#define FENCE_NAME "leader.json"
+#define FENCE_DIR "fence"              /* epoch-<n:020>, contract/epoch_fence.h */
+#define FENCE_NAME "leader.json"      /* older versions' fence: read as a floor */
 #define FENCE_KIND "kaas-partition-leader"
 #define FENCE_VERSION 1
 #define PSTATE_NAME "producer-state.json"
@@ -167,7 +168,8 @@ struct kaas_log {
 	struct kaas_substrate *sub;
 	char *dir;
 	char *manifest_path;
-	char *fence_path;
+	char *fence_dir;             /* <dir>/fence */
+	char *legacy_fence_path;     /* <dir>/leader.json (read only) */
 	char *pstate_path;
 	uint32_t epoch;
 	struct kaas_log_config cfg;
@@ -212,9 +214,8 @@ struct kaas_log {
 	uint64_t ckpt_pos;          /* checkpoint of the active segment */
 	int64_t ckpt_next;
 
-	pthread_mutex_t mf_lock;    /* the three below */
-	uint64_t mf_ino, mf_size;   /* identity of the leader.json version last */
-	int64_t mf_mtime;           /* checked */
+	pthread_mutex_t mf_lock;    /* serialises fence checks; fence_ino */
+	uint64_t fence_ino;         /* the fence directory's inode at our claim */
 
 	struct pstate ps;           /* producer state (under mu) */
 	kaas_log_notify_cb notify;
@@ -224,15 +225,17 @@ struct kaas_log {
 };
 
 /* Fence and manifest I/O (manifest.c).
- * manifest_check_epoch: 0 while leader.json names our epoch (repairing it if
- * it names an older one), KAAS_LOG_EFENCED if it names a newer one, -EUCLEAN
- * if it is gone, or -errno.  manifest_write checks first, then replaces
- * manifest.json.  fence_write/fence_read: leader.json itself. */
+ * fence_claim: claim our epoch in fence/ (kaas_fence_claim): 0, or
+ * KAAS_LOG_EFENCED if a newer epoch exists or ours is someone else's.
+ * manifest_check_epoch: 0 while no epoch above ours is claimed,
+ * KAAS_LOG_EFENCED if one is, -EUCLEAN if the fence is gone, or -errno.
+ * manifest_write checks first, then replaces manifest.json.
+ * legacy_fence_read: the epoch in an older version's leader.json. */
 int manifest_write(struct kaas_log *log);
 int manifest_write_unchecked(struct kaas_log *log);
 int manifest_check_epoch(struct kaas_log *log);
-int fence_write(struct kaas_log *log);
-int fence_read(struct kaas_log *log, uint64_t *epoch);
+int fence_claim(struct kaas_log *log);
+int legacy_fence_read(struct kaas_log *log, uint64_t *epoch);
 /* Producer snapshot, epoch-checked as the manifest (call with wlock). */
 int pstate_write(struct kaas_log *log);
 

@@ -59,7 +59,8 @@ static void log_free(struct kaas_log *log)
 	free(log->wbuf);
 	free(log->dir);
 	free(log->manifest_path);
-	free(log->fence_path);
+	free(log->fence_dir);
+	free(log->legacy_fence_path);
 	free(log->pstate_path);
 	free(log);
 }
@@ -137,35 +138,25 @@ static int load_manifest(struct kaas_log *log, uint64_t *mepoch)
 	if (rc < 0)
 		return rc;
 	if (*mepoch > log->epoch)
-		return kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64 " is above ours (%" PRIu32
-				     ")", log->manifest_path, *mepoch, log->epoch);
+		return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: leader epoch %" PRIu64 " is above "
+				     "ours (%" PRIu32 ")", log->manifest_path, *mepoch, log->epoch);
 	return check_unlisted(log, *mepoch);
 }
 
-/* Make leader.json name our epoch: refuse if it (or the manifest, epoch
- * mepoch) names a newer one; write ours; read it back until it holds ours
- * (another leader opening at the same moment may have raced the write). */
+/* Claim our epoch in the fence directory: refuse if the manifest (epoch
+ * mepoch) or an older version's leader.json names a newer one, or if the
+ * claim is refused (a newer epoch is claimed, or ours is someone else's). */
 static int fence_partition(struct kaas_log *log, uint64_t mepoch)
 {
-	for (int attempt = 0; attempt < 10; attempt++) {
-		uint64_t f = 0;
-		int rc = fence_read(log, &f);
-		if (rc < 0 && rc != -ENOENT)
-			return rc; /* -EBADMSG names leader.json: offline, never guessed */
-		if (f < mepoch)
-			f = mepoch;
-		if (f > log->epoch)
-			return kaas_sub_fail(ESTALE, "%s: fenced: leader epoch %" PRIu64
-					     " is above ours (%" PRIu32 ")", log->fence_path, f, log->epoch);
-		if (rc == 0 && f == log->epoch && attempt > 0)
-			return manifest_check_epoch(log); /* also primes the check's cache */
-		kaas_step("log.open.before-fence-claim");
-		rc = fence_write(log);
-		if (rc < 0)
-			return rc;
-		mepoch = 0;
-	}
-	return kaas_sub_fail(EAGAIN, "%s: another leader keeps rewriting it", log->fence_path);
+	uint64_t legacy = 0;
+	int rc = legacy_fence_read(log, &legacy);
+	if (rc < 0 && rc != -ENOENT)
+		return rc; /* -EBADMSG names leader.json: offline, never guessed */
+	uint64_t floor = legacy > mepoch ? legacy : mepoch;
+	if (floor > log->epoch)
+		return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: leader epoch %" PRIu64
+				     " is above ours (%" PRIu32 ")", log->dir, floor, log->epoch);
+	return fence_claim(log);
 }
 
 /* After the open's manifest write: if an older leader's manifest write
@@ -226,9 +217,10 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	rc = -ENOMEM;
 	log->dir = strdup(dir);
 	log->manifest_path = kaas_path_join(dir, MANIFEST_NAME);
-	log->fence_path = kaas_path_join(dir, FENCE_NAME);
+	log->fence_dir = kaas_path_join(dir, FENCE_DIR);
+	log->legacy_fence_path = kaas_path_join(dir, FENCE_NAME);
 	log->pstate_path = kaas_path_join(dir, PSTATE_NAME);
-	if (!log->dir || !log->manifest_path || !log->fence_path || !log->pstate_path ||
+	if (!log->dir || !log->manifest_path || !log->fence_dir || !log->legacy_fence_path || !log->pstate_path ||
 	    pstate_init(&log->ps) < 0)
 		goto fail;
 	rc = kaas_sub_mkdirs(data, dir, 0755);
@@ -240,7 +232,7 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	rc = load_manifest(log, &mepoch);
 	if (rc < 0)
 		goto fail;
-	/* 2. Fence before looking at the tail: from this rename on, an older
+	/* 2. Fence before looking at the tail: from this claim on, an older
 	 * leader's commit check fails, so whatever it acknowledged was fsynced
 	 * before the scan below and is recovered by it.  The manifest is read
 	 * again after the fence: a roll the old leader made just before it is
