@@ -120,8 +120,12 @@ int kaas_fence_claim(struct kaas_substrate *sub, const char *dir, uint64_t epoch
 {
 	if (epoch == 0)
 		return kaas_sub_fail(EINVAL, "fence %s: epoch 0 cannot be claimed", dir);
-	if (kaas_fence_held(sub, dir, epoch))
-		return kaas_fence_check(sub, dir, epoch, NULL);
+	if (kaas_fence_held(sub, dir, epoch)) {
+		int rc = kaas_fence_check(sub, dir, epoch, NULL);
+		if (rc != -ENOENT)
+			return rc;
+		/* The fenced state was removed meanwhile: claim afresh. */
+	}
 	int rc = kaas_sub_mkdirs(sub, dir, 0755);
 	if (rc < 0)
 		return rc;

@@ -68,7 +68,8 @@ int kaas_fence_highest(struct kaas_substrate *sub, const char *dir, uint64_t *ep
  * A claim this process already won through this same substrate handle (a
  * re-open of one's own epoch; the handle is known by its address and URL,
  * so only a handle closed and another opened on the same URL at the same
- * address in one process counts as the same) skips 1-4.  `note` (may be NULL) is advisory
+ * address in one process counts as the same) skips 1-4, unless the fence
+ * directory is gone (then it claims afresh).  `note` (may be NULL) is advisory
  * content for operators; nobody reads it to decide anything.
  * Returns 0 when this caller owns `epoch` and no newer epoch exists. */
 int kaas_fence_claim(struct kaas_substrate *sub, const char *dir, uint64_t epoch,

@@ -47,10 +47,10 @@ static void commits_survive_reopen(void **state)
 	assert_int_equal(kaas_group_set(&g, "orders", 0, 43, 3, "meta2", 1001), 0); /* update */
 	assert_int_equal(kaas_group_commit(s, &g), 0);
 	kaas_group_offsets_free(&g);
-	/* The same coordinator epoch after a restart, and a fresh host. */
+	/* A restart on a fresh host (a new owner: a new epoch). */
 	struct kaas_substrate *other;
 	assert_int_equal(kaas_substrate_open(dir, &other), 0);
-	assert_int_equal(kaas_group_open(other, "../evil/group", 1, &g), 0);
+	assert_int_equal(kaas_group_open(other, "../evil/group", 2, &g), 0);
 	assert_int_equal(g.n, 2);
 	const struct kaas_committed *c = kaas_group_get(&g, "orders", 0);
 	assert_non_null(c);
@@ -102,7 +102,7 @@ static void zombie_coordinator_is_fenced(void **state)
 	kaas_group_offsets_free(&peek);
 	struct kaas_dirlist l;
 	assert_int_equal(kaas_sub_list(host_a, "groups/g", &l), 0);
-	assert_int_equal(l.n, 2); /* takeover-2 and offsets-2.json */
+	assert_int_equal(l.n, 2); /* fence/ and offsets-2.json */
 	kaas_dirlist_free(&l);
 	/* A zombie re-opening at its old epoch is refused. */
 	struct kaas_group_offsets again;
