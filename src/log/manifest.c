@@ -22,6 +22,7 @@
 #include "contract/doc.h"
 #include "contract/epoch_fence.h"
 #include "log/log_internal.h"
+#include "util/step.h"
 
 int legacy_fence_read(struct kaas_log *log, uint64_t *epoch)
 {
@@ -124,6 +125,8 @@ out:
 int manifest_write(struct kaas_log *log)
 {
 	int rc = manifest_check_epoch(log);
+	if (rc == 0)
+		kaas_step("log.manifest.before-rename");
 	return rc < 0 ? rc : manifest_write_unchecked(log);
 }
 

@@ -23,6 +23,7 @@
 
 #include "log/log.h"
 #include "tests/log/logtest.h"
+#include "tests/support/crashsub.h"
 #include "util/step.h"
 
 struct fx {
@@ -256,11 +257,113 @@ static void test_equal_epoch_refused(void **state)
 	kaas_substrate_close(hb);
 }
 
+/* Defect 10 (manifest part): a zombie (epoch 1) passes its fence check for
+ * a manifest write and stops; a new leader (epoch 2) opens, acknowledges
+ * records and crashes; the zombie's rename then lands.  The next leader
+ * (epoch 3) must open and read every acknowledged record (the old single
+ * manifest.json lost epoch 2's segment: the partition refused to open). */
+struct zombie {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int at, go;
+	struct kaas_log *log;
+	int rc;
+};
+
+static void zombie_hook(void *arg, const char *name)
+{
+	struct zombie *z = arg;
+	if (my_role != OPENER_A || strcmp(name, "log.manifest.before-rename") != 0)
+		return;
+	pthread_mutex_lock(&z->mu);
+	if (!z->at) {
+		z->at = 1;
+		pthread_cond_broadcast(&z->cv);
+		while (!z->go)
+			pthread_cond_wait(&z->cv, &z->mu);
+	}
+	pthread_mutex_unlock(&z->mu);
+}
+
+static void *zombie_roll(void *arg)
+{
+	struct zombie *z = arg;
+	my_role = OPENER_A;
+	z->rc = kaas_log_roll(z->log);
+	pthread_mutex_lock(&z->mu);
+	z->at = 1;
+	pthread_cond_broadcast(&z->cv);
+	pthread_mutex_unlock(&z->mu);
+	return NULL;
+}
+
+static void test_zombie_manifest_lands_late(void **state)
+{
+	struct fx *f = *state;
+	struct kaas_substrate *ha = lt_sub(&f->env), *hc = lt_sub(&f->env), *hb;
+	struct kaas_crashsub_opts o = { 0 };
+	assert_int_equal(kaas_crashsub_wrap(lt_sub(&f->env), &o, &hb), 0);
+	struct kaas_log_config c;
+	kaas_log_config_default(&c);
+	c.segment_bytes = 1 << 20;
+	struct acked ack[64];
+	size_t nack = 0;
+	struct zombie z = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	assert_int_equal(kaas_log_open(ha, f->env.dir, 1, &c, &z.log), 0);
+	for (uint32_t i = 0; i < 5; i++) {
+		int64_t off = put(z.log, i);
+		assert_true(off >= 0);
+		ack[nack++] = (struct acked){ off, i, 1 };
+	}
+	/* The zombie's roll passes the fence check and stops before its rename. */
+	kaas_step_set_hook(zombie_hook, &z);
+	pthread_t tz;
+	assert_int_equal(pthread_create(&tz, NULL, zombie_roll, &z), 0);
+	pthread_mutex_lock(&z.mu);
+	while (!z.at)
+		pthread_cond_wait(&z.cv, &z.mu);
+	pthread_mutex_unlock(&z.mu);
+	/* Epoch 2 takes over, acknowledges, and dies without a clean close. */
+	struct kaas_log *b;
+	assert_int_equal(kaas_log_open(hb, f->env.dir, 2, &c, &b), 0);
+	for (uint32_t i = 200; i < 205; i++) {
+		int64_t off = put(b, i);
+		assert_true(off >= 0);
+		ack[nack++] = (struct acked){ off, i, 2 };
+	}
+	kaas_crashsub_crash_now(hb);
+	kaas_log_close(b);
+	/* The zombie's rename lands now. */
+	pthread_mutex_lock(&z.mu);
+	z.go = 1;
+	pthread_cond_broadcast(&z.cv);
+	pthread_mutex_unlock(&z.mu);
+	pthread_join(tz, NULL);
+	kaas_step_set_hook(NULL, NULL);
+	kaas_log_close(z.log);
+
+	struct kaas_log *l3;
+	int rc = kaas_log_open(hc, f->env.dir, 3, &c, &l3);
+	if (rc < 0)
+		fprintf(stderr, "open at epoch 3: %s\n", kaas_sub_errdetail());
+	assert_int_equal(rc, 0);
+	size_t lost = 0;
+	for (size_t i = 0; i < nack; i++)
+		if (!has_batch(l3, ack[i].off, ack[i].seed, ack[i].epoch))
+			lost++;
+	assert_int_equal(kaas_log_close(l3), 0);
+	assert_int_equal(lost, 0);
+	kaas_substrate_close(ha);
+	kaas_substrate_close(hb);
+	kaas_substrate_close(hc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_paused_opener_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_equal_epoch_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zombie_manifest_lands_late, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
