@@ -13,7 +13,8 @@
 #include "log/log.h"
 #include "substrate/substrate.h"
 
-#define MANIFEST_NAME "manifest.json"
+#define MANIFEST_NAME "manifest.json"   /* older versions' single manifest */
+#define MANIFEST_PREFIX "manifest-"      /* manifest-<epoch:010>.json: one per leader epoch */
 #define MANIFEST_KIND "kaas-partition-manifest"
 #define MANIFEST_VERSION 1
 #define FENCE_DIR "fence"              /* epoch-<n:020>, contract/epoch_fence.h */
@@ -167,7 +168,8 @@ struct round {
 struct kaas_log {
 	struct kaas_substrate *sub;
 	char *dir;
-	char *manifest_path;
+	char *manifest_path;        /* <dir>/manifest-<our epoch>.json: the one we write */
+	char *loaded_manifest;      /* the manifest the open read (messages), or NULL */
 	char *fence_dir;             /* <dir>/fence */
 	char *legacy_fence_path;     /* <dir>/leader.json (read only) */
 	char *pstate_path;
@@ -233,6 +235,22 @@ struct kaas_log {
  * legacy_fence_read: the epoch in an older version's leader.json. */
 int manifest_write(struct kaas_log *log);
 int manifest_write_unchecked(struct kaas_log *log);
+/* Manifests are named by the epoch of the leader that writes them, so a
+ * zombie's late manifest write lands in its own older file, never over the
+ * new leader's (issue 13, defect 10).  Readers take the highest epoch.
+ * manifest_path_for: "<dir>/manifest-<epoch:010>.json" (malloc'd).
+ * manifest_parse_name: 0 and *epoch for such a name, else -EINVAL.
+ * manifest_find: the newest manifest of the directory: 0 with *path
+ * (malloc'd) and *name_epoch (0 for a legacy manifest.json, only used when
+ * no numbered one exists), -ENOENT if none, or -errno.
+ * manifest_sweep_older: remove the manifests of older epochs and the legacy
+ * manifest.json (after ours is written; what a zombie writes later is older
+ * than ours and ignored, and swept at the next open).  Returns the number
+ * removed or -errno. */
+char *manifest_path_for(const char *dir, uint32_t epoch);
+int manifest_parse_name(const char *name, uint32_t *epoch);
+int manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch);
+int manifest_sweep_older(struct kaas_log *log);
 int manifest_check_epoch(struct kaas_log *log);
 int fence_claim(struct kaas_log *log);
 int legacy_fence_read(struct kaas_log *log, uint64_t *epoch);

@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -120,6 +121,94 @@ int manifest_write_unchecked(struct kaas_log *log)
 out:
 	cJSON_Delete(root);
 	return rc;
+}
+
+char *manifest_path_for(const char *dir, uint32_t epoch)
+{
+	char name[64];
+	snprintf(name, sizeof name, MANIFEST_PREFIX "%010" PRIu32 ".json", epoch);
+	return kaas_path_join(dir, name);
+}
+
+int manifest_parse_name(const char *name, uint32_t *epoch)
+{
+	size_t pl = strlen(MANIFEST_PREFIX);
+	if (strncmp(name, MANIFEST_PREFIX, pl) != 0 || strlen(name) != pl + 10 + 5 ||
+	    strcmp(name + pl + 10, ".json") != 0)
+		return -EINVAL;
+	uint64_t v = 0;
+	for (size_t i = pl; i < pl + 10; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(name[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return -EINVAL;
+	*epoch = (uint32_t)v;
+	return 0;
+}
+
+struct mf_scan {
+	uint32_t max;
+	int numbered, legacy;
+};
+
+static int mf_scan_cb(void *arg, const char *name, enum kaas_file_type type)
+{
+	struct mf_scan *m = arg;
+	uint32_t e;
+	if (manifest_parse_name(name, &e) == 0) {
+		if (!m->numbered || e > m->max)
+			m->max = e;
+		m->numbered = 1;
+	} else if (strcmp(name, MANIFEST_NAME) == 0) {
+		m->legacy = 1;
+	}
+	return 0;
+}
+
+int manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch)
+{
+	struct mf_scan m = { 0 };
+	*path = NULL;
+	*name_epoch = 0;
+	int rc = kaas_sub_readdir(log->sub, log->dir, mf_scan_cb, &m);
+	if (rc < 0)
+		return rc;
+	if (m.numbered) {
+		*name_epoch = m.max;
+		*path = manifest_path_for(log->dir, m.max);
+	} else if (m.legacy) {
+		*path = kaas_path_join(log->dir, MANIFEST_NAME);
+	} else {
+		return -ENOENT;
+	}
+	return *path ? 0 : -ENOMEM;
+}
+
+int manifest_sweep_older(struct kaas_log *log)
+{
+	/* List first, unlink after: no substrate call inside a listing. */
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(log->sub, log->dir, &l);
+	if (rc < 0)
+		return rc;
+	int removed = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		uint32_t e;
+		if (!((manifest_parse_name(l.names[i], &e) == 0 && e < log->epoch) ||
+		      strcmp(l.names[i], MANIFEST_NAME) == 0))
+			continue;
+		char *p = kaas_path_join(log->dir, l.names[i]);
+		int u = p ? kaas_sub_unlink(log->sub, p) : -ENOMEM;
+		free(p);
+		if (u == 0)
+			removed++;
+		else if (u != -ENOENT && u != -EBUSY && rc == 0)
+			rc = u;
+	}
+	kaas_dirlist_free(&l);
+	return rc < 0 ? rc : removed;
 }
 
 int manifest_write(struct kaas_log *log)
