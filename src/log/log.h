@@ -3,10 +3,15 @@
  * shared volume, written by the partition's leader only.
  *
  * On the volume (DESIGN.md "On the volume"), in "<data>/<topic>/<partition>/":
- *   manifest.json              leader epoch, log start, the segment list with
+ *   manifest-<epoch:010>.json  leader epoch, log start, the segment list with
  *                              the recorded valid end of every sealed segment,
  *                              and the checkpoint (position, next offset) of
- *                              the active segment.  kaas_doc_write/read.
+ *                              the active segment.  kaas_doc_write/read.  Each
+ *                              leader writes only the one named by its epoch;
+ *                              readers take the highest (an older version's
+ *                              manifest.json is read when there is none, and
+ *                              removed, with older epochs' manifests, once
+ *                              the open wrote its own).
  *   <base:020>-<epoch:010>.log the segments, append-only, stamped with the
  *                              epoch of the leader that created them.
  *   <base:020>-<epoch:010>.index / .timeindex
@@ -36,7 +41,7 @@
  *   KAAS_LOG_EFENCED (-ESTALE)  a leader with a higher epoch owns the
  *                               partition, or our epoch is someone else's;
  *                               this handle must be closed.
- *   -EBADMSG                    manifest.json or producer-state.json is torn
+ *   -EBADMSG                    the manifest or producer-state.json is torn
  *                               or corrupt: the partition is offline (the
  *                               detail names the file); never reset silently.
  *   -EUCLEAN                    the directory is inconsistent (segments but
@@ -113,8 +118,11 @@ void kaas_log_config_default(struct kaas_log_config *cfg);
  * missing) of substrate `data` as its leader with epoch `leader_epoch`.
  * cfg may be NULL (defaults).  The log keeps `data` (not owned; it must
  * outlive the log) and copies cfg.
- * What it does: reads manifest.json; refuses with KAAS_LOG_EFENCED if the
- * manifest names a higher epoch; sweeps every replace temp in the directory
+ * What it does: reads the newest manifest; refuses with KAAS_LOG_EFENCED if the
+ * manifest names a higher epoch, or if claiming `leader_epoch` in fence/ is
+ * refused (a higher epoch is claimed, or this one by someone else — only the
+ * process that claimed it, through the same substrate handle, may open the
+ * partition at that epoch again); sweeps every replace temp in the directory
  * (it is the fenced single writer); recovers the tail of the last segment
  * from the last checkpoint by length and CRC32C (torn or garbage bytes after
  * the last valid batch are ignored, never read); records that valid end in
