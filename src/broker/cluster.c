@@ -49,6 +49,8 @@ struct kaas_cluster {
 	struct kaas_broker_info me;
 	struct kaas_liveness lv;
 	uint64_t ctrl_epoch;      /* the claim we hold, 0 if none */
+	struct kaas_assignment written; /* the last assignment we wrote */
+	int have_written;
 	uint64_t latest_seen;     /* newest claim seen, and since when */
 	uint64_t latest_since_ms;
 	uint64_t start_ms;
@@ -335,6 +337,22 @@ static int wanted_slots(struct kaas_cluster *c, const struct kaas_assignment *cu
 	return 0;
 }
 
+/* The last good assignment: the one we wrote under our current controller
+ * epoch, else the view we serve, else none (an empty plan whose epochs
+ * kaas_assignment_claim_epochs raises above every one handed out). */
+static int last_good(struct kaas_cluster *c, struct kaas_assignment *out)
+{
+	memset(out, 0, sizeof *out);
+	if (c->have_written && c->written.controller_epoch == c->ctrl_epoch)
+		return kaas_assignment_copy(out, &c->written);
+	int rc = 0;
+	pthread_mutex_lock(&c->mu);
+	if (c->have_view)
+		rc = kaas_assignment_copy(out, &c->view);
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
 /* Controller duty: plan and write.  Returns -ESTALE when fenced. */
 static int act_as_controller(struct kaas_cluster *c, const int32_t *alive, size_t nalive,
 			     const int32_t *restarted, size_t nrestarted)
@@ -342,12 +360,29 @@ static int act_as_controller(struct kaas_cluster *c, const int32_t *alive, size_
 	struct kaas_assignment cur = { 0 };
 	int current = 0;
 	int rc = kaas_assignment_read(c->vol, &cur, &current);
-	if (rc == -ENOENT || rc == -EBADMSG) {
-		if (rc == -EBADMSG)
-			kaas_warn("cluster: assignment.json is corrupt; writing a new one");
-		memset(&cur, 0, sizeof(cur));
-	} else if (rc < 0) {
+	/* The base of the plan is the last good assignment, never an empty one
+	 * standing in for a damaged, missing or overwritten document: planning
+	 * from nothing would hand every slot its first epoch again. */
+	const char *why = NULL;
+	if (rc == -EBADMSG)
+		why = "is corrupt";
+	else if (rc == -ENOENT && (c->have_written || c->have_view))
+		why = "is missing";
+	else if (rc == 0 && c->have_written && c->written.controller_epoch == c->ctrl_epoch &&
+		 cur.controller_epoch < c->ctrl_epoch)
+		why = "was overwritten by an older controller's";
+	else if (rc < 0 && rc != -ENOENT)
 		return rc;
+	if (why) {
+		char detail[256];
+		snprintf(detail, sizeof detail, "%s", rc < 0 ? kaas_sub_errdetail() : "stale");
+		kaas_assignment_free(&cur);
+		rc = last_good(c, &cur);
+		if (rc < 0)
+			return rc;
+		kaas_error("cluster: assignment.json %s (%s): planning from the last good assignment "
+			   "(version %llu, %zu slots) and writing it again", why, detail,
+			   (unsigned long long)cur.version, cur.n);
 	}
 	struct kaas_slot_want *want = NULL;
 	size_t nwant = 0;
@@ -373,14 +408,22 @@ static int act_as_controller(struct kaas_cluster *c, const int32_t *alive, size_
 						next.version++;
 					changed = 1;
 				}
-		if (changed || cur.controller_epoch != c->ctrl_epoch) {
+		if (changed || why || cur.controller_epoch != c->ctrl_epoch) {
 			if (!changed)
 				next.version = cur.version + 1;
-			rc = kaas_assignment_write(c->vol, &next);
-			if (rc == 0)
+			/* Every epoch handed out is claimed first: never twice. */
+			rc = kaas_assignment_claim_epochs(c->vol, &cur, &next, c->ctrl_epoch);
+			if (rc > 0)
+				kaas_warn("cluster: %d leader epoch(s) were handed out before; raised above them", rc);
+			if (rc >= 0)
+				rc = kaas_assignment_write(c->vol, &next);
+			if (rc == 0) {
 				kaas_info("cluster: assignment version %llu written (controller epoch %llu, %zu slots)",
 					  (unsigned long long)next.version,
 					  (unsigned long long)c->ctrl_epoch, next.n);
+				kaas_assignment_free(&c->written);
+				c->have_written = kaas_assignment_copy(&c->written, &next) == 0;
+			}
 		}
 	}
 	kaas_assignment_free(&next);
@@ -402,6 +445,12 @@ static int refresh_view(struct kaas_cluster *c, int wrote)
 	struct kaas_assignment a = { 0 };
 	int current = 0;
 	int rc = kaas_assignment_read(c->vol, &a, &current);
+	if (rc == -EBADMSG) {
+		/* Keep serving the last good view; the controller rewrites it. */
+		kaas_warn("cluster: assignment.json is corrupt (%s); keeping the last good view",
+			  kaas_sub_errdetail());
+		return 0;
+	}
 	if (rc < 0 || !current) {
 		kaas_assignment_free(&a);
 		return rc == -ENOENT ? 0 : rc;
@@ -667,6 +716,7 @@ void kaas_cluster_stop(struct kaas_cluster *c)
 		}
 	}
 	kaas_assignment_free(&c->view);
+	kaas_assignment_free(&c->written);
 	kaas_liveness_free(&c->lv);
 	free(c->brokers);
 	free(c->alive);

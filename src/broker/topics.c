@@ -12,6 +12,7 @@
 #include "cluster/assignment.h"
 #include "cluster/membership.h"
 #include "contract/contract.h"
+#include "contract/epoch_fence.h"
 #include "contract/doc.h"
 #include "kafka/protocol.h"
 #include "util/step.h"
@@ -799,20 +800,15 @@ static int redrive_trash(struct kaas_topics *t)
 	return rc;
 }
 
-/* Claim this incarnation's leader epoch: the next free
- * <cluster>/leader-epochs/epoch-<n>, by exclusive create, so every start of
- * any broker writes with an epoch above every earlier one and an older
- * incarnation still running is fenced by the logs. */
+/* Claim this incarnation's leader epoch: the next one above every claimed
+ * <cluster>/leader-epochs/epoch-<n>, through the one fencing primitive
+ * (contract/epoch_fence.h), so every start of any broker writes with an
+ * epoch above every earlier one and an older incarnation still running is
+ * fenced by the logs. */
 static int claim_epoch(struct kaas_topics *t)
 {
-	int rc = kaas_sub_mkdirs(t->cluster, EPOCH_DIR, 0755);
-	if (rc < 0)
-		return rc;
-	uint64_t latest = 0, won = 0;
-	rc = kaas_claim_latest(t->cluster, EPOCH_DIR, "epoch", &latest);
-	if (rc < 0 && rc != -ENOENT)
-		return rc;
-	rc = kaas_claim(t->cluster, EPOCH_DIR, "epoch", latest + 1, 1000, "kaasd", &won);
+	uint64_t won = 0;
+	int rc = kaas_fence_claim_next(t->cluster, EPOCH_DIR, "kaasd", &won);
 	if (rc < 0)
 		return rc;
 	if (won > UINT32_MAX)

@@ -9,6 +9,8 @@
 
 #include "contract/contract.h"
 #include "contract/doc.h"
+#include "contract/epoch_fence.h"
+#include "util/step.h"
 
 #define DOC_KIND "assignment"
 #define DOC_VERSION 1
@@ -69,6 +71,7 @@ int kaas_assignment_write(struct kaas_substrate *cluster, const struct kaas_assi
 	if (rc == 0 && latest > a->controller_epoch)
 		return kaas_sub_fail(ESTALE, "assignment: fenced: controller epoch %" PRIu64 " < claim %" PRIu64,
 				     a->controller_epoch, latest);
+	kaas_step("controller.before-assignment-rename");
 	cJSON *o = to_json(a);
 	rc = kaas_doc_write(cluster, KAAS_ASSIGNMENT_PATH, DOC_KIND, DOC_VERSION, o);
 	cJSON_Delete(o);
@@ -141,6 +144,67 @@ void kaas_assignment_free(struct kaas_assignment *a)
 {
 	free(a->e);
 	memset(a, 0, sizeof *a);
+}
+
+int kaas_assignment_copy(struct kaas_assignment *dst, const struct kaas_assignment *src)
+{
+	*dst = *src;
+	dst->e = calloc(src->n ? src->n : 1, sizeof *dst->e);
+	if (!dst->e) {
+		memset(dst, 0, sizeof *dst);
+		return -ENOMEM;
+	}
+	if (src->n)
+		memcpy(dst->e, src->e, src->n * sizeof *dst->e);
+	return 0;
+}
+
+/* ---- leader epochs handed out, claimed (contract/epoch_fence.h) ---- */
+
+int kaas_slot_epoch_dir(const char *topic, int32_t partition, char *out, size_t size)
+{
+	int n = snprintf(out, size, KAAS_SLOT_EPOCHS_DIR "/%s/%" PRId32, topic, partition);
+	if (n < 0 || (size_t)n >= size || !*topic || strchr(topic, '/') || !strcmp(topic, ".") ||
+	    !strcmp(topic, ".."))
+		return kaas_sub_fail(EINVAL, "slot epochs: no directory for topic '%s'", topic);
+	return 0;
+}
+
+int kaas_assignment_claim_epochs(struct kaas_substrate *cluster, const struct kaas_assignment *prev,
+				 struct kaas_assignment *next, uint64_t controller_epoch)
+{
+	int raised = 0;
+	char note[96];
+	snprintf(note, sizeof note, "controller epoch %" PRIu64 "\n", controller_epoch);
+	for (size_t i = 0; i < next->n; i++) {
+		struct kaas_assign_entry *e = &next->e[i];
+		if (e->leader == KAAS_NO_LEADER)
+			continue;
+		const struct kaas_assign_entry *old = kaas_assignment_find(prev, e->topic, e->partition);
+		if (old && old->leader == e->leader && old->leader_epoch == e->leader_epoch)
+			continue; /* handed out (and claimed) before */
+		char dir[320];
+		int rc = kaas_slot_epoch_dir(e->topic, e->partition, dir, sizeof dir);
+		if (rc < 0)
+			return rc;
+		rc = e->leader_epoch ? kaas_fence_claim(cluster, dir, e->leader_epoch, note, NULL)
+				     : KAAS_FENCE_SUPERSEDED;
+		if (rc == KAAS_FENCE_SUPERSEDED || rc == -EEXIST) {
+			/* Someone (an older controller, a stale plan) already
+			 * handed that epoch out: take the next one above all. */
+			uint64_t won = 0;
+			rc = kaas_fence_claim_next(cluster, dir, note, &won);
+			if (rc == 0 && won > UINT32_MAX)
+				rc = kaas_sub_fail(EOVERFLOW, "%s: leader epochs exhausted", dir);
+			if (rc == 0) {
+				e->leader_epoch = (uint32_t)won;
+				raised++;
+			}
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return raised;
 }
 
 /* ---- placement ---- */

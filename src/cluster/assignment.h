@@ -4,6 +4,17 @@
  *
  *   <cluster>/controller/epoch-<N:020>   controller claims (exclusive create)
  *   <cluster>/assignment.json            written by the controller (replace)
+ *   <cluster>/slot-epochs/<topic>/<partition>/epoch-<E:020>
+ *                                        every leader epoch ever handed out
+ *                                        for the slot, claimed by the
+ *                                        controller that handed it out
+ *                                        (contract/epoch_fence.h) before the
+ *                                        assignment naming it is written: no
+ *                                        two controllers (a paused one's
+ *                                        stale plan included) ever give out
+ *                                        one slot epoch twice, and epochs
+ *                                        never go down, whatever becomes of
+ *                                        assignment.json.
  *
  * The controller is the broker that won the newest claim; it says so in its
  * broker document (membership.h), never through the claim file's content.
@@ -26,6 +37,7 @@
 
 #define KAAS_CONTROLLER_DIR "controller"
 #define KAAS_ASSIGNMENT_PATH "assignment.json"
+#define KAAS_SLOT_EPOCHS_DIR "slot-epochs"
 #define KAAS_COORDINATOR_TOPIC "__coordinator"
 #define KAAS_NO_LEADER (-1)
 
@@ -74,6 +86,21 @@ const struct kaas_assign_entry *kaas_assignment_find(const struct kaas_assignmen
 						     const char *topic, int32_t partition);
 
 void kaas_assignment_free(struct kaas_assignment *a);
+
+/* A deep copy: 0 or -ENOMEM (dst zeroed). */
+int kaas_assignment_copy(struct kaas_assignment *dst, const struct kaas_assignment *src);
+
+/* "slot-epochs/<topic>/<partition>" into out: 0, or -EINVAL (no safe
+ * directory name for the topic, or out too small). */
+int kaas_slot_epoch_dir(const char *topic, int32_t partition, char *out, size_t size);
+
+/* Claim, in slot-epochs/, every leader epoch of `next` that `prev` did not
+ * already hand to the same leader.  An epoch someone already claimed (an
+ * older controller, a stale plan) is replaced in `next` by the lowest one
+ * above every claimed epoch of the slot.  Call before writing `next`.
+ * Returns the number of epochs raised (>= 0), or -errno. */
+int kaas_assignment_claim_epochs(struct kaas_substrate *cluster, const struct kaas_assignment *prev,
+				 struct kaas_assignment *next, uint64_t controller_epoch);
 
 /* A slot the cluster wants served. */
 struct kaas_slot_want {

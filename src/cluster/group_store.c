@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "contract/contract.h"
+#include "contract/epoch_fence.h"
 #include "contract/doc.h"
 
 #define DOC_KIND "group-offsets"
@@ -251,10 +252,10 @@ int kaas_group_open(struct kaas_substrate *cluster, const char *group, uint64_t 
 	rc = kaas_sub_mkdirs(cluster, dir, 0755);
 	if (rc < 0)
 		return rc;
-	/* 1. Claim the takeover first: from now on a zombie's commit sees it. */
-	rc = kaas_claim_exact(cluster, dir, "takeover", epoch, NULL);
-	if (rc < 0 && rc != -EEXIST) /* EEXIST: this epoch re-opening after a restart */
-		return rc;
+	/* 1. Claim the takeover first (contract/epoch_fence.h): from now on a
+	 * zombie's commit sees it, and an epoch another coordinator holds is
+	 * refused — equal epochs never mean the same owner.  takeover-<E>
+	 * names left by older versions count as claims. */
 	struct scan s;
 	rc = scan_dir(cluster, dir, &s);
 	if (rc < 0)
@@ -262,6 +263,19 @@ int kaas_group_open(struct kaas_substrate *cluster, const char *group, uint64_t 
 	if (s.have_takeover && s.newest_takeover > epoch)
 		return kaas_sub_fail(ESTALE, "group '%s': fenced: coordinator epoch %" PRIu64 " < %" PRIu64,
 				     group, epoch, s.newest_takeover);
+	char fence[600];
+	snprintf(fence, sizeof fence, "%s/" KAAS_GROUP_FENCE_DIR, dir);
+	char note[128];
+	snprintf(note, sizeof note, "coordinator: host %s\n", cluster->host);
+	rc = kaas_fence_claim(cluster, fence, epoch, note, "group.open.before-fence-claim");
+	if (rc == KAAS_FENCE_SUPERSEDED || rc == -EEXIST)
+		return kaas_sub_fail(ESTALE, "group '%s': fenced: coordinator epoch %" PRIu64
+				     " is superseded or another coordinator's", group, epoch);
+	if (rc < 0)
+		return rc;
+	rc = scan_dir(cluster, dir, &s); /* again: what a zombie committed before our claim */
+	if (rc < 0)
+		return rc;
 	/* 2. Then load the newest state. */
 	g->group = strdup(group);
 	g->epoch = epoch;
@@ -357,13 +371,14 @@ int kaas_group_commit(struct kaas_substrate *cluster, const struct kaas_group_of
 	cJSON_Delete(b);
 	if (rc < 0)
 		return rc;
-	struct scan s;
-	rc = scan_dir(cluster, dir, &s);
+	char fence[600];
+	snprintf(fence, sizeof fence, "%s/" KAAS_GROUP_FENCE_DIR, dir);
+	rc = kaas_fence_check(cluster, fence, g->epoch, NULL);
+	if (rc == KAAS_FENCE_SUPERSEDED || rc == -ENOENT)
+		return kaas_sub_fail(ESTALE, "group '%s': commit fenced: coordinator epoch %" PRIu64
+				     " taken over (or the group's fence removed)", g->group, g->epoch);
 	if (rc < 0)
 		return rc;
-	if (s.have_takeover && s.newest_takeover > g->epoch)
-		return kaas_sub_fail(ESTALE, "group '%s': commit fenced: coordinator epoch %" PRIu64 " taken over by %" PRIu64,
-				     g->group, g->epoch, s.newest_takeover);
 	/* Older incarnations' files: removed now, or by the next commit. */
 	struct prune p = {cluster, dir, g->epoch, 0};
 	kaas_sub_readdir(cluster, dir, prune_cb, &p);

@@ -4,16 +4,20 @@
  * Each group has one writer: its coordinator, fenced by a coordinator epoch
  * (assigned like a partition leader epoch).  On the volume:
  *
- *   <cluster>/groups/<encoded group>/takeover-<E:020>       claims, exclusive create
+ *   <cluster>/groups/<encoded group>/fence/epoch-<E:020>    claims (contract/epoch_fence.h)
  *   <cluster>/groups/<encoded group>/offsets-<E:020>.json   documents, replace
+ *   (<cluster>/groups/<encoded group>/takeover-<E:020>      older versions' claims:
+ *                                                           read as a floor, pruned)
  *
- * A coordinator taking the group over at epoch E first claims takeover-E,
- * then loads the newest offsets document, and from then on writes only
+ * A coordinator taking the group over at epoch E first claims fence/epoch-E
+ * through the one fencing primitive (refused if a newer epoch is claimed or
+ * E is another coordinator's: two coordinators never share an epoch), then
+ * loads the newest offsets document, and from then on writes only
  * offsets-E.json.  Readers take the newest offsets document.  So a zombie
  * coordinator (epoch < E) can never overwrite the new coordinator's state:
  * its late writes land in an older file that readers ignore, and every
- * commit checks, after its rename, that no newer takeover exists — if one
- * does, the commit is reported fenced (-ESTALE) and must not be
+ * commit checks, after its rename, that no newer epoch is claimed — if one
+ * is, the commit is reported fenced (-ESTALE) and must not be
  * acknowledged.  The claim-before-load order closes the window in which a
  * zombie's commit could land after the new coordinator loaded but before it
  * wrote.
@@ -35,6 +39,7 @@
 #include "substrate/substrate.h"
 
 #define KAAS_GROUPS_DIR "groups"
+#define KAAS_GROUP_FENCE_DIR "fence"
 
 struct kaas_committed {
 	char *topic;

@@ -3,38 +3,50 @@
  * shared volume, written by the partition's leader only.
  *
  * On the volume (DESIGN.md "On the volume"), in "<data>/<topic>/<partition>/":
- *   manifest.json              leader epoch, log start, the segment list with
+ *   manifest-<epoch:010>.json  leader epoch, log start, the segment list with
  *                              the recorded valid end of every sealed segment,
  *                              and the checkpoint (position, next offset) of
- *                              the active segment.  kaas_doc_write/read.
+ *                              the active segment.  kaas_doc_write/read.  Each
+ *                              leader writes only the one named by its epoch;
+ *                              readers take the highest (an older version's
+ *                              manifest.json is read when there is none, and
+ *                              removed, with older epochs' manifests, once
+ *                              the open wrote its own).
  *   <base:020>-<epoch:010>.log the segments, append-only, stamped with the
  *                              epoch of the leader that created them.
  *   <base:020>-<epoch:010>.index / .timeindex
  *                              sparse indexes; derived data, rebuilt from the
  *                              segment when missing or doubtful.  No mmap.
  *   producer-state.json        the idempotence window snapshot.
- *   leader.json                the fence: the epoch of the newest leader,
- *                              written only by kaas_log_open (before it looks
- *                              at the tail), read by every commit.
+ *   fence/epoch-<n:020>        the fence (contract/epoch_fence.h): one name
+ *                              per leader epoch, made by exclusive create by
+ *                              kaas_log_open (before it looks at the tail),
+ *                              never rewritten; every commit looks up
+ *                              fence/epoch-<ours+1>.  A leader.json left by
+ *                              older versions is read as a floor, never
+ *                              written.
  *
  * Readers (including the next leader) trust a segment's bytes only up to the
  * end recorded in the manifest (sealed segments) or up to the high watermark
  * (the active one), so a zombie leader with an older epoch that keeps
  * appending never makes its bytes visible to the new leader's readers.  And
  * (cfg.fence_check) a zombie never acknowledges an append the new leader did
- * not recover: every group commit re-reads leader.json after its fsync and
- * before completing, and a new leader rewrites leader.json before it scans.
+ * not recover: every group commit checks after its fsync and before
+ * completing that no newer epoch is claimed in fence/, and a new leader
+ * claims its epoch there before it scans.  One epoch has one leader: a
+ * second open at an epoch someone else claimed is refused.
  *
  * Errors: every function returns >= 0 or a negative errno; the detail is in
  * kaas_sub_errdetail() of the calling thread where the failure happened there.
  *   KAAS_LOG_EFENCED            (KAAS_EFENCED, util/status.h: not an errno)
  *                               a leader with a higher epoch owns the
- *                               partition; this handle must be closed.
+ *                               partition, or our epoch is someone else's;
+ *                               this handle must be closed.
  *   -ESTALE                     a transient answer of the volume (a handle
  *                               another host's replace made stale): never
  *                               "fenced".  If it failed the log, close it and
  *                               open it again (same epoch).
- *   -EBADMSG                    manifest.json or producer-state.json is torn
+ *   -EBADMSG                    the manifest or producer-state.json is torn
  *                               or corrupt: the partition is offline (the
  *                               detail names the file); never reset silently.
  *   -EUCLEAN                    the directory is inconsistent (segments but
@@ -96,11 +108,12 @@ struct kaas_log_config {
 	uint64_t max_pending_bytes;   /* appenders block while this many bytes wait
 	                                 for their fsync (default 64 MiB) */
 	int fence_check;              /* 1 (default): after each group fsync and
-	                                 before acknowledging, re-read leader.json's
-	                                 epoch, so that a zombie never acknowledges an
-	                                 append the new leader did not recover (the
-	                                 new leader writes leader.json before it
-	                                 scans the tail).  0: skip (benchmarks only) */
+	                                 before acknowledging, check the fence (no
+	                                 epoch above ours claimed), so that a zombie
+	                                 never acknowledges an append the new leader
+	                                 did not recover (the new leader claims its
+	                                 epoch before it scans the tail).  0: skip
+	                                 (benchmarks only) */
 	uint32_t max_loaded_indexes;  /* sealed segments whose sparse index stays
 	                                 in memory, least recently used dropped
 	                                 first (default 8) */
@@ -119,8 +132,11 @@ void kaas_log_config_default(struct kaas_log_config *cfg);
  * missing; its parent too unless cfg->parent_must_exist) of substrate `data`
  * as its leader with epoch `leader_epoch`.  cfg may be NULL (defaults).
  * The log keeps `data` (not owned; it must outlive the log) and copies cfg.
- * What it does: reads manifest.json; refuses with KAAS_LOG_EFENCED if the
- * manifest names a higher epoch; sweeps every replace temp in the directory
+ * What it does: reads the newest manifest; refuses with KAAS_LOG_EFENCED if the
+ * manifest names a higher epoch, or if claiming `leader_epoch` in fence/ is
+ * refused (a higher epoch is claimed, or this one by someone else — only the
+ * process that claimed it, through the same substrate handle, may open the
+ * partition at that epoch again); sweeps every replace temp in the directory
  * (it is the fenced single writer); recovers the tail of the last segment
  * from the last checkpoint by length and CRC32C (torn or garbage bytes after
  * the last valid batch are ignored, never read); records that valid end in

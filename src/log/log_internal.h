@@ -13,10 +13,12 @@
 #include "log/log.h"
 #include "substrate/substrate.h"
 
-#define MANIFEST_NAME "manifest.json"
+#define MANIFEST_NAME "manifest.json"   /* older versions' single manifest */
+#define MANIFEST_PREFIX "manifest-"      /* manifest-<epoch:010>.json: one per leader epoch */
 #define MANIFEST_KIND "kaas-partition-manifest"
 #define MANIFEST_VERSION 1
-#define FENCE_NAME "leader.json"
+#define FENCE_DIR "fence"              /* epoch-<n:020>, contract/epoch_fence.h */
+#define FENCE_NAME "leader.json"      /* older versions' fence: read as a floor */
 #define FENCE_KIND "kaas-partition-leader"
 #define FENCE_VERSION 1
 #define PSTATE_NAME "producer-state.json"
@@ -166,8 +168,10 @@ struct round {
 struct kaas_log {
 	struct kaas_substrate *sub;
 	char *dir;
-	char *manifest_path;
-	char *fence_path;
+	char *manifest_path;        /* <dir>/manifest-<our epoch>.json: the one we write */
+	char *loaded_manifest;      /* the manifest the open read (messages), or NULL */
+	char *fence_dir;             /* <dir>/fence */
+	char *legacy_fence_path;     /* <dir>/leader.json (read only) */
 	char *pstate_path;
 	uint32_t epoch;
 	struct kaas_log_config cfg;
@@ -212,9 +216,8 @@ struct kaas_log {
 	uint64_t ckpt_pos;          /* checkpoint of the active segment */
 	int64_t ckpt_next;
 
-	pthread_mutex_t mf_lock;    /* the three below */
-	uint64_t mf_ino, mf_size;   /* identity of the leader.json version last */
-	int64_t mf_mtime;           /* checked */
+	pthread_mutex_t mf_lock;    /* serialises fence checks; fence_ino */
+	uint64_t fence_ino;         /* the fence directory's inode at our claim */
 
 	struct pstate ps;           /* producer state (under mu) */
 	kaas_log_notify_cb notify;
@@ -224,15 +227,33 @@ struct kaas_log {
 };
 
 /* Fence and manifest I/O (manifest.c).
- * manifest_check_epoch: 0 while leader.json names our epoch (repairing it if
- * it names an older one), KAAS_LOG_EFENCED if it names a newer one, -EUCLEAN
- * if it is gone, or -errno.  manifest_write checks first, then replaces
- * manifest.json.  fence_write/fence_read: leader.json itself. */
+ * fence_claim: claim our epoch in fence/ (kaas_fence_claim): 0, or
+ * KAAS_LOG_EFENCED if a newer epoch exists or ours is someone else's.
+ * manifest_check_epoch: 0 while no epoch above ours is claimed,
+ * KAAS_LOG_EFENCED if one is, -EUCLEAN if the fence is gone, or -errno.
+ * manifest_write checks first, then replaces manifest.json.
+ * legacy_fence_read: the epoch in an older version's leader.json. */
 int manifest_write(struct kaas_log *log);
 int manifest_write_unchecked(struct kaas_log *log);
+/* Manifests are named by the epoch of the leader that writes them, so a
+ * zombie's late manifest write lands in its own older file, never over the
+ * new leader's (issue 13, defect 10).  Readers take the highest epoch.
+ * manifest_path_for: "<dir>/manifest-<epoch:010>.json" (malloc'd).
+ * manifest_parse_name: 0 and *epoch for such a name, else -EINVAL.
+ * manifest_find: the newest manifest of the directory: 0 with *path
+ * (malloc'd) and *name_epoch (0 for a legacy manifest.json, only used when
+ * no numbered one exists), -ENOENT if none, or -errno.
+ * manifest_sweep_older: remove the manifests of older epochs and the legacy
+ * manifest.json (after ours is written; what a zombie writes later is older
+ * than ours and ignored, and swept at the next open).  Returns the number
+ * removed or -errno. */
+char *manifest_path_for(const char *dir, uint32_t epoch);
+int manifest_parse_name(const char *name, uint32_t *epoch);
+int manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch);
+int manifest_sweep_older(struct kaas_log *log);
 int manifest_check_epoch(struct kaas_log *log);
-int fence_write(struct kaas_log *log);
-int fence_read(struct kaas_log *log, uint64_t *epoch);
+int fence_claim(struct kaas_log *log);
+int legacy_fence_read(struct kaas_log *log, uint64_t *epoch);
 /* Producer snapshot, epoch-checked as the manifest (call with wlock). */
 int pstate_write(struct kaas_log *log);
 

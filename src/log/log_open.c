@@ -10,6 +10,7 @@
 #include "contract/contract.h"
 #include "contract/doc.h"
 #include "log/log_internal.h"
+#include "util/step.h"
 
 
 void kaas_log_config_default(struct kaas_log_config *cfg)
@@ -58,7 +59,9 @@ static void log_free(struct kaas_log *log)
 	free(log->wbuf);
 	free(log->dir);
 	free(log->manifest_path);
-	free(log->fence_path);
+	free(log->loaded_manifest);
+	free(log->fence_dir);
+	free(log->legacy_fence_path);
 	free(log->pstate_path);
 	free(log);
 }
@@ -80,7 +83,7 @@ static int push_seg(struct kaas_log *log, struct segment *s)
 /* Load the manifest's segment list into log (no I/O on segments). */
 static int manifest_load(struct kaas_log *log, const cJSON *body, uint64_t *mepoch)
 {
-	const char *m = log->manifest_path;
+	const char *m = log->loaded_manifest;
 	if (kaas_json_get_u64(body, "epoch", mepoch) < 0 || *mepoch > UINT32_MAX ||
 	    kaas_json_get_i64(body, "log_start", &log->log_start) < 0 || log->log_start < 0)
 		return kaas_sub_fail(EBADMSG, "%s: bad epoch or log_start", m);
@@ -117,16 +120,22 @@ static int manifest_load(struct kaas_log *log, const cJSON *body, uint64_t *mepo
 	return 0;
 }
 
-/* Read manifest.json into log (segments, log start, checkpoint) and check
- * it: refuse a newer epoch, a missing manifest beside data, or data of a
- * newer epoch that the manifest does not name. */
+/* Read the newest manifest (manifest-<E>.json of the highest E, else an
+ * older version's manifest.json) into log (segments, log start, checkpoint)
+ * and check it: refuse a newer epoch, a missing manifest beside data, or
+ * data of a newer epoch that the manifest does not name. */
 static int load_manifest(struct kaas_log *log, uint64_t *mepoch)
 {
 	cJSON *body = NULL;
 	int ver = 0;
 	*mepoch = 0;
-	int rc = kaas_doc_read(log->sub, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, &body,
-			       &ver);
+	free(log->loaded_manifest);
+	log->loaded_manifest = NULL;
+	uint32_t named = 0;
+	int rc = manifest_find(log, &log->loaded_manifest, &named);
+	if (rc == 0)
+		rc = kaas_doc_read(log->sub, log->loaded_manifest, MANIFEST_KIND, MANIFEST_VERSION,
+				   &body, &ver);
 	if (rc == -ENOENT)
 		return check_fresh(log);
 	if (rc < 0)
@@ -135,53 +144,29 @@ static int load_manifest(struct kaas_log *log, uint64_t *mepoch)
 	cJSON_Delete(body);
 	if (rc < 0)
 		return rc;
+	if (named && *mepoch != named)
+		return kaas_sub_fail(EBADMSG, "%s: holds epoch %" PRIu64 ", not the one in its name",
+				     log->loaded_manifest, *mepoch);
 	if (*mepoch > log->epoch)
-		return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: leader epoch %" PRIu64 " is above ours (%" PRIu32
-				     ")", log->manifest_path, *mepoch, log->epoch);
+		return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: leader epoch %" PRIu64 " is above "
+				     "ours (%" PRIu32 ")", log->loaded_manifest, *mepoch, log->epoch);
 	return check_unlisted(log, *mepoch);
 }
 
-/* Make leader.json name our epoch: refuse if it (or the manifest, epoch
- * mepoch) names a newer one; write ours; read it back until it holds ours
- * (another leader opening at the same moment may have raced the write). */
+/* Claim our epoch in the fence directory: refuse if the manifest (epoch
+ * mepoch) or an older version's leader.json names a newer one, or if the
+ * claim is refused (a newer epoch is claimed, or ours is someone else's). */
 static int fence_partition(struct kaas_log *log, uint64_t mepoch)
 {
-	for (int attempt = 0; attempt < 10; attempt++) {
-		uint64_t f = 0;
-		int rc = fence_read(log, &f);
-		if (rc < 0 && rc != -ENOENT)
-			return rc; /* -EBADMSG names leader.json: offline, never guessed */
-		if (f < mepoch)
-			f = mepoch;
-		if (f > log->epoch)
-			return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: leader epoch %" PRIu64
-					     " is above ours (%" PRIu32 ")", log->fence_path, f, log->epoch);
-		if (rc == 0 && f == log->epoch && attempt > 0)
-			return manifest_check_epoch(log); /* also primes the check's cache */
-		rc = fence_write(log);
-		if (rc < 0)
-			return rc;
-		mepoch = 0;
-	}
-	return kaas_sub_fail(EAGAIN, "%s: another leader keeps rewriting it", log->fence_path);
-}
-
-/* After the open's manifest write: if an older leader's manifest write
- * (checked just before our fence) landed over it, write ours again. */
-static int manifest_verify(struct kaas_log *log)
-{
-	cJSON *body = NULL;
-	int ver = 0;
-	int rc = kaas_doc_read(log->sub, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, &body,
-			       &ver);
-	if (rc < 0)
-		return rc;
-	uint64_t e = 0;
-	rc = kaas_json_get_u64(body, "epoch", &e);
-	cJSON_Delete(body);
-	if (rc == 0 && e == log->epoch)
-		return 0;
-	return manifest_write(log);
+	uint64_t legacy = 0;
+	int rc = legacy_fence_read(log, &legacy);
+	if (rc < 0 && rc != -ENOENT)
+		return rc; /* -EBADMSG names leader.json: offline, never guessed */
+	uint64_t floor = legacy > mepoch ? legacy : mepoch;
+	if (floor > log->epoch)
+		return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: leader epoch %" PRIu64
+				     " is above ours (%" PRIu32 ")", log->dir, floor, log->epoch);
+	return fence_claim(log);
 }
 
 static int check_cfg(const struct kaas_log_config *c)
@@ -223,10 +208,11 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		goto fail;
 	rc = -ENOMEM;
 	log->dir = strdup(dir);
-	log->manifest_path = kaas_path_join(dir, MANIFEST_NAME);
-	log->fence_path = kaas_path_join(dir, FENCE_NAME);
+	log->manifest_path = manifest_path_for(dir, leader_epoch);
+	log->fence_dir = kaas_path_join(dir, FENCE_DIR);
+	log->legacy_fence_path = kaas_path_join(dir, FENCE_NAME);
 	log->pstate_path = kaas_path_join(dir, PSTATE_NAME);
-	if (!log->dir || !log->manifest_path || !log->fence_path || !log->pstate_path ||
+	if (!log->dir || !log->manifest_path || !log->fence_dir || !log->legacy_fence_path || !log->pstate_path ||
 	    pstate_init(&log->ps) < 0)
 		goto fail;
 	if (log->cfg.parent_must_exist) {
@@ -244,7 +230,7 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	rc = load_manifest(log, &mepoch);
 	if (rc < 0)
 		goto fail;
-	/* 2. Fence before looking at the tail: from this rename on, an older
+	/* 2. Fence before looking at the tail: from this claim on, an older
 	 * leader's commit check fails, so whatever it acknowledged was fsynced
 	 * before the scan below and is recovered by it.  The manifest is read
 	 * again after the fence: a roll the old leader made just before it is
@@ -261,6 +247,7 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	rc = load_manifest(log, &mepoch);
 	if (rc < 0)
 		goto fail;
+	kaas_step("log.open.after-fence");
 	/* 3. We are the fenced single writer: every temp here is stale. */
 	rc = kaas_sweep_temps(data, dir, KAAS_SWEEP_ALL);
 	if (rc < 0)
@@ -315,10 +302,11 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	rc = pstate_write(log);
 	if (rc == 0)
 		rc = manifest_write(log);
-	if (rc == 0)
-		rc = manifest_verify(log);
 	if (rc < 0)
 		goto fail;
+	/* Older epochs' manifests are garbage now (ours is the newest name);
+	 * a failure to remove them is harmless and retried at the next open. */
+	(void)manifest_sweep_older(log);
 	rc = sweep_orphans(log);
 	if (rc < 0)
 		goto fail;

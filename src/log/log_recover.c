@@ -215,7 +215,7 @@ int check_unlisted(struct kaas_log *log, uint64_t mepoch)
 			rc = kaas_sub_fail(EUCLEAN, "%s: holds data of leader epoch %" PRIu32
 					   " but %s (epoch %" PRIu64 ") does not name it: refusing to "
 					   "open (an older leader's manifest write may have replaced a "
-					   "newer one)", p, ep, log->manifest_path, mepoch);
+					   "newer one)", p, ep, log->loaded_manifest ? log->loaded_manifest : MANIFEST_NAME, mepoch);
 		else if (s2 < 0 && s2 != -ENOENT)
 			rc = s2;
 		free(p);

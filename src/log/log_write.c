@@ -390,7 +390,7 @@ static void ack_one(struct kaas_log *log, struct round *r)
 	pthread_mutex_unlock(&log->mu);
 	int rc = r->rc ? r->rc : failed;
 	/* Zombie fencing: a new leader fences the partition BEFORE it scans our
-	 * tail.  If leader.json still names our epoch now, after our fsync, the
+	 * tail.  If no newer epoch is claimed now, after our fsync, the
 	 * new leader (if any) will scan these bytes: the ack is safe. */
 	if (rc == 0 && log->cfg.fence_check)
 		rc = manifest_check_epoch(log);

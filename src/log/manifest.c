@@ -1,118 +1,81 @@
-/* manifest.c — the fence document (leader.json), manifest.json and
+/* manifest.c — the partition's fence (fence/epoch-<n>, through the one
+ * fencing primitive, contract/epoch_fence.h), manifest.json and
  * producer-state.json, every write fenced by the leader epoch.
  *
- * Why a fence document apart from the manifest: the manifest is rewritten
- * by the leader at every roll and checkpoint, and a zombie leader's rewrite
- * that passed its epoch check just before a new leader's open could land
- * after it and put the old epoch back.  leader.json is written only by a
- * leader while it opens the partition (before it looks at the tail), so an
- * old leader's later writes never touch it: a commit check against it
- * cannot be undone by a zombie. */
+ * Why a fence apart from the manifest: the manifest is rewritten by the
+ * leader at every roll and checkpoint, and a zombie leader's rewrite that
+ * passed its epoch check just before a new leader's open could land after
+ * it and put the old epoch back.  The fence directory is only ever added
+ * to, by exclusive create, by a leader while it opens the partition (before
+ * it looks at the tail): a zombie can neither undo a newer claim nor claim
+ * its own epoch once a newer one exists.  It replaces leader.json, a
+ * read-modify-write document that a paused opener could set back (issue 13,
+ * defect 4); leader.json is still read, never written, as a floor left by
+ * older versions. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "contract/doc.h"
+#include "contract/epoch_fence.h"
 #include "log/log_internal.h"
+#include "util/step.h"
 
-int fence_write(struct kaas_log *log)
-{
-	cJSON *body = cJSON_CreateObject();
-	if (!body || kaas_json_add_u64(body, "epoch", log->epoch) < 0) {
-		cJSON_Delete(body);
-		return -ENOMEM;
-	}
-	int rc = kaas_doc_write(log->sub, log->fence_path, FENCE_KIND, FENCE_VERSION, body);
-	cJSON_Delete(body);
-	return rc;
-}
-
-int fence_read(struct kaas_log *log, uint64_t *epoch)
+int legacy_fence_read(struct kaas_log *log, uint64_t *epoch)
 {
 	cJSON *body = NULL;
 	int ver = 0;
-	int rc = kaas_doc_read(log->sub, log->fence_path, FENCE_KIND, FENCE_VERSION, &body, &ver);
+	*epoch = 0;
+	int rc = kaas_doc_read(log->sub, log->legacy_fence_path, FENCE_KIND, FENCE_VERSION, &body,
+			       &ver);
 	if (rc < 0)
 		return rc;
 	rc = kaas_json_get_u64(body, "epoch", epoch);
 	cJSON_Delete(body);
 	if (rc < 0)
-		return kaas_sub_fail(EBADMSG, "%s: no valid epoch", log->fence_path);
+		return kaas_sub_fail(EBADMSG, "%s: no valid epoch", log->legacy_fence_path);
 	return 0;
 }
 
-/* mf_lock held. */
-static int check_epoch(struct kaas_log *log)
+/* The primitive's answers in the log's terms. */
+static int fence_err(struct kaas_log *log, int rc)
 {
-	/* Open (close-to-open: a replace by another host is seen now), and skip
-	 * the parse when the file is the very version checked last time: a
-	 * replace always brings a new file (new id, and size or mtime). */
-	struct kaas_file *f = NULL;
-	int rc = kaas_sub_open(log->sub, log->fence_path, KAAS_O_READ, 0, &f);
+	if (rc == KAAS_FENCE_SUPERSEDED || rc == -EEXIST) {
+		char why[256];
+		snprintf(why, sizeof why, "%s", kaas_sub_errdetail());
+		return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: epoch %" PRIu32 " is superseded or "
+				     "another leader's (%s)", log->fence_dir, log->epoch, why);
+	}
 	if (rc == -ENOENT)
-		return kaas_sub_fail(EUCLEAN, "%s: missing: the partition was removed or reset "
-				     "under its leader", log->fence_path);
-	if (rc < 0)
-		return rc;
-	struct kaas_stat st;
-	rc = kaas_sub_fstat(f, &st);
-	if (rc == 0 && st.ino && st.ino == log->mf_ino && st.size == log->mf_size &&
-	    st.mtime_ns == log->mf_mtime) {
-		kaas_sub_close(f);
-		return 0;
-	}
-	char *buf = NULL;
-	if (rc == 0 && st.size > 4096)
-		rc = kaas_sub_fail(EBADMSG, "%s: %" PRIu64 " bytes is too large", log->fence_path,
-				   st.size);
-	if (rc == 0 && !(buf = malloc(st.size + 1)))
-		rc = -ENOMEM;
-	ssize_t n = 0;
-	if (rc == 0) {
-		n = kaas_sub_pread_full(f, buf, st.size, 0);
-		if (n < 0)
-			rc = (int)n;
-	}
-	kaas_sub_close(f);
-	cJSON *body = NULL;
-	int ver = 0;
+		return kaas_sub_fail(EUCLEAN, "%s: missing: the partition was removed or reset under "
+				     "its leader", log->fence_dir);
+	return rc;
+}
+
+int fence_claim(struct kaas_log *log)
+{
+	char note[128];
+	snprintf(note, sizeof note, "leader of %s: host %s\n", log->dir, log->sub->host);
+	int rc = kaas_fence_claim(log->sub, log->fence_dir, log->epoch, note,
+				  "log.open.before-fence-claim");
 	if (rc == 0)
-		rc = kaas_doc_decode(log->fence_path, buf, (size_t)n, FENCE_KIND, FENCE_VERSION, &body,
-				     &ver);
-	free(buf);
-	if (rc < 0)
-		return rc;
-	uint64_t e = 0;
-	rc = kaas_json_get_u64(body, "epoch", &e);
-	cJSON_Delete(body);
-	if (rc < 0)
-		return kaas_sub_fail(EBADMSG, "%s: no valid epoch", log->fence_path);
-	if (e > log->epoch)
-		return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: leader epoch %" PRIu64
-				     " is above ours (%" PRIu32 ")", log->fence_path, e, log->epoch);
-	if (e < log->epoch) {
-		/* Only two leaders opening at the same moment can leave an older
-		 * epoch here; the newer one (us) puts its own back. */
-		rc = fence_write(log);
-		if (rc < 0)
-			return rc;
-		log->mf_ino = 0;
-		return 0;
-	}
-	log->mf_ino = st.ino;
-	log->mf_size = st.size;
-	log->mf_mtime = st.mtime_ns;
-	return 0;
+		rc = manifest_check_epoch(log); /* primes the directory identity */
+	return fence_err(log, rc);
 }
 
 int manifest_check_epoch(struct kaas_log *log)
 {
+	/* One open of the fence directory and one lookup of epoch-<ours+1>
+	 * (contract/epoch_fence.h says why that is fresh).  The cost matches
+	 * the leader.json open it replaces. */
 	pthread_mutex_lock(&log->mf_lock);
-	int rc = check_epoch(log);
+	int rc = kaas_fence_check(log->sub, log->fence_dir, log->epoch, &log->fence_ino);
 	pthread_mutex_unlock(&log->mf_lock);
-	return rc;
+	return fence_err(log, rc);
 }
 
 static int add_seg(cJSON *arr, const struct segment *s, uint64_t end, int64_t next)
@@ -160,9 +123,99 @@ out:
 	return rc;
 }
 
+char *manifest_path_for(const char *dir, uint32_t epoch)
+{
+	char name[64];
+	snprintf(name, sizeof name, MANIFEST_PREFIX "%010" PRIu32 ".json", epoch);
+	return kaas_path_join(dir, name);
+}
+
+int manifest_parse_name(const char *name, uint32_t *epoch)
+{
+	size_t pl = strlen(MANIFEST_PREFIX);
+	if (strncmp(name, MANIFEST_PREFIX, pl) != 0 || strlen(name) != pl + 10 + 5 ||
+	    strcmp(name + pl + 10, ".json") != 0)
+		return -EINVAL;
+	uint64_t v = 0;
+	for (size_t i = pl; i < pl + 10; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(name[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return -EINVAL;
+	*epoch = (uint32_t)v;
+	return 0;
+}
+
+struct mf_scan {
+	uint32_t max;
+	int numbered, legacy;
+};
+
+static int mf_scan_cb(void *arg, const char *name, enum kaas_file_type type)
+{
+	struct mf_scan *m = arg;
+	uint32_t e;
+	if (manifest_parse_name(name, &e) == 0) {
+		if (!m->numbered || e > m->max)
+			m->max = e;
+		m->numbered = 1;
+	} else if (strcmp(name, MANIFEST_NAME) == 0) {
+		m->legacy = 1;
+	}
+	return 0;
+}
+
+int manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch)
+{
+	struct mf_scan m = { 0 };
+	*path = NULL;
+	*name_epoch = 0;
+	int rc = kaas_sub_readdir(log->sub, log->dir, mf_scan_cb, &m);
+	if (rc < 0)
+		return rc;
+	if (m.numbered) {
+		*name_epoch = m.max;
+		*path = manifest_path_for(log->dir, m.max);
+	} else if (m.legacy) {
+		*path = kaas_path_join(log->dir, MANIFEST_NAME);
+	} else {
+		return -ENOENT;
+	}
+	return *path ? 0 : -ENOMEM;
+}
+
+int manifest_sweep_older(struct kaas_log *log)
+{
+	/* List first, unlink after: no substrate call inside a listing. */
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(log->sub, log->dir, &l);
+	if (rc < 0)
+		return rc;
+	int removed = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		uint32_t e;
+		if (!((manifest_parse_name(l.names[i], &e) == 0 && e < log->epoch) ||
+		      strcmp(l.names[i], MANIFEST_NAME) == 0))
+			continue;
+		char *p = kaas_path_join(log->dir, l.names[i]);
+		int u = p ? kaas_sub_unlink(log->sub, p) : -ENOMEM;
+		free(p);
+		if (u == 0)
+			removed++;
+		else if (u != -ENOENT && u != -EBUSY && rc == 0)
+			rc = u;
+	}
+	kaas_dirlist_free(&l);
+	return rc < 0 ? rc : removed;
+}
+
 int manifest_write(struct kaas_log *log)
 {
 	int rc = manifest_check_epoch(log);
+	if (rc == 0)
+		kaas_step("log.manifest.before-rename");
 	return rc < 0 ? rc : manifest_write_unchecked(log);
 }
 

@@ -7,6 +7,7 @@
 
 #include "cluster/assignment.h"
 #include "cluster/membership.h"
+#include "util/step.h"
 
 static void heartbeats_and_liveness(void **state)
 {
@@ -147,6 +148,78 @@ static void stale_assignment_is_ignored_and_fenced(void **state)
 	kaas_testdir_remove(dir);
 }
 
+/* Issue 13, defect 1: controller A stops between its fence check and its
+ * rename; controller B takes over and plans from the file A has not yet
+ * replaced.  Both move t/0 to a new leader at "epoch 2": the epoch claims
+ * give B a higher one, and A's late rename is reported fenced. */
+struct takeover {
+	struct kaas_substrate *b;
+	int fired;
+	uint32_t b_epoch;
+	int b_rc;
+};
+
+static void b_takes_over(void *arg, const char *name)
+{
+	struct takeover *t = arg;
+	if (strcmp(name, "controller.before-assignment-rename") != 0 || t->fired++)
+		return;
+	uint64_t e2;
+	assert_int_equal(kaas_controller_claim_next(t->b, &e2), 0);
+	struct kaas_assignment cur, next;
+	assert_int_equal(kaas_assignment_read(t->b, &cur, NULL), 0);
+	assert_int_equal(kaas_assignment_copy(&next, &cur), 0);
+	next.controller_epoch = e2;
+	next.version = cur.version + 1;
+	next.e[0].leader = 3;
+	next.e[0].leader_epoch++;
+	t->b_rc = kaas_assignment_claim_epochs(t->b, &cur, &next, e2);
+	if (t->b_rc >= 0)
+		t->b_rc = kaas_assignment_write(t->b, &next);
+	t->b_epoch = next.e[0].leader_epoch;
+	kaas_assignment_free(&cur);
+	kaas_assignment_free(&next);
+}
+
+static void paused_controller_never_shares_an_epoch(void **state)
+{
+	char *dir;
+	struct kaas_substrate *a = unit_open_tmp(&dir), *b;
+	assert_int_equal(kaas_substrate_open(dir, &b), 0);
+	uint64_t e1;
+	assert_int_equal(kaas_controller_claim_next(a, &e1), 0);
+	struct kaas_assign_entry slot = {.topic = "t", .partition = 0, .leader = 1, .leader_epoch = 1};
+	struct kaas_assignment none = { 0 };
+	struct kaas_assignment v1 = {.controller_epoch = e1, .version = 1, .n = 1, .e = &slot};
+	assert_int_equal(kaas_assignment_claim_epochs(a, &none, &v1, e1), 0);
+	assert_int_equal(kaas_assignment_write(a, &v1), 0);
+	/* A plans t/0 -> broker 2 at epoch 2, claims it, and stops. */
+	struct kaas_assign_entry moved = slot;
+	moved.leader = 2;
+	moved.leader_epoch = 2;
+	struct kaas_assignment v2 = {.controller_epoch = e1, .version = 2, .n = 1, .e = &moved};
+	assert_int_equal(kaas_assignment_claim_epochs(a, &v1, &v2, e1), 0);
+	struct takeover t = {.b = b};
+	kaas_step_set_hook(b_takes_over, &t);
+	int rc = kaas_assignment_write(a, &v2);
+	kaas_step_set_hook(NULL, NULL);
+	assert_true(t.fired >= 1); /* (B's own write passes the step too) */
+	assert_int_equal(t.b_rc, 0);
+	assert_int_equal(rc, -ESTALE); /* A's rename landed, and A knows it is fenced */
+	/* B was given the next epoch above A's: never two leaders at one. */
+	assert_int_equal(moved.leader_epoch, 2);
+	assert_int_equal(t.b_epoch, 3);
+	/* A stale plan can never hand out a claimed epoch again. */
+	struct kaas_assign_entry again = moved;
+	again.leader = 1;
+	struct kaas_assignment v3 = {.controller_epoch = e1, .version = 3, .n = 1, .e = &again};
+	assert_int_equal(kaas_assignment_claim_epochs(b, &v1, &v3, e1), 1);
+	assert_int_equal(again.leader_epoch, 4);
+	kaas_substrate_close(b);
+	kaas_substrate_close(a);
+	kaas_testdir_remove(dir);
+}
+
 static size_t count_led(const struct kaas_assignment *a, int32_t id)
 {
 	size_t n = 0;
@@ -217,6 +290,7 @@ int main(void)
 		cmocka_unit_test(heartbeats_and_liveness),
 		cmocka_unit_test(one_controller_per_epoch),
 		cmocka_unit_test(stale_assignment_is_ignored_and_fenced),
+		cmocka_unit_test(paused_controller_never_shares_an_epoch),
 		cmocka_unit_test(placement_fails_over_and_rebalances_gradually),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,10 +47,10 @@ static void commits_survive_reopen(void **state)
 	assert_int_equal(kaas_group_set(&g, "orders", 0, 43, 3, "meta2", 1001), 0); /* update */
 	assert_int_equal(kaas_group_commit(s, &g), 0);
 	kaas_group_offsets_free(&g);
-	/* The same coordinator epoch after a restart, and a fresh host. */
+	/* A restart on a fresh host (a new owner: a new epoch). */
 	struct kaas_substrate *other;
 	assert_int_equal(kaas_substrate_open(dir, &other), 0);
-	assert_int_equal(kaas_group_open(other, "../evil/group", 1, &g), 0);
+	assert_int_equal(kaas_group_open(other, "../evil/group", 2, &g), 0);
 	assert_int_equal(g.n, 2);
 	const struct kaas_committed *c = kaas_group_get(&g, "orders", 0);
 	assert_non_null(c);
@@ -102,13 +102,43 @@ static void zombie_coordinator_is_fenced(void **state)
 	kaas_group_offsets_free(&peek);
 	struct kaas_dirlist l;
 	assert_int_equal(kaas_sub_list(host_a, "groups/g", &l), 0);
-	assert_int_equal(l.n, 2); /* takeover-2 and offsets-2.json */
+	assert_int_equal(l.n, 2); /* fence/ and offsets-2.json */
 	kaas_dirlist_free(&l);
 	/* A zombie re-opening at its old epoch is refused. */
 	struct kaas_group_offsets again;
 	assert_int_equal(kaas_group_open(host_a, "g", 1, &again), -ESTALE);
 	kaas_group_offsets_free(&za);
 	kaas_group_offsets_free(&nb);
+	kaas_substrate_close(host_b);
+	kaas_substrate_close(host_a);
+	kaas_testdir_remove(dir);
+}
+
+/* Issue 13, defect 1 (groups): a takeover at an epoch another coordinator
+ * already holds is refused — equal epochs never mean the same owner — so two
+ * coordinators never write one group under one epoch.  The holder itself
+ * may re-open its own epoch. */
+static void two_coordinators_never_share_an_epoch(void **state)
+{
+	char *dir;
+	struct kaas_substrate *host_a = unit_open_tmp(&dir), *host_b;
+	assert_int_equal(kaas_substrate_open(dir, &host_b), 0);
+	struct kaas_group_offsets a, b, a2;
+	assert_int_equal(kaas_group_open(host_a, "g", 3, &a), 0);
+	assert_int_equal(kaas_group_set(&a, "t", 0, 10, 0, NULL, 0), 0);
+	assert_int_equal(kaas_group_commit(host_a, &a), 0);
+	int rc = kaas_group_open(host_b, "g", 3, &b);
+	if (rc == 0) {
+		/* B would overwrite A's offsets-3.json with its own view. */
+		assert_int_equal(kaas_group_set(&b, "t", 0, 5, 0, NULL, 0), 0);
+		kaas_group_commit(host_b, &b);
+		kaas_group_offsets_free(&b);
+	}
+	assert_int_equal(rc, -ESTALE);
+	assert_int_equal(kaas_group_open(host_a, "g", 3, &a2), 0);
+	assert_int_equal(kaas_group_get(&a2, "t", 0)->offset, 10);
+	kaas_group_offsets_free(&a2);
+	kaas_group_offsets_free(&a);
 	kaas_substrate_close(host_b);
 	kaas_substrate_close(host_a);
 	kaas_testdir_remove(dir);
@@ -137,6 +167,7 @@ int main(void)
 		cmocka_unit_test(commits_survive_reopen),
 		cmocka_unit_test(zombie_coordinator_is_fenced),
 		cmocka_unit_test(corrupt_group_document_is_an_error),
+		cmocka_unit_test(two_coordinators_never_share_an_epoch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,3 +33,9 @@ tests_log_test_log_eio_retry_SOURCES = tests/log/test_log_eio_retry.c
 tests_log_test_log_eio_retry_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_eio_retry_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_eio_retry
+
+check_PROGRAMS += tests/log/test_log_fence_race
+tests_log_test_log_fence_race_SOURCES = tests/log/test_log_fence_race.c
+tests_log_test_log_fence_race_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_fence_race_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_fence_race

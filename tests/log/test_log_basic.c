@@ -378,14 +378,14 @@ static void test_corrupt_documents(void **state)
 	struct appended a = { .n = 0 };
 	append_some(log, &a, 5, 1, 1000);
 	assert_int_equal(kaas_log_close(log), 0);
-	char *m = kaas_path_join(f->env.dir, "manifest.json");
+	char *m = kaas_path_join(f->env.dir, "manifest-0000000001.json");
 	char *p = kaas_path_join(f->env.dir, "producer-state.json");
 	char *saved = NULL;
 	size_t slen = 0;
 	assert_int_equal(kaas_sub_read_all(f->sub, m, 1 << 20, &saved, &slen), 0);
 	corrupt(f->sub, m);
 	assert_int_equal(kaas_log_open(f->sub, f->env.dir, 2, &c, &log), -EBADMSG);
-	assert_non_null(strstr(kaas_sub_errdetail(), "manifest.json"));
+	assert_non_null(strstr(kaas_sub_errdetail(), "manifest-0000000001.json"));
 	/* Still offline on a second try: never reset. */
 	assert_int_equal(kaas_log_open(f->sub, f->env.dir, 3, &c, &log), -EBADMSG);
 	assert_int_equal(kaas_replace(f->sub, m, saved, slen), 0);

@@ -1,0 +1,182 @@
+/* epoch_fence.c — epochs owned by exclusive create (see epoch_fence.h). */
+#include "contract/epoch_fence.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "contract/contract.h"
+#include "util/step.h"
+
+/* ------------------------------------------------ this process's own claims */
+
+/* Claims won by this process, by substrate handle: the only memory of
+ * "I own epoch E" that is not a number compared with a number.  Entries are
+ * never removed (a few bytes per leadership won).  The pid keeps a forked
+ * child from inheriting its parent's claims. */
+struct held {
+	struct held *next;
+	struct kaas_substrate *sub;
+	pid_t pid;
+	uint64_t epoch;
+	char *url;      /* the handle's URL: with the address, its identity */
+	char dir[];
+};
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct held *held_list;
+
+int kaas_fence_held(struct kaas_substrate *sub, const char *dir, uint64_t epoch)
+{
+	int found = 0;
+	pid_t me = getpid();
+	pthread_mutex_lock(&held_mu);
+	for (struct held *h = held_list; h && !found; h = h->next)
+		found = h->sub == sub && h->pid == me && h->epoch == epoch &&
+			strcmp(h->dir, dir) == 0 && strcmp(h->url, sub->url ? sub->url : "") == 0;
+	pthread_mutex_unlock(&held_mu);
+	return found;
+}
+
+static int remember(struct kaas_substrate *sub, const char *dir, uint64_t epoch)
+{
+	size_t n = strlen(dir) + 1;
+	struct held *h = malloc(sizeof *h + n);
+	if (!h)
+		return -ENOMEM;
+	h->url = strdup(sub->url ? sub->url : "");
+	if (!h->url) {
+		free(h);
+		return -ENOMEM;
+	}
+	h->sub = sub;
+	h->pid = getpid();
+	h->epoch = epoch;
+	memcpy(h->dir, dir, n);
+	pthread_mutex_lock(&held_mu);
+	h->next = held_list;
+	held_list = h;
+	pthread_mutex_unlock(&held_mu);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ fence */
+
+int kaas_fence_highest(struct kaas_substrate *sub, const char *dir, uint64_t *epoch)
+{
+	*epoch = 0;
+	int rc = kaas_claim_latest(sub, dir, KAAS_FENCE_PREFIX, epoch);
+	if (rc == -ENOENT) {
+		*epoch = 0;
+		return 0;
+	}
+	return rc;
+}
+
+int kaas_fence_check(struct kaas_substrate *sub, const char *dir, uint64_t epoch,
+		     uint64_t *dir_ino)
+{
+	/* 1. Open the directory: the close-to-open revalidation (see the header). */
+	struct kaas_file *d = NULL;
+	int rc = kaas_sub_open(sub, dir, KAAS_O_READ | KAAS_O_DIRECTORY, 0, &d);
+	if (rc == -ENOENT)
+		return kaas_sub_fail(ENOENT, "fence %s: missing: the state it fences was removed", dir);
+	if (rc < 0)
+		return rc;
+	struct kaas_stat st;
+	rc = kaas_sub_fstat(d, &st);
+	kaas_sub_close(d);
+	if (rc < 0)
+		return rc;
+	if (dir_ino && st.ino) {
+		if (*dir_ino == 0)
+			*dir_ino = st.ino;
+		else if (*dir_ino != st.ino)
+			return kaas_sub_fail(ENOENT, "fence %s: replaced by another directory: the state "
+					     "it fences was removed and made again", dir);
+	}
+	/* 2. Look up the one name that exists iff a newer epoch was claimed. */
+	char name[64];
+	kaas_claim_name(name, sizeof name, KAAS_FENCE_PREFIX, epoch + 1);
+	char *p = kaas_path_join(dir, name);
+	if (!p)
+		return -ENOMEM;
+	struct kaas_file *f = NULL;
+	rc = kaas_sub_open(sub, p, KAAS_O_READ, 0, &f);
+	free(p);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	kaas_sub_close(f);
+	return kaas_sub_fail(KAAS_FENCE_SUPERSEDED, "fence %s: epoch %" PRIu64 " is superseded (%s "
+			     "exists)", dir, epoch, name);
+}
+
+int kaas_fence_claim(struct kaas_substrate *sub, const char *dir, uint64_t epoch,
+		     const char *note, const char *step)
+{
+	if (epoch == 0)
+		return kaas_sub_fail(EINVAL, "fence %s: epoch 0 cannot be claimed", dir);
+	if (kaas_fence_held(sub, dir, epoch)) {
+		int rc = kaas_fence_check(sub, dir, epoch, NULL);
+		if (rc != -ENOENT)
+			return rc;
+		/* The fenced state was removed meanwhile: claim afresh. */
+	}
+	int rc = kaas_sub_mkdirs(sub, dir, 0755);
+	if (rc < 0)
+		return rc;
+	uint64_t high = 0;
+	rc = kaas_fence_highest(sub, dir, &high);
+	if (rc < 0)
+		return rc;
+	if (high >= epoch)
+		return kaas_sub_fail(KAAS_FENCE_SUPERSEDED, "fence %s: claim of epoch %" PRIu64
+				     " refused: epoch %" PRIu64 " is claimed", dir, epoch, high);
+	if (step)
+		kaas_step(step);
+	if (epoch - high - 1 > KAAS_FENCE_MAX_GAP)
+		return kaas_sub_fail(EOVERFLOW, "fence %s: epoch %" PRIu64 " is more than %u above the "
+				     "highest claimed (%" PRIu64 ")", dir, epoch, KAAS_FENCE_MAX_GAP, high);
+	/* Skipped names first, lowest first: when epoch-E appears, every name
+	 * below it exists (the contiguity kaas_fence_check relies on). */
+	for (uint64_t n = high + 1; n < epoch; n++) {
+		rc = kaas_claim_exact(sub, dir, KAAS_FENCE_PREFIX, n, "skipped");
+		if (rc < 0 && rc != -EEXIST)
+			return rc;
+	}
+	rc = kaas_claim_exact(sub, dir, KAAS_FENCE_PREFIX, epoch, note);
+	if (rc == -EEXIST)
+		return kaas_sub_fail(EEXIST, "fence %s: epoch %" PRIu64 " belongs to someone else", dir,
+				     epoch);
+	if (rc < 0)
+		return rc;
+	rc = remember(sub, dir, epoch);
+	if (rc < 0)
+		return rc;
+	return kaas_fence_check(sub, dir, epoch, NULL);
+}
+
+int kaas_fence_claim_next(struct kaas_substrate *sub, const char *dir, const char *note,
+			  uint64_t *won)
+{
+	for (int i = 0; i < 1000; i++) {
+		uint64_t high = 0;
+		int rc = kaas_sub_mkdirs(sub, dir, 0755);
+		if (rc == 0)
+			rc = kaas_fence_highest(sub, dir, &high);
+		if (rc < 0)
+			return rc;
+		rc = kaas_fence_claim(sub, dir, high + 1, note, NULL);
+		if (rc == 0) {
+			*won = high + 1;
+			return 0;
+		}
+		if (rc != -EEXIST && rc != KAAS_FENCE_SUPERSEDED)
+			return rc;
+	}
+	return kaas_sub_fail(EAGAIN, "fence %s: 1000 racers in a row claimed the next epoch", dir);
+}

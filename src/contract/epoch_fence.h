@@ -1,0 +1,94 @@
+/*
+ * epoch_fence.h — the one fencing primitive: epochs owned by exclusive create.
+ *
+ * A fence directory holds one empty-or-advisory file per claimed epoch,
+ *
+ *   <dir>/epoch-<n:020>          n >= 1, created by exclusive create only
+ *
+ * and nothing in it is ever rewritten, renamed or removed while the state it
+ * fences exists (the whole directory goes with that state).  The contract:
+ *
+ *  - An epoch is owned by whoever created its name.  Exactly one creator on
+ *    any host gets 0 (guarantee 2); a claim of an existing name fails with
+ *    -EEXIST: someone else owns that epoch.  Equal epochs NEVER mean "same
+ *    owner" — the only owner is the holder of the successful create (this
+ *    process remembers its own claims in memory, see kaas_fence_claim).
+ *  - A claim is refused unless it is strictly above every epoch seen.
+ *  - Readers take the highest name.
+ *  - Names are contiguous: before it creates epoch-E, a claimer creates
+ *    every missing name between the highest it saw and E ("skipped" epochs,
+ *    owned by nobody, which nobody can claim later).  So "some epoch above E
+ *    exists" is exactly "epoch-(E+1) exists", and a holder checks that it is
+ *    still the newest with one lookup of one name (kaas_fence_check).
+ *
+ * Why the check's lookup is fresh (close-to-open): the check first opens the
+ * fence directory itself.  open() is the one call the substrate promises to
+ * revalidate with the server (the Linux NFS client forces a GETATTR on open
+ * of a directory as of a file unless mounted nocto; libnfs has no cache).
+ * If the directory changed since the client last looked, its cached entries
+ * — positive and negative — are invalidated, so the following open of
+ * epoch-(E+1) goes to the server; if it did not change, a cached "no such
+ * name" is still true.  A plain stat by name is not enough: it is served
+ * from the attribute cache.  The creator's exclusive create always reaches
+ * the server before it returns.  Hence: if a newer claim returned before a
+ * check started, the check sees it.
+ *
+ * Return values: >= 0 or -errno with detail in kaas_sub_errdetail(), plus
+ * KAAS_FENCE_SUPERSEDED (a newer epoch is claimed) — an errno value no
+ * substrate operation returns, so a superseded claim is never confused with
+ * a transient substrate error (a substrate -ESTALE is just an error here).
+ */
+#ifndef KAAS_CONTRACT_EPOCH_FENCE_H
+#define KAAS_CONTRACT_EPOCH_FENCE_H
+
+#include <errno.h>
+#include <stdint.h>
+
+#include "substrate/substrate.h"
+
+#define KAAS_FENCE_PREFIX "epoch"
+/* A claim at or above ours exists: we are (or would be) a zombie. */
+#define KAAS_FENCE_SUPERSEDED (-EKEYREVOKED)
+/* The most skipped names one claim creates (a larger jump is refused with
+ * -EOVERFLOW rather than creating them one by one). */
+#define KAAS_FENCE_MAX_GAP 65536u
+
+/* The highest claimed epoch in `dir`: 0 with *epoch (0 when there is none
+ * or the directory does not exist), or -errno (listing failed). */
+int kaas_fence_highest(struct kaas_substrate *sub, const char *dir, uint64_t *epoch);
+
+/* Claim `epoch` (>= 1) in `dir` (created if missing):
+ *  1. read the highest claimed epoch H; H >= epoch: KAAS_FENCE_SUPERSEDED;
+ *  2. kaas_step(step) if step != NULL (tests stop a claimer here);
+ *  3. create the missing names H+1 .. epoch-1 as skipped (-EEXIST on one of
+ *     them is someone else's claim, fine);
+ *  4. exclusive-create epoch-<epoch>: -EEXIST means someone else owns it
+ *     (or skipped it) and is returned as is;
+ *  5. check that epoch+1 is still unclaimed (KAAS_FENCE_SUPERSEDED if not).
+ * A claim this process already won through this same substrate handle (a
+ * re-open of one's own epoch; the handle is known by its address and URL,
+ * so only a handle closed and another opened on the same URL at the same
+ * address in one process counts as the same) skips 1-4, unless the fence
+ * directory is gone (then it claims afresh).  `note` (may be NULL) is advisory
+ * content for operators; nobody reads it to decide anything.
+ * Returns 0 when this caller owns `epoch` and no newer epoch exists. */
+int kaas_fence_claim(struct kaas_substrate *sub, const char *dir, uint64_t epoch,
+		     const char *note, const char *step);
+
+/* Claim the lowest epoch above every claimed one (retrying past racers, up
+ * to 1000 times): 0 with *won, or -errno. */
+int kaas_fence_claim_next(struct kaas_substrate *sub, const char *dir, const char *note,
+			  uint64_t *won);
+
+/* Is `epoch` still the newest in `dir`?  0 if epoch+1 is not claimed,
+ * KAAS_FENCE_SUPERSEDED if it is, -ENOENT if the fence directory is gone —
+ * or was replaced: *dir_ino (in/out, may be NULL) remembers the directory's
+ * inode number seen at the first check (0: not yet known) — or -errno.
+ * Cost: one open+close of the directory and one lookup of one name. */
+int kaas_fence_check(struct kaas_substrate *sub, const char *dir, uint64_t epoch,
+		     uint64_t *dir_ino);
+
+/* Did this process win `epoch` in `dir` through `sub`?  1 or 0. */
+int kaas_fence_held(struct kaas_substrate *sub, const char *dir, uint64_t epoch);
+
+#endif
