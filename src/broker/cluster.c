@@ -12,6 +12,7 @@
 
 #include "broker/logging.h"
 #include "cluster/assignment.h"
+#include "util/status.h"
 
 #define MAX_BROKERS 1024
 
@@ -353,7 +354,7 @@ static int last_good(struct kaas_cluster *c, struct kaas_assignment *out)
 	return rc;
 }
 
-/* Controller duty: plan and write.  Returns -ESTALE when fenced. */
+/* Controller duty: plan and write.  Returns KAAS_EFENCED when fenced. */
 static int act_as_controller(struct kaas_cluster *c, const int32_t *alive, size_t nalive,
 			     const int32_t *restarted, size_t nrestarted)
 {
@@ -560,18 +561,18 @@ static int round_once(struct kaas_cluster *c)
 			c->me.controller_epoch = won;
 			(void)kaas_broker_publish(c->vol, &c->me);
 		} else if (rc != -EEXIST) {
-			kaas_warn("cluster: controller claim failed: %s", strerror(-rc));
+			kaas_warn("cluster: controller claim failed: %s", kaas_strerror(rc));
 		}
 	}
 	int wrote = 0;
 	if (c->ctrl_epoch && alive) {
 		holder = me;
 		rc = act_as_controller(c, alive, nalive, restarted, nrestarted);
-		if (rc == -ESTALE) {
+		if (rc == KAAS_EFENCED) {
 			kaas_warn("cluster: assignment write fenced by a newer controller; standing down");
 			c->ctrl_epoch = 0;
 		} else if (rc < 0) {
-			kaas_warn("cluster: writing the assignment failed: %s", strerror(-rc));
+			kaas_warn("cluster: writing the assignment failed: %s", kaas_strerror(rc));
 		} else {
 			wrote = 1;
 		}
@@ -621,7 +622,7 @@ static void *agent_main(void *arg)
 				kaas_info("cluster: heartbeat renewed again");
 			failing = 0;
 		} else if (!failing++) {
-			kaas_warn("cluster: round failed: %s (%s)", strerror(-rc), kaas_sub_errdetail());
+			kaas_warn("cluster: round failed: %s (%s)", kaas_strerror(rc), kaas_sub_errdetail());
 		}
 		pthread_mutex_lock(&c->mu);
 		c->rounds++;
@@ -688,7 +689,7 @@ int kaas_cluster_start(struct kaas_cluster *c, struct kaas_topics *topics)
 		if (rc == 0)
 			__atomic_store_n(&c->last_ok_ms, kaas_mono_ms(), __ATOMIC_RELEASE);
 		else
-			kaas_warn("cluster: first round failed: %s", strerror(-rc));
+			kaas_warn("cluster: first round failed: %s", kaas_strerror(rc));
 	}
 	rc = pthread_create(&c->thread, NULL, agent_main, c);
 	if (rc != 0)

@@ -17,7 +17,7 @@
  *      partition of every listed topic plus coordinator_slots slots of
  *      KAAS_COORDINATOR_TOPIC) and the live brokers, and writes it when it
  *      changed or still carries an older controller epoch (re-assertion);
- *      -ESTALE from the write means a newer controller: stand down;
+ *      KAAS_EFENCED from the write means a newer controller: stand down;
  *   5. reads assignment.json (ignoring one older than the newest claim) and
  *      reconciles the topic registry with it (kaas_topics_reconcile).
  * A round that cannot renew the heartbeat and apply the assignment leaves

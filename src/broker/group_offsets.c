@@ -18,6 +18,7 @@
 #include "broker/groups.h"
 #include "broker/logging.h"
 #include "kafka/protocol.h"
+#include "util/status.h"
 
 #define METADATA_MAX 4096
 
@@ -63,7 +64,7 @@ static void op_free(struct group_op *op)
 
 static int16_t map_err(int rc)
 {
-	if (rc == -ESTALE)
+	if (rc == KAAS_EFENCED)
 		return KAAS_KERR_NOT_COORDINATOR;
 	return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
 }
@@ -206,10 +207,10 @@ static void op_work(uv_work_t *w)
 		memset(&gr->offs, 0, sizeof(gr->offs));
 		/* The slot's epoch now (0: no longer ours, so never take over). */
 		uint64_t epoch = kaas_groups_coordinator_epoch(gr->reg, gr->id);
-		int rc = epoch ? kaas_group_open(cluster, gr->id, epoch, &gr->offs) : -ESTALE;
+		int rc = epoch ? kaas_group_open(cluster, gr->id, epoch, &gr->offs) : KAAS_EFENCED;
 		if (rc < 0) {
 			kaas_warn("group %s: cannot load committed offsets: %s (%s)", gr->id,
-				  strerror(-rc), kaas_sub_errdetail());
+				  kaas_strerror(rc), kaas_sub_errdetail());
 			kaas_group_offsets_free(&gr->offs);
 			memset(&gr->offs, 0, sizeof(gr->offs));
 			op->rc = rc;
@@ -245,7 +246,7 @@ static void op_work(uv_work_t *w)
 		return;
 	int rc = kaas_group_commit(cluster, &gr->offs);
 	if (rc < 0) {
-		kaas_warn("group %s: commit not durable: %s (%s)", gr->id, strerror(-rc),
+		kaas_warn("group %s: commit not durable: %s (%s)", gr->id, kaas_strerror(rc),
 			  kaas_sub_errdetail());
 		op->rc = rc;
 		gr->loaded = 0; /* reload from the volume before serving again */

@@ -7,6 +7,7 @@
 
 #include "broker/broker.h"
 #include "broker/logging.h"
+#include "util/status.h"
 
 /* A missing local data directory (a plain path or file:// URL) is created:
  * the parent is opened as a substrate and the last component made in it. */
@@ -62,7 +63,7 @@ int main(int argc, char **argv)
 	if (rc == -ENOENT && create_local_root(b.cfg.data_url) == 0)
 		rc = kaas_substrate_open(b.cfg.data_url, &b.data);
 	if (rc < 0) {
-		kaas_error("cannot open data volume %s: %s (%s)", b.cfg.data_url, strerror(-rc),
+		kaas_error("cannot open data volume %s: %s (%s)", b.cfg.data_url, kaas_strerror(rc),
 			   kaas_sub_errdetail());
 		return 1;
 	}
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
 		rc = kaas_substrate_open(b.cfg.cluster_url, &b.cluster);
 		if (rc < 0) {
 			kaas_error("cannot open cluster volume %s: %s (%s)", b.cfg.cluster_url,
-				   strerror(-rc), kaas_sub_errdetail());
+				   kaas_strerror(rc), kaas_sub_errdetail());
 			kaas_substrate_close(b.data);
 			return 1;
 		}
@@ -86,7 +87,7 @@ int main(int argc, char **argv)
 		free(url);
 		if (rc < 0) {
 			kaas_error("cannot open cluster directory %s/__cluster: %s (%s)",
-				   b.cfg.data_url, strerror(-rc), kaas_sub_errdetail());
+				   b.cfg.data_url, kaas_strerror(rc), kaas_sub_errdetail());
 			kaas_substrate_close(b.data);
 			return 1;
 		}
@@ -103,7 +104,7 @@ int main(int argc, char **argv)
 	kaas_substrate_close(b.data);
 	kaas_config_free(&b.cfg);
 	if (rc < 0) {
-		kaas_error("stopped: %s", strerror(-rc));
+		kaas_error("stopped: %s", kaas_strerror(rc));
 		return 1;
 	}
 	kaas_info("stopped cleanly");

@@ -26,6 +26,7 @@
 #include "broker/logging.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "util/status.h"
 
 #define READ_CHUNK (64u * 1024)
 #define MAX_QUEUED_REQS 512
@@ -285,7 +286,7 @@ static void zc_done(uv_work_t *w, int status)
 		uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 	} else if (rc < 0) {
 		char why[96];
-		snprintf(why, sizeof(why), "sending a fetch response: %s", strerror(-rc));
+		snprintf(why, sizeof(why), "sending a fetch response: %s", kaas_strerror(rc));
 		conn_close(c, why);
 	} else {
 		conn_flush(c);
@@ -863,7 +864,7 @@ int kaas_broker_run(struct kaas_broker *b)
 		rc = kaas_idem_start(b);
 	if (rc < 0) {
 		kaas_error("cannot set up the group coordinator / producer ids: %s (%s)",
-			   strerror(-rc), kaas_sub_errdetail());
+			   kaas_strerror(rc), kaas_sub_errdetail());
 		stop_services(b);
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
@@ -912,7 +913,7 @@ int kaas_broker_run(struct kaas_broker *b)
 	/* Join the cluster: the first rounds run here, before we serve. */
 	rc = kaas_cluster_start(b->agent, b->topics);
 	if (rc < 0) {
-		kaas_error("cannot start the cluster agent: %s", strerror(-rc));
+		kaas_error("cannot start the cluster agent: %s", kaas_strerror(rc));
 		uv_close((uv_handle_t *)&b->server, NULL);
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);

@@ -16,6 +16,7 @@
 #include "contract/doc.h"
 #include "kafka/protocol.h"
 #include "util/step.h"
+#include "util/status.h"
 
 #define TOPIC_DOC_KIND "topic"
 #define TOPIC_ID_KIND "topic-id"
@@ -163,7 +164,7 @@ static int write_topic_doc(struct kaas_topics *t, const char *name, const uint8_
 			rc = kaas_doc_write(t->cluster, path, TOPIC_DOC_KIND, 1, b);
 	}
 	if (rc < 0)
-		kaas_error("topic %s: writing its document failed: %s (%s)", name, strerror(-rc),
+		kaas_error("topic %s: writing its document failed: %s (%s)", name, kaas_strerror(rc),
 			   kaas_sub_errdetail());
 	cJSON_Delete(b);
 	free(path);
@@ -317,7 +318,7 @@ static int rename_aside(struct removal *r)
 		}
 		if (rc < 0 && rc != -ENOENT) {
 			kaas_warn("topic %s: renaming its directory aside failed: %s (%s); retrying",
-				  r->dir, strerror(-rc), kaas_sub_errdetail());
+				  r->dir, kaas_strerror(rc), kaas_sub_errdetail());
 			return KAAS_NOT_YET;
 		}
 		(void)kaas_sub_fsync_dir(t->data, "");
@@ -403,7 +404,7 @@ static int reclaim_dir(struct kaas_topics *t, const char *name, const uint8_t id
 		return -EAGAIN;
 	}
 	kaas_warn("topic %s: removal of %s not finished (%s); re-driving later", name,
-		  r->trash_path, strerror(-rc));
+		  r->trash_path, kaas_strerror(rc));
 	char what[300];
 	snprintf(what, sizeof(what), "remove %s", r->trash_path);
 	if (kaas_pending_add(&t->pending, what, removal_step, r, removal_free) < 0) {
@@ -424,7 +425,7 @@ static void topic_free(struct kaas_topic *tp)
 			int rc = kaas_log_close(tp->parts[i].log);
 			if (rc < 0)
 				kaas_error("topic %s partition %d: close failed: %s", tp->name, i,
-					   strerror(-rc));
+					   kaas_strerror(rc));
 		}
 		kaas_hw_token_put(tp->parts[i].token);
 	}
@@ -608,7 +609,7 @@ static int open_partitions(struct kaas_topics *t, struct kaas_topic *tp, int32_t
  * is reclaimed (renamed aside) only with may_reclaim, only when that
  * incarnation is older (by number, where both are numbered) and only while
  * the topic document still names ours, re-read here (it is our view that
- * may be the stale one); otherwise -ESTALE and nothing is touched.  The
+ * may be the stale one); otherwise KAAS_EFENCED and nothing is touched.  The
  * one creator of an incarnation reclaims; others only after the foreign
  * stamp has stayed for STUCK_DELETE_MS (its creator died), see adopt_new. */
 static int stamp_dir(struct kaas_topics *t, const char *name, const uint8_t id[16], uint64_t inc,
@@ -633,16 +634,16 @@ static int stamp_dir(struct kaas_topics *t, const char *name, const uint8_t id[1
 		if (!ok)
 			return -EBADMSG;
 		if (!may_reclaim)
-			return kaas_sub_fail(ESTALE, "%s: stamped by another incarnation", path);
+			return kaas_sub_fail(KAAS_EFENCED, "%s: stamped by another incarnation", path);
 		if (oinc && inc && oinc >= inc)
-			return kaas_sub_fail(ESTALE, "%s: stamped by incarnation %llu, not older than %llu",
+			return kaas_sub_fail(KAAS_EFENCED, "%s: stamped by incarnation %llu, not older than %llu",
 					     path, (unsigned long long)oinc, (unsigned long long)inc);
 		struct topic_doc d;
 		rc = read_topic_doc(t, name, &d);
 		if (rc < 0 && rc != -ENOENT)
 			return rc;
 		if (rc == -ENOENT || d.deleting || memcmp(d.id, id, 16) != 0)
-			return kaas_sub_fail(ESTALE, "topic %s: its document no longer names the "
+			return kaas_sub_fail(KAAS_EFENCED, "topic %s: its document no longer names the "
 					     "incarnation being stamped", name);
 		kaas_info("topic %s: directory belongs to an earlier incarnation; reclaiming", name);
 		rc = reclaim_dir(t, name, old, oinc, 0);
@@ -732,7 +733,7 @@ static int load_one(struct kaas_topics *t, const char *file)
 		/* Offline until a later reconcile reads it (sync_docs retries
 		 * every round): nothing transient is permanent. */
 		kaas_error("topic %s: document unreadable or malformed: %s (%s); topic offline "
-			   "until it reads", name, strerror(-rc), kaas_sub_errdetail());
+			   "until it reads", name, kaas_strerror(rc), kaas_sub_errdetail());
 		return add_offline(t, name);
 	}
 	if (d.deleting) {
@@ -745,7 +746,7 @@ static int load_one(struct kaas_topics *t, const char *file)
 	rc = stamp_dir(t, name, d.id, d.inc, !t->lease);
 	if (rc < 0) {
 		kaas_error("topic %s: stamping its directory failed: %s (%s); topic offline "
-			   "until it succeeds", name, strerror(-rc), kaas_sub_errdetail());
+			   "until it succeeds", name, kaas_strerror(rc), kaas_sub_errdetail());
 		return add_offline(t, name);
 	}
 	struct kaas_topic *tp = calloc(1, sizeof(*tp));
@@ -854,7 +855,7 @@ int kaas_topics_open_leased(struct kaas_substrate *data, struct kaas_substrate *
 	if (rc >= 0)
 		rc = redrive_trash(t);
 	if (rc < 0) {
-		kaas_error("loading topics failed: %s (%s)", strerror(-rc), kaas_sub_errdetail());
+		kaas_error("loading topics failed: %s (%s)", kaas_strerror(rc), kaas_sub_errdetail());
 		kaas_topics_close(t);
 		return rc;
 	}
@@ -960,7 +961,7 @@ static int create_claimed(struct kaas_topics *t, struct kaas_topic *tp, uint64_t
 	 * (marked it over): then we must not write. */
 	int rc = inc_over(t, tp->name, inc);
 	if (rc != 0)
-		return rc < 0 ? rc : kaas_sub_fail(ESTALE, "topic %s: incarnation %llu was "
+		return rc < 0 ? rc : kaas_sub_fail(KAAS_EFENCED, "topic %s: incarnation %llu was "
 						   "abandoned by another creator", tp->name,
 						   (unsigned long long)inc);
 	rc = write_topic_doc(t, tp->name, tp->id, inc, tp->npart, 0);
@@ -972,13 +973,13 @@ static int create_claimed(struct kaas_topics *t, struct kaas_topic *tp, uint64_t
 		kaas_error("topic %s: incarnation %llu was abandoned while its document was "
 			   "written; the next incarnation's document may be overwritten", tp->name,
 			   (unsigned long long)inc);
-		return kaas_sub_fail(ESTALE, "topic %s: incarnation abandoned", tp->name);
+		return kaas_sub_fail(KAAS_EFENCED, "topic %s: incarnation abandoned", tp->name);
 	}
 	if (rc >= 0) {
 		rc = stamp_dir(t, tp->name, tp->id, inc, 1);
 		if (rc < 0)
 			kaas_error("topic %s: stamping its directory failed: %s (%s)", tp->name,
-				   strerror(-rc), kaas_sub_errdetail());
+				   kaas_strerror(rc), kaas_sub_errdetail());
 	}
 	if (rc >= 0)
 		rc = open_partitions(t, tp, tp->npart);
@@ -1116,7 +1117,7 @@ int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart, i
  * after this incarnation was marked over (removal_step), so that marker is
  * checked just before the rename and again after it (a hit after it means
  * a pause of the whole delete-and-create length inside this function;
- * reported loudly).  0, -ESTALE (nothing written), or -errno. */
+ * reported loudly).  0, KAAS_EFENCED (nothing written: another incarnation owns the name), or -errno. */
 static int rewrite_topic_doc(struct kaas_topics *t, const struct kaas_topic *tp, int32_t np,
 			     int deleting)
 {
@@ -1125,11 +1126,11 @@ static int rewrite_topic_doc(struct kaas_topics *t, const struct kaas_topic *tp,
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
 	if (rc == -ENOENT || memcmp(d.id, tp->id, 16) != 0 || d.deleting)
-		return kaas_sub_fail(ESTALE, "topic %s: deleted or re-created elsewhere", tp->name);
+		return kaas_sub_fail(KAAS_EFENCED, "topic %s: deleted or re-created elsewhere", tp->name);
 	kaas_step("topics.doc.before-rewrite");
 	rc = d.inc ? inc_over(t, tp->name, d.inc) : 0;
 	if (rc != 0)
-		return rc < 0 ? rc : kaas_sub_fail(ESTALE, "topic %s: deleted elsewhere", tp->name);
+		return rc < 0 ? rc : kaas_sub_fail(KAAS_EFENCED, "topic %s: deleted elsewhere", tp->name);
 	rc = write_topic_doc(t, tp->name, tp->id, d.inc, np, deleting);
 	if (rc == 0 && d.inc && inc_over(t, tp->name, d.inc) == 1)
 		kaas_error("topic %s: incarnation %llu was deleted elsewhere while this broker "
@@ -1176,7 +1177,7 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name)
 	}
 	pthread_mutex_unlock(&t->mu);
 	int rc = rewrite_topic_doc(t, tp, tp->npart, 1);
-	if (rc == -ESTALE) {
+	if (rc == KAAS_EFENCED) {
 		/* Our view was stale: that incarnation is gone (or going)
 		 * elsewhere.  Unlist it here; never touch the name's new owner. */
 		kaas_warn("topic %s: not deleting: %s", name, kaas_sub_errdetail());
@@ -1201,7 +1202,7 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name)
 	pthread_mutex_unlock(&t->admin_mu);
 	if (rc < 0)
 		kaas_error("topic %s: deletion incomplete (%s); it resumes at the next start", name,
-			   strerror(-rc));
+			   kaas_strerror(rc));
 	else
 		kaas_info("topic %s: deleted", name);
 	return 0;
@@ -1231,7 +1232,7 @@ int kaas_topics_add_partitions(struct kaas_topics *t, const char *name, int32_t 
 	} else if (!validate_only) {
 		/* The document first (desired state), then the new logs. */
 		int wrc = rewrite_topic_doc(t, tp, count, 0);
-		if (wrc == -ESTALE) {
+		if (wrc == KAAS_EFENCED) {
 			*why = "the topic was deleted or re-created elsewhere";
 			rc = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		} else if (wrc < 0) {
@@ -1416,7 +1417,7 @@ static void adopt_new(struct kaas_topics *t, const char *name, const struct topi
 	int rc = st == 1 ? 0 : stamp_dir(t, name, d->id, d->inc, may_reclaim);
 	if (rc < 0) {
 		kaas_warn("topic %s: stamping its directory failed: %s (%s); retrying", name,
-			  strerror(-rc), kaas_sub_errdetail());
+			  kaas_strerror(rc), kaas_sub_errdetail());
 		return;
 	}
 	struct kaas_topic *tp = calloc(1, sizeof(*tp));

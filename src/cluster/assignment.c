@@ -11,6 +11,7 @@
 #include "contract/doc.h"
 #include "contract/epoch_fence.h"
 #include "util/step.h"
+#include "util/status.h"
 
 #define DOC_KIND "assignment"
 #define DOC_VERSION 1
@@ -69,7 +70,7 @@ int kaas_assignment_write(struct kaas_substrate *cluster, const struct kaas_assi
 	uint64_t latest;
 	int rc = kaas_controller_latest(cluster, &latest);
 	if (rc == 0 && latest > a->controller_epoch)
-		return kaas_sub_fail(ESTALE, "assignment: fenced: controller epoch %" PRIu64 " < claim %" PRIu64,
+		return kaas_sub_fail(KAAS_EFENCED, "assignment: fenced: controller epoch %" PRIu64 " < claim %" PRIu64,
 				     a->controller_epoch, latest);
 	kaas_step("controller.before-assignment-rename");
 	cJSON *o = to_json(a);
@@ -79,7 +80,7 @@ int kaas_assignment_write(struct kaas_substrate *cluster, const struct kaas_assi
 		return rc;
 	rc = kaas_controller_latest(cluster, &latest);
 	if (rc == 0 && latest > a->controller_epoch)
-		return kaas_sub_fail(ESTALE, "assignment: fenced after write: claim %" PRIu64, latest);
+		return kaas_sub_fail(KAAS_EFENCED, "assignment: fenced after write: claim %" PRIu64, latest);
 	return 0;
 }
 

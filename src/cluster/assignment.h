@@ -70,7 +70,7 @@ int kaas_controller_claim_next(struct kaas_substrate *cluster, uint64_t *won);
 int kaas_controller_claim_after(struct kaas_substrate *cluster, uint64_t seen, uint64_t *won);
 
 /* Write the assignment (replace), unless a claim newer than
- * a->controller_epoch exists: then -ESTALE (fenced; stop acting as
+ * a->controller_epoch exists: then KAAS_EFENCED (fenced; stop acting as
  * controller).  The check after the rename makes a paused controller's late
  * write harmless: readers compare epochs. */
 int kaas_assignment_write(struct kaas_substrate *cluster, const struct kaas_assignment *a);

@@ -10,6 +10,7 @@
 #include "contract/contract.h"
 #include "contract/epoch_fence.h"
 #include "contract/doc.h"
+#include "util/status.h"
 
 #define DOC_KIND "group-offsets"
 #define DOC_VERSION 1
@@ -261,7 +262,7 @@ int kaas_group_open(struct kaas_substrate *cluster, const char *group, uint64_t 
 	if (rc < 0)
 		return rc;
 	if (s.have_takeover && s.newest_takeover > epoch)
-		return kaas_sub_fail(ESTALE, "group '%s': fenced: coordinator epoch %" PRIu64 " < %" PRIu64,
+		return kaas_sub_fail(KAAS_EFENCED, "group '%s': fenced: coordinator epoch %" PRIu64 " < %" PRIu64,
 				     group, epoch, s.newest_takeover);
 	char fence[600];
 	snprintf(fence, sizeof fence, "%s/" KAAS_GROUP_FENCE_DIR, dir);
@@ -269,7 +270,7 @@ int kaas_group_open(struct kaas_substrate *cluster, const char *group, uint64_t 
 	snprintf(note, sizeof note, "coordinator: host %s\n", cluster->host);
 	rc = kaas_fence_claim(cluster, fence, epoch, note, "group.open.before-fence-claim");
 	if (rc == KAAS_FENCE_SUPERSEDED || rc == -EEXIST)
-		return kaas_sub_fail(ESTALE, "group '%s': fenced: coordinator epoch %" PRIu64
+		return kaas_sub_fail(KAAS_EFENCED, "group '%s': fenced: coordinator epoch %" PRIu64
 				     " is superseded or another coordinator's", group, epoch);
 	if (rc < 0)
 		return rc;
@@ -375,7 +376,7 @@ int kaas_group_commit(struct kaas_substrate *cluster, const struct kaas_group_of
 	snprintf(fence, sizeof fence, "%s/" KAAS_GROUP_FENCE_DIR, dir);
 	rc = kaas_fence_check(cluster, fence, g->epoch, NULL);
 	if (rc == KAAS_FENCE_SUPERSEDED || rc == -ENOENT)
-		return kaas_sub_fail(ESTALE, "group '%s': commit fenced: coordinator epoch %" PRIu64
+		return kaas_sub_fail(KAAS_EFENCED, "group '%s': commit fenced: coordinator epoch %" PRIu64
 				     " taken over (or the group's fence removed)", g->group, g->epoch);
 	if (rc < 0)
 		return rc;

@@ -17,7 +17,7 @@
  * coordinator (epoch < E) can never overwrite the new coordinator's state:
  * its late writes land in an older file that readers ignore, and every
  * commit checks, after its rename, that no newer epoch is claimed — if one
- * is, the commit is reported fenced (-ESTALE) and must not be
+ * is, the commit is reported fenced (KAAS_EFENCED) and must not be
  * acknowledged.  The claim-before-load order closes the window in which a
  * zombie's commit could land after the new coordinator loaded but before it
  * wrote.
@@ -67,7 +67,7 @@ struct kaas_group_offsets {
 int kaas_group_dirname(const char *group, char *out, size_t size);
 
 /* Take the group over as its coordinator at `epoch` and load its committed
- * offsets into *g (an empty state if it has none yet).  Errors: -ESTALE if a
+ * offsets into *g (an empty state if it has none yet).  Errors: KAAS_EFENCED if a
  * newer coordinator epoch has already taken it (fenced; the detail says
  * which), -EBADMSG if the newest document is corrupt (the group goes
  * offline; never silently reset), -EEXIST if the directory belongs to a
@@ -97,7 +97,7 @@ size_t kaas_group_forget_topic(struct kaas_group_offsets *g, const char *topic);
 
 /* Persist *g under its epoch (replace offsets-E.json), then check that no
  * newer takeover exists.  0: durable and still ours — acknowledge the
- * commit.  -ESTALE: fenced by a newer coordinator — do NOT acknowledge
+ * commit.  KAAS_EFENCED: fenced by a newer coordinator — do NOT acknowledge
  * (answer NOT_COORDINATOR).  Other -errno: not durable.  Older epochs'
  * files are pruned afterwards (idempotently; re-driven by every commit). */
 int kaas_group_commit(struct kaas_substrate *cluster, const struct kaas_group_offsets *g);

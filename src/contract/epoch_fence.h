@@ -34,9 +34,10 @@
  * check started, the check sees it.
  *
  * Return values: >= 0 or -errno with detail in kaas_sub_errdetail(), plus
- * KAAS_FENCE_SUPERSEDED (a newer epoch is claimed) — an errno value no
- * substrate operation returns, so a superseded claim is never confused with
- * a transient substrate error (a substrate -ESTALE is just an error here).
+ * KAAS_FENCE_SUPERSEDED (a newer epoch is claimed) — KAAS_EFENCED, a kaas
+ * status outside errno space (util/status.h), so a superseded claim is never
+ * confused with a transient substrate error (a substrate -ESTALE is just an
+ * error here).
  */
 #ifndef KAAS_CONTRACT_EPOCH_FENCE_H
 #define KAAS_CONTRACT_EPOCH_FENCE_H
@@ -45,10 +46,11 @@
 #include <stdint.h>
 
 #include "substrate/substrate.h"
+#include "util/status.h"
 
 #define KAAS_FENCE_PREFIX "epoch"
 /* A claim at or above ours exists: we are (or would be) a zombie. */
-#define KAAS_FENCE_SUPERSEDED (-EKEYREVOKED)
+#define KAAS_FENCE_SUPERSEDED KAAS_EFENCED
 /* The most skipped names one claim creates (a larger jump is refused with
  * -EOVERFLOW rather than creating them one by one). */
 #define KAAS_FENCE_MAX_GAP 65536u

@@ -24,6 +24,7 @@
 #include "broker/logging.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "util/status.h"
 
 struct fp {
 	int32_t index;
@@ -199,7 +200,7 @@ static void round_work(uv_work_t *w)
 				ctx->errors++;
 			} else if (rc < 0) {
 				kaas_error("fetch %s/%d at %lld: %s", tp->name, p->index,
-					   (long long)p->offset, strerror(-rc));
+					   (long long)p->offset, kaas_strerror(rc));
 				p->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
 				ctx->errors++;
 			} else {

@@ -9,6 +9,7 @@
 #include "cluster/producer_ids.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "util/status.h"
 
 #include <string.h>
 
@@ -28,7 +29,7 @@ int kaas_api_init_producer_id(struct kaas_req *req)
 	} else {
 		int rc = kaas_pid_next(b->pids, &pid);
 		if (rc < 0) {
-			kaas_warn("cannot hand out a producer id: %s (%s)", strerror(-rc),
+			kaas_warn("cannot hand out a producer id: %s (%s)", kaas_strerror(rc),
 				  kaas_sub_errdetail());
 			err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
 			pid = -1;

@@ -17,6 +17,7 @@
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "util/status.h"
 
 #define TS_LATEST (-1)
 #define TS_EARLIEST (-2)
@@ -197,7 +198,7 @@ int kaas_api_list_offsets(struct kaas_req *req)
 				} else if (rc < 0) {
 					kaas_error("list offsets %.*s/%d at time %lld: %s", name.len,
 						   (const char *)name.p, idx, (long long)ts,
-						   strerror(-rc));
+						   kaas_strerror(rc));
 					err = KAAS_KERR_KAFKA_STORAGE_ERROR;
 				}
 			}

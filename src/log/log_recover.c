@@ -11,6 +11,7 @@
 #include "contract/contract.h"
 #include "contract/doc.h"
 #include "log/log_internal.h"
+#include "util/step.h"
 
 struct tail {
 	struct kaas_log *log;
@@ -111,6 +112,9 @@ int recover_tail(struct kaas_log *log, struct segment *L)
 	if (rc == 0)
 		rc = seg_scan(f, log->ckpt_pos, log->ckpt_next, UINT64_MAX, 1, 1, tail_cb, &t, &end,
 			      &next);
+	/* Named step: a new leader stopped here has scanned the dead leader's
+	 * tail but made none of it durable yet (scripts/chaos pauses here). */
+	kaas_step("log.recover.before-adopt");
 	if (rc == 0 && end > log->ckpt_pos)
 		rc = rewrite_range(f, log->ckpt_pos, end);
 	if (rc == 0 && end > log->ckpt_pos)

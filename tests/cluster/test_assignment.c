@@ -8,6 +8,7 @@
 #include "cluster/assignment.h"
 #include "cluster/membership.h"
 #include "util/step.h"
+#include "util/status.h"
 
 static void heartbeats_and_liveness(void **state)
 {
@@ -140,7 +141,7 @@ static void stale_assignment_is_ignored_and_fenced(void **state)
 	assert_false(current);
 	kaas_assignment_free(&r);
 	slot.leader = 9;
-	assert_int_equal(kaas_assignment_write(s, &a), -ESTALE);
+	assert_int_equal(kaas_assignment_write(s, &a), KAAS_EFENCED);
 	assert_int_equal(kaas_assignment_read(s, &r, &current), 0);
 	assert_int_equal(kaas_assignment_find(&r, "t", 0)->leader, 1);
 	kaas_assignment_free(&r);
@@ -205,7 +206,7 @@ static void paused_controller_never_shares_an_epoch(void **state)
 	kaas_step_set_hook(NULL, NULL);
 	assert_true(t.fired >= 1); /* (B's own write passes the step too) */
 	assert_int_equal(t.b_rc, 0);
-	assert_int_equal(rc, -ESTALE); /* A's rename landed, and A knows it is fenced */
+	assert_int_equal(rc, KAAS_EFENCED); /* A's rename landed, and A knows it is fenced */
 	/* B was given the next epoch above A's: never two leaders at one. */
 	assert_int_equal(moved.leader_epoch, 2);
 	assert_int_equal(t.b_epoch, 3);

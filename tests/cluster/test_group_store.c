@@ -6,6 +6,7 @@
 
 #include "cluster/group_store.h"
 #include "contract/contract.h"
+#include "util/status.h"
 
 static void hostile_group_names_map_to_distinct_safe_dirs(void **state)
 {
@@ -86,7 +87,7 @@ static void zombie_coordinator_is_fenced(void **state)
 	/* A wakes up and commits 99: fenced, not to be acknowledged, and its
 	 * file (epoch 1) is older than what B published at takeover. */
 	assert_int_equal(kaas_group_set(&za, "t", 0, 99, 0, NULL, 0), 0);
-	assert_int_equal(kaas_group_commit(host_a, &za), -ESTALE);
+	assert_int_equal(kaas_group_commit(host_a, &za), KAAS_EFENCED);
 	assert_non_null(strstr(kaas_sub_errdetail(), "fenced"));
 	/* Readers never see the zombie's 99. */
 	struct kaas_group_offsets peek;
@@ -106,7 +107,7 @@ static void zombie_coordinator_is_fenced(void **state)
 	kaas_dirlist_free(&l);
 	/* A zombie re-opening at its old epoch is refused. */
 	struct kaas_group_offsets again;
-	assert_int_equal(kaas_group_open(host_a, "g", 1, &again), -ESTALE);
+	assert_int_equal(kaas_group_open(host_a, "g", 1, &again), KAAS_EFENCED);
 	kaas_group_offsets_free(&za);
 	kaas_group_offsets_free(&nb);
 	kaas_substrate_close(host_b);
@@ -134,7 +135,7 @@ static void two_coordinators_never_share_an_epoch(void **state)
 		kaas_group_commit(host_b, &b);
 		kaas_group_offsets_free(&b);
 	}
-	assert_int_equal(rc, -ESTALE);
+	assert_int_equal(rc, KAAS_EFENCED);
 	assert_int_equal(kaas_group_open(host_a, "g", 3, &a2), 0);
 	assert_int_equal(kaas_group_get(&a2, "t", 0)->offset, 10);
 	kaas_group_offsets_free(&a2);
