@@ -3,7 +3,10 @@
 #
 #   kaasd_start [extra args...]   start kaasd on an ephemeral 127.0.0.1 port
 #                                 with data in $KAAS_SCRATCH/data; sets
-#                                 KAASD_PID, KAASD_PORT, BROKER, KAASD_LOG
+#                                 KAASD_PID, KAASD_PORT, BROKER, KAASD_LOG;
+#                                 a group's first rebalance waits
+#                                 $KAASD_GROUP_DELAY_MS (default 0, not
+#                                 Kafka's 3000, so tests form groups fast)
 #   kaasd_stop                    SIGTERM and wait (fails if exit is not 0)
 #   kaasd_kill                    SIGKILL and wait
 
@@ -16,7 +19,7 @@ kaasd_start() {
 	KAASD_RUN=$((KAASD_RUN + 1))
 	KAASD_LOG="$KAAS_SCRATCH/kaasd.$KAASD_RUN.log"
 	"$KAASD" --data "$KAAS_SCRATCH/data" --listen 127.0.0.1:0 --log-level "${KAASD_LEVEL:-info}" \
-		"$@" 2>"$KAASD_LOG" &
+		--group-initial-rebalance-delay-ms "${KAASD_GROUP_DELAY_MS:-0}" "$@" 2>"$KAASD_LOG" &
 	KAASD_PID=$!
 	kaas_on_exit "kill -9 $KAASD_PID"
 	local i
