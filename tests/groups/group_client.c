@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <librdkafka/rdkafka.h>
 
@@ -431,6 +432,7 @@ out:
 		rd_kafka_unsubscribe(ms[i]->rk);
 	for (double end = now_s() + 15; now_s() < end && held_count(&m1, NULL) + held_count(&m2, NULL);)
 		poll_all(ms, 2, 100);
+	poll_all(ms, 2, 1000); /* the LeaveGroups go out */
 	for (int t = 0; t < MAX_TOPICS; t++) {
 		int dup = 0, miss = 0;
 		for (int i = 0; i < produced[t]; i++) {
@@ -444,13 +446,13 @@ out:
 	CHECK(!fatal_seen, "a consumer hit a fatal error");
 	fprintf(stderr, "rebalance callbacks: coop-1 %d/%d, coop-2 %d/%d (assign/revoke)\n", m1.assigns,
 		m1.revokes, m2.assigns, m2.revokes);
-	member_stop(&m1);
-	member_stop(&m2);
-	rd_kafka_destroy(producer);
-	if (failures)
-		return 1;
-	printf("cooperative-sticky through add/remove/delete topic: ok\n");
-	return 0;
+	if (!failures)
+		printf("cooperative-sticky through add/remove/delete topic: ok\n");
+	/* The members left the group (unsubscribe); librdkafka 2.0.2's
+	 * teardown of cooperative consumers can hang (librdkafka #4527,
+	 * fixed in 2.4), so the verdict is final here: exit without it. */
+	fflush(NULL);
+	_exit(failures ? 1 : 0);
 }
 
 int main(int argc, char **argv)
