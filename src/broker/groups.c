@@ -340,6 +340,19 @@ static void complete_join(struct group *gr)
 	}
 	const char *p = choose_protocol(gr);
 	gr->protocol = p ? strdup(p) : NULL;
+	/* A static leader that did not rejoin cannot assign: as Kafka, hand
+	 * the leadership to a member that did. */
+	struct group_member *lm = gr->leader ? kaas_group_member(gr, gr->leader) : NULL;
+	if (lm && !lm->join) {
+		for (struct group_member *m = gr->members; m; m = m->next) {
+			char *id = m->join ? strdup(m->id) : NULL;
+			if (id) {
+				free(gr->leader);
+				gr->leader = id;
+				break;
+			}
+		}
+	}
 	if (!gr->leader) {
 		for (struct group_member *m = gr->members; m; m = m->next)
 			if (!m->pending) {
