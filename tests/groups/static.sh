@@ -15,4 +15,9 @@ seq 1 60 | kc -P -t static-t || kaas_fail "create static-t"
 timeout 120 "$KAAS_TOP_BUILDDIR/tests/groups/group_client" static "$BROKER" static-t ||
 	{ grep "group static-g" "$KAASD_LOG" | tail -n 20 >&2; kaas_fail "static member through librdkafka"; }
 kaasd_stop
+# group.initial.rebalance.delay.ms from the config file (Kafka's key).
+echo "group.initial.rebalance.delay.ms = 1500" >"$KAAS_SCRATCH/kaasd.conf"
+KAASD_GROUP_DELAY_MS= kaasd_start --config "$KAAS_SCRATCH/kaasd.conf"
+timeout 60 "$KAAS_TOP_BUILDDIR/tests/groups/static_raw" "$BROKER" rawdelay delay 1500 || kaas_fail "initial rebalance delay"
+kaasd_stop
 echo "PASS"

@@ -14,6 +14,10 @@
  *     UNKNOWN_MEMBER_ID, a stale member id of a known one FENCED.
  *
  *   static_raw HOST:PORT GROUP
+ *   static_raw HOST:PORT GROUP delay MS
+ *     the broker runs with group.initial.rebalance.delay.ms MS (> 300):
+ *     two members joining an empty group 200 ms apart form one generation
+ *     of both, answered no sooner than MS after the first join.
  * Exit 0 when every answer is the expected one, 1 otherwise.
  */
 #include <poll.h>
@@ -21,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kafka/codec.h"
@@ -292,8 +297,45 @@ static void describe(int fd, char *out, size_t size)
 	free(b);
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int initial_delay(const char *hostport, int delay_ms)
+{
+	int c1 = kaas_test_connect(hostport), c2 = kaas_test_connect(hostport);
+	struct join_ans j1, j2;
+	double t0 = now_ms();
+	send_join(c1, "", "delay-1");
+	usleep(200000);
+	send_join(c2, "", "delay-2");
+	recv_join(c1, &j1);
+	double t1 = now_ms() - t0;
+	recv_join(c2, &j2);
+	CHECK(j1.err == 0 && j1.gen == 1 && j2.err == 0 && j2.gen == 1 && j1.leader[0] &&
+		      strcmp(j1.leader, j2.leader) == 0 &&
+		      (strcmp(j1.leader, j1.member) == 0 ? j1.nmembers : j2.nmembers) == 2,
+	      "errors %d/%d generations %d/%d members %d/%d (want one generation of both)", j1.err,
+	      j2.err, j1.gen, j2.gen, j1.nmembers, j2.nmembers);
+	CHECK(t1 >= delay_ms - 50 && t1 < delay_ms + 2000,
+	      "the first join was answered after %.0f ms, want about %d", t1, delay_ms);
+	close(c1);
+	close(c2);
+	if (failures)
+		return 1;
+	printf("initial rebalance delay: one generation of 2 after %.0f ms\n", t1);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && strcmp(argv[3], "delay") == 0) {
+		group = argv[2];
+		return initial_delay(argv[1], atoi(argv[4]));
+	}
 	if (argc != 3) {
 		fprintf(stderr, "usage: static_raw HOST:PORT GROUP\n");
 		return 2;
