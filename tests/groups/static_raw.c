@@ -11,7 +11,10 @@
  *   - DescribeGroups v4 shows the instance ids;
  *   - LeaveGroup v3 by instance id (no member id) removes the member and
  *     the other one is told to rebalance; an unknown instance id is
- *     UNKNOWN_MEMBER_ID, a stale member id of a known one FENCED.
+ *     UNKNOWN_MEMBER_ID, a stale member id of a known one FENCED;
+ *   - a static leader that does not rejoin a rebalance stays a member (the
+ *     new leader, one that rejoined, assigns it) and, coming back within
+ *     its session timeout, gets that assignment with no further rebalance.
  *
  *   static_raw HOST:PORT GROUP
  *   static_raw HOST:PORT GROUP delay MS
@@ -35,6 +38,7 @@
 
 static int failures;
 static const char *group;
+static int32_t session_ms = 10000, rebalance_ms = 20000; /* of the next JoinGroup */
 
 #define CHECK(cond, ...)                                                                    \
 	do {                                                                                \
@@ -107,8 +111,8 @@ static void send_join(int fd, const char *member, const char *instance)
 	struct kaas_kw w;
 	start(&w, 11, 5);
 	kaas_kw_str(&w, 0, group);
-	kaas_kw_i32(&w, 10000);
-	kaas_kw_i32(&w, 20000);
+	kaas_kw_i32(&w, session_ms);
+	kaas_kw_i32(&w, rebalance_ms);
 	kaas_kw_str(&w, 0, member);
 	kaas_kw_str(&w, 0, instance);
 	kaas_kw_str(&w, 0, "consumer");
@@ -425,7 +429,43 @@ int main(int argc, char **argv)
 	describe(c2, d, sizeof(d));
 	snprintf(want, sizeof(want), "err=0 %s=-", m2);
 	CHECK(strcmp(d, want) == 0, "DescribeGroups v4 after the leave: '%s'", d);
-	(void)readable;
+	close(c1);
+	close(c2);
+	close(c3);
+
+	/* A static leader misses a rebalance (another group). */
+	char g2[200];
+	snprintf(g2, sizeof(g2), "%s-2", group);
+	group = g2;
+	session_ms = 8000;
+	rebalance_ms = 2000;
+	c1 = kaas_test_connect(argv[1]);
+	c2 = kaas_test_connect(argv[1]);
+	c3 = kaas_test_connect(argv[1]);
+	send_join(c1, "", "inst-s");
+	recv_join(c1, &j1);
+	snprintf(m1, sizeof(m1), "%s", j1.member);
+	CHECK(j1.err == 0 && j1.gen == 1 && strcmp(j1.leader, m1) == 0, "static leader's join: %d", j1.err);
+	CHECK(sync_group(c1, 1, m1, "inst-s", m1, NULL, a, sizeof(a)) == 0, "static leader's sync");
+	send_join(c2, "", NULL);
+	recv_join(c2, &j2);
+	snprintf(m2, sizeof(m2), "%s", j2.member);
+	send_join(c2, m2, NULL); /* the static leader never rejoins */
+	CHECK(!readable(c2, 1000), "the rebalance completed without waiting for the static member");
+	recv_join(c2, &j2);
+	CHECK(j2.err == 0 && j2.gen == 2 && strcmp(j2.leader, m2) == 0 && j2.nmembers == 2,
+	      "without the static leader: error %d generation %d leader '%s' (want '%s') members %d (want 2)",
+	      j2.err, j2.gen, j2.leader, m2, j2.nmembers);
+	CHECK(sync_group(c2, 2, m2, NULL, m1, m2, a, sizeof(a)) == 0 && strcmp(a, "for-2") == 0,
+	      "new leader's sync: '%s'", a);
+	send_join(c3, "", "inst-s");
+	recv_join(c3, &j3);
+	snprintf(m3, sizeof(m3), "%s", j3.member);
+	CHECK(j3.err == 0 && j3.gen == 2 && j3.nmembers == 0, "static member back: error %d generation %d",
+	      j3.err, j3.gen);
+	CHECK(sync_group(c3, 2, m3, "inst-s", NULL, NULL, a, sizeof(a)) == 0 && strcmp(a, "for-1") == 0,
+	      "static member back: assignment '%s', want 'for-1' (what the new leader gave it)", a);
+	CHECK(heartbeat(c2, 2, m2, NULL) == 0, "the static member's return made the group rebalance");
 	close(c1);
 	close(c2);
 	close(c3);
