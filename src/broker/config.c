@@ -97,6 +97,10 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 	} else if (strcmp(key, "coordinator-slots") == 0) {
 		rc = parse_long(v, 1, 4096, &x);
 		c->coordinator_slots = (int32_t)x;
+	} else if (strcmp(key, "group-initial-rebalance-delay-ms") == 0 ||
+		   strcmp(key, "group.initial.rebalance.delay.ms") == 0) {
+		rc = parse_long(v, 0, 600000, &x);
+		c->group_initial_rebalance_delay_ms = (int32_t)x;
 	} else if (strcmp(key, "max-request-bytes") == 0) {
 		rc = parse_long(v, 1024, 1L << 30, &x);
 		c->max_request_bytes = (size_t)x;
@@ -198,6 +202,7 @@ static void usage(FILE *out)
 		"             [--num-partitions N] [--message-max-bytes N] [--max-request-bytes N]\n"
 		"             [--zero-copy-min-bytes N] [--heartbeat-ms N]\n"
 		"             [--liveness-timeout-ms N] [--coordinator-slots N]\n"
+		"             [--group-initial-rebalance-delay-ms N]\n"
 		"defaults: --data ./kaas-data --listen 127.0.0.1:9092 --log-level info;\n"
 		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n");
 }
@@ -216,6 +221,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	c->heartbeat_ms = 250;
 	c->liveness_ms = 3000;
 	c->coordinator_slots = 16;
+	c->group_initial_rebalance_delay_ms = 3000;
 	int adv_set = 0;
 	const char *env = getenv("KAAS_CLUSTER_DIR");
 	if (env && *env && set_dup(&c->cluster_url, env) < 0)
@@ -237,6 +243,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		{ "heartbeat-ms", required_argument, NULL, 'H' },
 		{ "liveness-timeout-ms", required_argument, NULL, 'T' },
 		{ "coordinator-slots", required_argument, NULL, 'S' },
+		{ "group-initial-rebalance-delay-ms", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -266,6 +273,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		case 'H': key = "heartbeat-ms"; break;
 		case 'T': key = "liveness-timeout-ms"; break;
 		case 'S': key = "coordinator-slots"; break;
+		case 'G': key = "group-initial-rebalance-delay-ms"; break;
 		case 'f': continue;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;

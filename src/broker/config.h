@@ -6,7 +6,9 @@
  * options: data, cluster-dir, listen, advertise, broker-id, log-level,
  * auto-create-topics (true/false), num-partitions, message-max-bytes,
  * max-request-bytes, zero-copy-min-bytes, heartbeat-ms,
- * liveness-timeout-ms, coordinator-slots.  Environment: KAAS_CLUSTER_DIR.
+ * liveness-timeout-ms, coordinator-slots, group-initial-rebalance-delay-ms
+ * (also spelt as Kafka's group.initial.rebalance.delay.ms).  Environment:
+ * KAAS_CLUSTER_DIR.
  */
 #ifndef KAAS_BROKER_CONFIG_H
 #define KAAS_BROKER_CONFIG_H
@@ -35,6 +37,9 @@ struct kaas_config {
 	uint32_t liveness_ms;   /* cluster: a broker whose heartbeat counter has
 	                           not moved for this long is dead (default 3000) */
 	int32_t coordinator_slots; /* group-coordinator slots (default 16) */
+	int32_t group_initial_rebalance_delay_ms; /* the first rebalance of an
+	                              Empty group waits this long for more
+	                              members (default 3000, as Kafka) */
 };
 
 /* Fill `c` from defaults, env, the --config file and argv.  Returns 0,

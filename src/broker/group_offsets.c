@@ -388,8 +388,9 @@ void kaas_api_offset_commit(struct kaas_req *req)
 	struct kaas_kslice gid = kaas_kr_str(r, 0);
 	int32_t gen = kaas_kr_i32(r);
 	struct kaas_kslice mid = kaas_kr_str(r, 0);
+	struct kaas_kslice iid = { NULL, -1 };
 	if (v >= 7)
-		(void)kaas_kr_nstr(r, 0);
+		iid = kaas_kr_nstr(r, 0);
 	if (v <= 4)
 		(void)kaas_kr_i64(r); /* retention_time_ms: offsets are kept */
 	if (!kaas_kr_ok(r) || parse_topics(r, op, v) < 0) {
@@ -411,9 +412,9 @@ void kaas_api_offset_commit(struct kaas_req *req)
 	else if (gr->state == GROUP_COMPLETING)
 		op->err = KAAS_KERR_REBALANCE_IN_PROGRESS;
 	else {
-		struct group_member *m = kaas_group_member(gr, member_id);
-		if (!m || m->pending)
-			op->err = KAAS_KERR_UNKNOWN_MEMBER_ID;
+		struct group_member *m = NULL;
+		if ((op->err = kaas_group_member_check(gr, member_id, iid, &m)))
+			; /* UNKNOWN_MEMBER_ID, or FENCED_INSTANCE_ID (KIP-345) */
 		else if (gen != gr->generation)
 			op->err = KAAS_KERR_ILLEGAL_GENERATION;
 		else

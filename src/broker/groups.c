@@ -89,6 +89,39 @@ struct group_member *kaas_group_member(struct group *gr, const char *id)
 	return NULL;
 }
 
+/* The member registered under instance id `iid` (a static member). */
+static struct group_member *static_member(struct group *gr, struct kaas_kslice iid)
+{
+	if (iid.len < 0)
+		return NULL;
+	for (struct group_member *m = gr->members; m; m = m->next)
+		if (m->instance_id && !m->pending && kaas_kslice_eq(iid, m->instance_id))
+			return m;
+	return NULL;
+}
+
+int16_t kaas_group_member_check(struct group *gr, const char *member_id,
+				struct kaas_kslice instance_id, struct group_member **out)
+{
+	*out = NULL;
+	if (instance_id.len >= 0) {
+		/* Kafka's order: the instance id must be registered, and to
+		 * this member id. */
+		struct group_member *st = static_member(gr, instance_id);
+		if (!st)
+			return KAAS_KERR_UNKNOWN_MEMBER_ID;
+		if (strcmp(st->id, member_id) != 0)
+			return KAAS_KERR_FENCED_INSTANCE_ID;
+		*out = st;
+		return 0;
+	}
+	struct group_member *m = kaas_group_member(gr, member_id);
+	if (!m || m->pending)
+		return KAAS_KERR_UNKNOWN_MEMBER_ID;
+	*out = m;
+	return 0;
+}
+
 static void protocols_free(struct group_member *m)
 {
 	for (int i = 0; i < m->nprot; i++) {
@@ -150,17 +183,21 @@ static int count_members(const struct group *gr)
 
 /* ------------------------------------------------------------ responses */
 
-static void finish_join(struct kaas_req *req, const struct group *gr, int16_t err,
-			const char *member_id, int with_members)
+/* A JoinGroup answer; `leader` is the leader id to name (NULL: the
+ * group's). */
+static void finish_join_as(struct kaas_req *req, const struct group *gr, int16_t err,
+			   const char *member_id, int with_members, const char *leader)
 {
 	struct kaas_kw *w = &req->w;
 	int16_t v = req->hdr.api_version;
+	if (!leader && !err)
+		leader = gr->leader;
 	if (v >= 2)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, err);
 	kaas_kw_i32(w, err ? -1 : gr->generation);
 	kaas_kw_str(w, 0, err || !gr->protocol ? "" : gr->protocol);
-	kaas_kw_str(w, 0, err || !gr->leader ? "" : gr->leader);
+	kaas_kw_str(w, 0, err || !leader ? "" : leader);
 	kaas_kw_str(w, 0, member_id ? member_id : "");
 	if (!with_members || err) {
 		kaas_kw_array(w, 0, 0);
@@ -180,6 +217,12 @@ static void finish_join(struct kaas_req *req, const struct group *gr, int16_t er
 		}
 	}
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
+}
+
+static void finish_join(struct kaas_req *req, const struct group *gr, int16_t err,
+			const char *member_id, int with_members)
+{
+	finish_join_as(req, gr, err, member_id, with_members, NULL);
 }
 
 static void finish_sync(struct kaas_req *req, int16_t err, const uint8_t *a, int32_t len)
@@ -273,10 +316,14 @@ static const char *choose_protocol(const struct group *gr)
 
 static void complete_join(struct group *gr)
 {
-	/* Members that did not rejoin in time leave the group. */
+	/* Dynamic members that did not rejoin in time leave the group; static
+	 * ones stay until their session times out (KIP-345: the leader
+	 * assigns them as before, and they get it back when they return). */
+	gr->initial_delay = 0;
+	gr->new_member_added = 0;
 	for (struct group_member *m = gr->members, *n; m; m = n) {
 		n = m->next;
-		if (!m->pending && !m->join) {
+		if (!m->pending && !m->join && !m->instance_id) {
 			kaas_info("group %s: member %s did not rejoin; removed", gr->id, m->id);
 			remove_member(gr, m, KAAS_KERR_UNKNOWN_MEMBER_ID);
 		}
@@ -293,6 +340,19 @@ static void complete_join(struct group *gr)
 	}
 	const char *p = choose_protocol(gr);
 	gr->protocol = p ? strdup(p) : NULL;
+	/* A static leader that did not rejoin cannot assign: as Kafka, hand
+	 * the leadership to a member that did. */
+	struct group_member *lm = gr->leader ? kaas_group_member(gr, gr->leader) : NULL;
+	if (lm && !lm->join) {
+		for (struct group_member *m = gr->members; m; m = m->next) {
+			char *id = m->join ? strdup(m->id) : NULL;
+			if (id) {
+				free(gr->leader);
+				gr->leader = id;
+				break;
+			}
+		}
+	}
 	if (!gr->leader) {
 		for (struct group_member *m = gr->members; m; m = m->next)
 			if (!m->pending) {
@@ -329,6 +389,24 @@ static void try_complete(struct group *gr)
 {
 	if (gr->state != GROUP_PREPARING)
 		return;
+	if (gr->initial_delay) {
+		/* Kafka's InitialDelayedJoin: complete only when the delay
+		 * passed with no newcomer, or the rebalance timeout is spent. */
+		uint64_t now = kaas_now_ms();
+		if (now < gr->rebalance_deadline_ms)
+			return;
+		if (gr->new_member_added && gr->initial_remaining_ms > 0) {
+			int32_t d = gr->reg->initial_delay_ms;
+			if (d > gr->initial_remaining_ms)
+				d = gr->initial_remaining_ms;
+			gr->initial_remaining_ms -= d;
+			gr->new_member_added = 0;
+			gr->rebalance_deadline_ms = now + (uint64_t)d;
+			return;
+		}
+		complete_join(gr);
+		return;
+	}
 	int all = 1;
 	for (struct group_member *m = gr->members; m; m = m->next)
 		if (!m->pending && !m->join)
@@ -352,6 +430,16 @@ static void prepare_rebalance(struct group *gr)
 			max_ms = m->rebalance_ms;
 	if (gr->state != GROUP_PREPARING)
 		kaas_info("group %s: rebalancing (generation %d)", gr->id, gr->generation);
+	int32_t delay = gr->reg->initial_delay_ms;
+	if (gr->state == GROUP_EMPTY && delay > 0) {
+		/* The first members of an empty group: wait for more. */
+		if (delay > max_ms)
+			delay = max_ms;
+		gr->initial_delay = 1;
+		gr->new_member_added = 0;
+		gr->initial_remaining_ms = max_ms - delay;
+		max_ms = delay;
+	}
 	gr->state = GROUP_PREPARING;
 	gr->rebalance_deadline_ms = kaas_now_ms() + (uint64_t)max_ms;
 	try_complete(gr);
@@ -381,6 +469,7 @@ static void group_drop(struct group *gr, uint64_t epoch)
 	while (gr->members)
 		remove_member(gr, gr->members, KAAS_KERR_NOT_COORDINATOR);
 	gr->state = GROUP_EMPTY;
+	gr->initial_delay = 0;
 	free(gr->protocol_type);
 	free(gr->protocol);
 	gr->protocol_type = gr->protocol = NULL;
@@ -458,6 +547,7 @@ int kaas_groups_init(struct kaas_broker *b, struct kaas_groups **out)
 	if (!g)
 		return -ENOMEM;
 	g->b = b;
+	g->initial_delay_ms = b->cfg.group_initial_rebalance_delay_ms;
 	*out = g;
 	return 0;
 }
@@ -556,6 +646,93 @@ static int compatible(const struct group *gr, const char *ptype, const struct gr
 	return 0;
 }
 
+/* Where a member's client connects from, as Kafka shows it: "/ip". */
+static char *client_host(struct kaas_req *req)
+{
+	char host[80];
+	snprintf(host, sizeof(host), "/%s", kaas_conn_peer(req->conn));
+	char *colon = strrchr(host, ':');
+	if (colon && colon != host + 1)
+		*colon = '\0';
+	return strdup(host);
+}
+
+/* A static member comes back (JoinGroup with no member id, its instance id
+ * registered to `m`): it takes m's place under a new member id, keeping
+ * m's assignment; the old member id is fenced (its parked requests get
+ * FENCED_INSTANCE_ID now, later ones by kaas_group_member_check).  In a
+ * Stable group whose chosen protocol does not change it is answered at once
+ * with the current generation and, as Kafka does, the leader id from before
+ * the replacement (so a returning leader does not compute an assignment a
+ * Stable group would not hand out); the others see nothing.  Otherwise it
+ * rebalances.  Takes `prot`. */
+static void static_rejoin(struct kaas_groups *g, struct kaas_req *req, struct group *gr,
+			  struct group_member *m, struct group_protocol *prot, int n,
+			  int32_t session_ms, int32_t rebalance_ms)
+{
+	char *new_id = new_member_id(g, req);
+	char *old_leader = gr->leader ? strdup(gr->leader) : NULL;
+	int was_leader = gr->leader && strcmp(gr->leader, m->id) == 0;
+	char *new_leader = was_leader && new_id ? strdup(new_id) : NULL;
+	if (!new_id || (gr->leader && !old_leader) || (was_leader && !new_leader)) {
+		free(new_id);
+		free(old_leader);
+		free(new_leader);
+		free_protocol_list(prot, n);
+		finish_join(req, gr, KAAS_KERR_UNKNOWN_SERVER_ERROR, "", 0);
+		return;
+	}
+	answer_parked(m, KAAS_KERR_FENCED_INSTANCE_ID);
+	kaas_info("group %s: static member %s rejoined as %s, replacing %s", gr->id,
+		  m->instance_id, new_id, m->id);
+	free(m->id);
+	m->id = new_id;
+	if (was_leader) {
+		free(gr->leader);
+		gr->leader = new_leader;
+	}
+	protocols_free(m);
+	m->prot = prot;
+	m->nprot = n;
+	m->session_ms = session_ms;
+	m->rebalance_ms = rebalance_ms > 0 ? rebalance_ms : session_ms;
+	m->last_seen_ms = kaas_now_ms();
+	char *cid = req->hdr.client_id.len > 0 ? kaas_kslice_dup(req->hdr.client_id) : strdup("");
+	char *host = client_host(req);
+	if (cid && host) {
+		free(m->client_id);
+		free(m->client_host);
+		m->client_id = cid;
+		m->client_host = host;
+	} else {
+		free(cid);
+		free(host);
+	}
+	const char *next = NULL;
+	switch (gr->state) {
+	case GROUP_STABLE:
+		next = choose_protocol(gr);
+		if (next && gr->protocol && strcmp(next, gr->protocol) == 0) {
+			finish_join_as(req, gr, 0, m->id, 0, old_leader);
+			break;
+		}
+		m->join = req;
+		prepare_rebalance(gr);
+		break;
+	case GROUP_PREPARING:
+		m->join = req;
+		try_complete(gr);
+		break;
+	default:
+		/* CompletingRebalance: the leader may be assigning the old
+		 * member id; rebalance so the new one gets its share. */
+		m->join = req;
+		prepare_rebalance(gr);
+		break;
+	}
+	free(old_leader);
+}
+
 void kaas_api_join_group(struct kaas_req *req)
 {
 	struct kaas_groups *g = req->broker->groups;
@@ -605,19 +782,32 @@ void kaas_api_join_group(struct kaas_req *req)
 		err = KAAS_KERR_INVALID_SESSION_TIMEOUT;
 	if (!err && (n == 0 || ptype.len <= 0))
 		err = KAAS_KERR_INCONSISTENT_GROUP_PROTOCOL;
+	if (!err && iid.len >= 0 && (iid.len == 0 || memchr(iid.p, 0, (size_t)iid.len)))
+		err = KAAS_KERR_INVALID_REQUEST; /* an empty or NUL-bearing instance id */
 	if (!err)
 		err = kaas_groups_check(g, id);
 	if (!err && !(gr = kaas_group_lookup(g, id, 1)))
 		err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
+	struct group_member *st = !err ? static_member(gr, iid) : NULL;
 	if (!err && member_id[0]) {
 		m = kaas_group_member(gr, member_id);
-		if (!m)
+		if (st && st != m)
+			err = KAAS_KERR_FENCED_INSTANCE_ID; /* replaced by a newer incarnation */
+		else if (!m)
 			err = KAAS_KERR_UNKNOWN_MEMBER_ID;
 	}
-	if (!err && !compatible(gr, ptype_s, prot, n, m))
+	if (!err && !compatible(gr, ptype_s, prot, n, m ? m : st))
 		err = KAAS_KERR_INCONSISTENT_GROUP_PROTOCOL;
 	if (err) {
+		if (err == KAAS_KERR_FENCED_INSTANCE_ID)
+			kaas_info("group %s: member %s of instance %.*s fenced (the instance is %s now)",
+				  gr->id, member_id, iid.len, (const char *)iid.p, st->id);
 		finish_join(req, gr, err, member_id, 0);
+		goto out;
+	}
+	if (!m && st) {
+		static_rejoin(g, req, gr, st, prot, n, session_ms, rebalance_ms);
+		prot = NULL;
 		goto out;
 	}
 	int is_new = 0;
@@ -630,18 +820,12 @@ void kaas_api_join_group(struct kaas_req *req)
 		}
 		m->client_id = req->hdr.client_id.len > 0 ? kaas_kslice_dup(req->hdr.client_id)
 							  : strdup("");
-		/* Kafka shows "/ip" (the peer without its port). */
-		char host[80];
-		snprintf(host, sizeof(host), "/%s", kaas_conn_peer(req->conn));
-		char *colon = strrchr(host, ':');
-		if (colon && colon != host + 1)
-			*colon = '\0';
-		m->client_host = strdup(host);
+		m->client_host = client_host(req);
 		m->next = gr->members;
 		gr->members = m;
 		m->session_ms = session_ms;
 		m->last_seen_ms = kaas_now_ms();
-		if (v >= 4) {
+		if (v >= 4 && iid.len < 0) {
 			/* KIP-394: hand out the id; the member joins with it. */
 			m->pending = 1;
 			finish_join(req, gr, KAAS_KERR_MEMBER_ID_REQUIRED, m->id, 0);
@@ -653,8 +837,14 @@ void kaas_api_join_group(struct kaas_req *req)
 		m->pending = 0;
 		is_new = 1;
 	}
-	if (iid.len >= 0 && !m->instance_id)
+	if (iid.len >= 0 && !m->instance_id) {
+		/* A static member's first join (KIP-345: no MEMBER_ID_REQUIRED
+		 * round trip) registers its instance id. */
 		m->instance_id = kaas_kslice_dup(iid);
+		kaas_info("group %s: static member %s joined as %s", gr->id, m->instance_id, m->id);
+	}
+	if (is_new && gr->initial_delay)
+		gr->new_member_added = 1;
 	int changed = is_new || !same_protocols(m, prot, n);
 	protocols_free(m);
 	m->prot = prot;
@@ -707,13 +897,14 @@ out:
 	free(ptype_s);
 }
 
-/* SyncGroup and Heartbeat: find the member `mid` of group `gid` and check
- * it is at generation `gen` and the group not rebalancing.  Returns 0 with
- * *gr and *m, or the Kafka error (*m may still be set: the member exists).
- * *id and *member_id are malloc'd copies (or NULL): the caller frees both. */
+/* SyncGroup and Heartbeat: find the member `mid` (instance `iid`, len < 0
+ * when absent) of group `gid` and check it is at generation `gen` and the
+ * group not rebalancing.  Returns 0 with *gr and *m, or the Kafka error (*m
+ * may still be set: the member exists).  *id and *member_id are malloc'd
+ * copies (or NULL): the caller frees both. */
 static int16_t member_at(struct kaas_groups *g, struct kaas_kslice gid, struct kaas_kslice mid,
-			 int32_t gen, char **id, char **member_id, struct group **gr,
-			 struct group_member **m)
+			 struct kaas_kslice iid, int32_t gen, char **id, char **member_id,
+			 struct group **gr, struct group_member **m)
 {
 	int16_t err = 0;
 	*id = group_id_dup(gid, &err);
@@ -721,11 +912,14 @@ static int16_t member_at(struct kaas_groups *g, struct kaas_kslice gid, struct k
 		err = kaas_groups_check(g, *id);
 	*member_id = *id ? kaas_kslice_dup(mid) : NULL;
 	*gr = *member_id && !err ? kaas_group_lookup(g, *id, 0) : NULL;
-	*m = *gr ? kaas_group_member(*gr, *member_id) : NULL;
+	*m = NULL;
 	if (err)
 		return err;
-	if (!*m || (*m)->pending)
+	if (!*gr)
 		return KAAS_KERR_UNKNOWN_MEMBER_ID;
+	err = kaas_group_member_check(*gr, *member_id, iid, m);
+	if (err)
+		return err;
 	if (gen != (*gr)->generation)
 		return KAAS_KERR_ILLEGAL_GENERATION;
 	if ((*gr)->state == GROUP_PREPARING)
@@ -741,8 +935,9 @@ void kaas_api_sync_group(struct kaas_req *req)
 	struct kaas_kslice gid = kaas_kr_str(r, 0);
 	int32_t gen = kaas_kr_i32(r);
 	struct kaas_kslice mid = kaas_kr_str(r, 0);
+	struct kaas_kslice iid = { NULL, -1 };
 	if (v >= 3)
-		(void)kaas_kr_nstr(r, 0);
+		iid = kaas_kr_nstr(r, 0);
 	int32_t n = kaas_kr_array(r, 0, 6);
 	const uint8_t *assign_at = r->p;
 	for (int32_t i = 0; i < n && kaas_kr_ok(r); i++) {
@@ -756,7 +951,7 @@ void kaas_api_sync_group(struct kaas_req *req)
 	char *id = NULL, *member_id = NULL;
 	struct group *gr = NULL;
 	struct group_member *m = NULL;
-	int16_t err = member_at(g, gid, mid, gen, &id, &member_id, &gr, &m);
+	int16_t err = member_at(g, gid, mid, iid, gen, &id, &member_id, &gr, &m);
 	if (!err && gr->state != GROUP_COMPLETING && gr->state != GROUP_STABLE)
 		err = KAAS_KERR_UNKNOWN_MEMBER_ID;
 	if (err) {
@@ -815,8 +1010,9 @@ void kaas_api_heartbeat(struct kaas_req *req)
 	struct kaas_kslice gid = kaas_kr_str(r, 0);
 	int32_t gen = kaas_kr_i32(r);
 	struct kaas_kslice mid = kaas_kr_str(r, 0);
+	struct kaas_kslice iid = { NULL, -1 };
 	if (req->hdr.api_version >= 3)
-		(void)kaas_kr_nstr(r, 0);
+		iid = kaas_kr_nstr(r, 0);
 	if (!kaas_kr_ok(r)) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
@@ -824,7 +1020,7 @@ void kaas_api_heartbeat(struct kaas_req *req)
 	char *id = NULL, *member_id = NULL;
 	struct group *gr = NULL;
 	struct group_member *m = NULL;
-	int16_t err = member_at(g, gid, mid, gen, &id, &member_id, &gr, &m);
+	int16_t err = member_at(g, gid, mid, iid, gen, &id, &member_id, &gr, &m);
 	if (!err && (gr->state == GROUP_EMPTY || gr->state == GROUP_DEAD))
 		err = KAAS_KERR_UNKNOWN_MEMBER_ID;
 	if (m && (err == 0 || err == KAAS_KERR_REBALANCE_IN_PROGRESS))
@@ -882,10 +1078,25 @@ void kaas_api_leave_group(struct kaas_req *req)
 			is = kaas_kr_nstr(&lr, 0);
 		}
 		char *member_id = kaas_kslice_dup(ms);
-		struct group_member *m = gr && member_id ? kaas_group_member(gr, member_id) : NULL;
-		int16_t e = m ? 0 : KAAS_KERR_UNKNOWN_MEMBER_ID;
+		struct group_member *m = NULL;
+		int16_t e = KAAS_KERR_UNKNOWN_MEMBER_ID;
+		if (gr && member_id && is.len >= 0) {
+			/* v3+ by instance id (KIP-345): the member id, when
+			 * given, must be the instance's current one. */
+			m = static_member(gr, is);
+			e = !m ? KAAS_KERR_UNKNOWN_MEMBER_ID
+			    : member_id[0] && strcmp(member_id, m->id) ? KAAS_KERR_FENCED_INSTANCE_ID
+									: 0;
+			if (e)
+				m = NULL;
+		} else if (gr && member_id) {
+			m = kaas_group_member(gr, member_id);
+			e = m ? 0 : KAAS_KERR_UNKNOWN_MEMBER_ID;
+		}
 		if (m) {
-			kaas_info("group %s: member %s left", gr->id, m->id);
+			kaas_info("group %s: member %s%s%s left", gr->id, m->id,
+				  m->instance_id ? " of instance " : "",
+				  m->instance_id ? m->instance_id : "");
 			left += !m->pending;
 			remove_member(gr, m, KAAS_KERR_UNKNOWN_MEMBER_ID);
 		}

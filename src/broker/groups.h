@@ -2,12 +2,31 @@
  * groups.h — the group coordinator: consumer-group membership (the classic
  * eager rebalance protocol) and committed offsets.
  *
- * Membership lives in memory on the loop thread: JoinGroup, SyncGroup,
+ * Membership lives in memory on the loop thread (it is not persisted: when
+ * the coordinator moves, every member, static ones included, rejoins):
+ * JoinGroup, SyncGroup,
  * Heartbeat and LeaveGroup run there, and the requests that must wait (a
  * JoinGroup until the rebalance completes, a SyncGroup until the leader's
  * assignment) are parked, never blocking the loop.  One timer (every
  * GROUPS_TICK_MS) expires members whose session timed out and completes
  * rebalances whose deadline passed.
+ *
+ * Static membership (KIP-345, JoinGroup v5+): a member joining with a
+ * group.instance.id is registered under it.  It sends no LeaveGroup when it
+ * stops, so it is kept until its session times out, also across a
+ * rebalance it does not rejoin (the leader assigns it partitions as before).
+ * When it comes back (JoinGroup with an empty member id and the same
+ * instance id) it takes over its old member id's place and assignment: in a
+ * Stable group whose chosen protocol stays the same it is answered at once
+ * with the current generation and nobody else rebalances.  The member id it
+ * replaced is fenced: a request naming the instance id with another member
+ * id gets FENCED_INSTANCE_ID (JoinGroup, SyncGroup v3+, Heartbeat v3+,
+ * OffsetCommit v7+, LeaveGroup v3+).
+ *
+ * The first join of an Empty group waits group.initial.rebalance.delay.ms
+ * (broker config, default 3000 as in Kafka), extended by that much while
+ * new members keep arriving, up to the rebalance timeout, so a starting
+ * fleet of consumers forms one generation; no other wait is added.
  *
  * Committed offsets live on the cluster volume (src/cluster/group_store.h),
  * loaded on first use and written on libuv's work queue, one operation per
@@ -55,7 +74,7 @@ struct group_protocol {
 struct group_member {
 	struct group_member *next;
 	char *id;
-	char *instance_id;        /* may be NULL (static membership is not special-cased) */
+	char *instance_id;        /* group.instance.id of a static member, else NULL */
 	char *client_id, *client_host;
 	int32_t session_ms, rebalance_ms;
 	int nprot;
@@ -82,6 +101,9 @@ struct group {
 	char *leader;             /* a member id (owned copy) */
 	struct group_member *members;
 	uint64_t rebalance_deadline_ms;
+	int initial_delay;        /* the first rebalance of an Empty group: wait it out */
+	int new_member_added;     /* a member joined during that initial delay */
+	int32_t initial_remaining_ms; /* how much longer it may still be extended */
 	uint64_t epoch;           /* the slot epoch this in-memory state belongs to (0: not ours) */
 	/* offsets */
 	int loaded;               /* offs holds the volume's state */
@@ -98,6 +120,7 @@ struct kaas_groups {
 	uv_timer_t tick;
 	int started, closed;
 	uint64_t member_seq;
+	int32_t initial_delay_ms; /* group.initial.rebalance.delay.ms */
 };
 
 /* Set up the coordinator (loop thread, before the loop runs; no I/O).
@@ -130,6 +153,13 @@ struct group *kaas_group_lookup(struct kaas_groups *g, const char *id, int creat
  * operation (loop thread). */
 void kaas_group_maybe_free(struct group *gr);
 struct group_member *kaas_group_member(struct group *gr, const char *id);
+/* The member a request names by member id `member_id` and, from the API
+ * versions that carry it, instance id `instance_id` (a slice of len < 0:
+ * absent, null).  0 with *out, or UNKNOWN_MEMBER_ID (no such member, or it
+ * has not completed its first join) or FENCED_INSTANCE_ID (the instance id
+ * belongs to another member id: a newer incarnation replaced this one). */
+int16_t kaas_group_member_check(struct group *gr, const char *member_id,
+				struct kaas_kslice instance_id, struct group_member **out);
 const char *kaas_group_state_name(enum group_state s);
 
 /* The API handlers are declared in kafka/request.h. */

@@ -1,7 +1,13 @@
 # tests/groups: consumer groups (kcat -G), committed offsets across restarts,
 # the idempotent producer.
 check_PROGRAMS += tests/groups/idem_raw tests/groups/idem_producer tests/groups/list_groups \
-	tests/groups/offsets_raw tests/groups/group_raw
+	tests/groups/offsets_raw tests/groups/group_raw tests/groups/static_raw \
+	tests/groups/group_client
+tests_groups_static_raw_SOURCES = tests/groups/static_raw.c
+tests_groups_static_raw_LDADD = $(TEST_LIBS)
+tests_groups_group_client_SOURCES = tests/groups/group_client.c
+tests_groups_group_client_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
+tests_groups_group_client_LDADD = $(RDKAFKA_LIBS)
 tests_groups_group_raw_SOURCES = tests/groups/group_raw.c
 tests_groups_group_raw_LDADD = $(TEST_LIBS)
 tests_groups_offsets_raw_SOURCES = tests/groups/offsets_raw.c
@@ -17,6 +23,6 @@ tests_groups_list_groups_LDADD = $(RDKAFKA_LIBS)
 
 GROUPS_SH = tests/groups/fence.sh tests/groups/protocol.sh tests/groups/idempotence.sh \
 	tests/groups/idempotence_eio.sh tests/groups/offsets_restart.sh \
-	tests/groups/rebalance.sh
+	tests/groups/rebalance.sh tests/groups/static.sh tests/groups/cooperative.sh
 TESTS += $(GROUPS_SH)
 EXTRA_DIST += $(GROUPS_SH)

@@ -3,7 +3,11 @@
 #
 #   kaasd_start [extra args...]   start kaasd on an ephemeral 127.0.0.1 port
 #                                 with data in $KAAS_SCRATCH/data; sets
-#                                 KAASD_PID, KAASD_PORT, BROKER, KAASD_LOG
+#                                 KAASD_PID, KAASD_PORT, BROKER, KAASD_LOG;
+#                                 a group's first rebalance waits
+#                                 $KAASD_GROUP_DELAY_MS (default 0, not
+#                                 Kafka's 3000, so tests form groups fast;
+#                                 set but empty: kaasd's own setting)
 #   kaasd_stop                    SIGTERM and wait (fails if exit is not 0)
 #   kaasd_kill                    SIGKILL and wait
 
@@ -15,8 +19,10 @@ KAASD_RUN=0
 kaasd_start() {
 	KAASD_RUN=$((KAASD_RUN + 1))
 	KAASD_LOG="$KAAS_SCRATCH/kaasd.$KAASD_RUN.log"
+	local delay=()
+	[ -n "${KAASD_GROUP_DELAY_MS-0}" ] && delay=(--group-initial-rebalance-delay-ms "${KAASD_GROUP_DELAY_MS-0}")
 	"$KAASD" --data "$KAAS_SCRATCH/data" --listen 127.0.0.1:0 --log-level "${KAASD_LEVEL:-info}" \
-		"$@" 2>"$KAASD_LOG" &
+		"${delay[@]}" "$@" 2>"$KAASD_LOG" &
 	KAASD_PID=$!
 	kaas_on_exit "kill -9 $KAASD_PID"
 	local i

@@ -2,7 +2,8 @@
 # directory (sourced after tests/lib.sh).
 #
 #   mb_start ID [args...]  start broker ID (data $MB_DATA, ephemeral port,
-#                          short heartbeat); sets MB_PID[ID], MB_PORT[ID]
+#                          short heartbeat, group.initial.rebalance.delay.ms
+#                          $MB_GROUP_DELAY_MS, default 0); sets MB_PID[ID], MB_PORT[ID]
 #   mb_kill ID [SIG]       signal broker ID (default KILL; waits if KILL)
 #   mb_bootstrap [ID...]   "host:port,..." of the given (default: running) brokers
 #   mb_leader TOPIC PART [ID]  leader id of TOPIC/PART in the metadata of
@@ -41,7 +42,8 @@ mb_start() {
 	: >"$log"
 	"$KAASD" --data "$(mb_data "$id")" --broker-id "$id" --listen "127.0.0.1:${MB_PORT[$id]:-0}" \
 		--heartbeat-ms "$MB_HEARTBEAT_MS" --liveness-timeout-ms "$MB_LIVENESS_MS" \
-		--log-level "${KAASD_LEVEL:-info}" "$@" 2>"$log" &
+		--log-level "${KAASD_LEVEL:-info}" \
+		--group-initial-rebalance-delay-ms "${MB_GROUP_DELAY_MS:-0}" "$@" 2>"$log" &
 	MB_PID[$id]=$!
 	kaas_on_exit "kill -9 ${MB_PID[$id]}"
 	local i port=
