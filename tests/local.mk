@@ -17,3 +17,4 @@ include tests/cluster/local.mk
 include tests/groups/local.mk
 include tests/multibroker/local.mk
 include tests/chaos/local.mk
+include tests/kernel-nfs/local.mk
