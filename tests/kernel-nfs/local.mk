@@ -1,6 +1,7 @@
 # tests/kernel-nfs: the broker and the substrate checks on a real Linux NFS
 # client and server (scripts/nfs-lab boots a User-mode Linux guest with knfsd
 # and N nosharecache mounts of one export; each test runs inside it).
-KERNEL_NFS_TESTS = tests/kernel-nfs/substrate_check.sh tests/kernel-nfs/kaasd_roundtrip.sh
+KERNEL_NFS_TESTS = tests/kernel-nfs/substrate_check.sh tests/kernel-nfs/kaasd_roundtrip.sh \
+	tests/kernel-nfs/failover.sh
 TESTS += $(KERNEL_NFS_TESTS)
 EXTRA_DIST += $(KERNEL_NFS_TESTS) tests/kernel-nfs/kn-lib.sh
