@@ -2,6 +2,6 @@
 # client and server (scripts/nfs-lab boots a User-mode Linux guest with knfsd
 # and N nosharecache mounts of one export; each test runs inside it).
 KERNEL_NFS_TESTS = tests/kernel-nfs/substrate_check.sh tests/kernel-nfs/kaasd_roundtrip.sh \
-	tests/kernel-nfs/failover.sh
+	tests/kernel-nfs/failover.sh tests/kernel-nfs/knfsd_restart.sh
 TESTS += $(KERNEL_NFS_TESTS)
 EXTRA_DIST += $(KERNEL_NFS_TESTS) tests/kernel-nfs/kn-lib.sh
