@@ -5,3 +5,8 @@ KERNEL_NFS_TESTS = tests/kernel-nfs/substrate_check.sh tests/kernel-nfs/kaasd_ro
 	tests/kernel-nfs/failover.sh tests/kernel-nfs/knfsd_restart.sh
 TESTS += $(KERNEL_NFS_TESTS)
 EXTRA_DIST += $(KERNEL_NFS_TESTS) tests/kernel-nfs/kn-lib.sh
+# The faultfs fidelity scenario (scripts/nfs-fidelity runs it on faultfs and
+# on the lab's kernel mounts and compares).
+check_PROGRAMS += tests/kernel-nfs/fidelity
+tests_kernel_nfs_fidelity_SOURCES = tests/kernel-nfs/fidelity.c
+tests_kernel_nfs_fidelity_LDADD =
