@@ -1,7 +1,7 @@
 # tests/kernel-nfs: the broker and the substrate checks on a real Linux NFS
 # client and server (scripts/nfs-lab boots a User-mode Linux guest with knfsd
 # and N nosharecache mounts of one export; each test runs inside it).
-KERNEL_NFS_TESTS = tests/kernel-nfs/substrate_check.sh tests/kernel-nfs/kaasd_roundtrip.sh \
+KERNEL_NFS_TESTS = tests/kernel-nfs/lab_selftest.sh tests/kernel-nfs/substrate_check.sh tests/kernel-nfs/kaasd_roundtrip.sh \
 	tests/kernel-nfs/failover.sh tests/kernel-nfs/knfsd_restart.sh
 # Not in the sanitizer build: ASan cannot run inside User-mode Linux (its
 # shadow memory needs addresses up to 0x10007fff7fff; a UML process's address
