@@ -8,7 +8,7 @@
 # time (kill to the first acknowledgement by another broker) is printed.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/kernel-nfs/kn-lib.sh"
-kn_in_lab --hosts 3 --timeout 360
+kn_in_lab --hosts 3 --timeout 300
 
 kaas_scratch
 kn_brokers_on_mounts

@@ -9,6 +9,9 @@
 #       start (nfs-lab exit 125, reason printed above) is a skip, which CI
 #       (CI=true / KAAS_NO_SKIP=1) counts as a failure; the lab's --timeout
 #       (nfs-lab exit 124) is a failure.  Inside the lab: returns at once.
+#       Boot wait KN_BOOT_TIMEOUT (default 180 s; about 40 s seen on a
+#       loaded 2-core machine); with the tests' --timeout of at most 300 s a
+#       run stays under the harness's 600 s per test.
 #   kn_brokers_on_mounts   mb-lib.sh settings for brokers on the lab's mounts:
 #       broker ID keeps its data on mount hostID (MB_HOSTS_DIR), and a
 #       heartbeat and liveness timeout fit for one slow UML CPU
@@ -18,7 +21,7 @@ kn_in_lab() {
 	[ "${KAAS_LAB:-}" = 1 ] && return 0
 	local self t0=$SECONDS rc
 	self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
-	"$KN_LAB" run --boot-timeout "${KN_BOOT_TIMEOUT:-240}" "$@" -- bash "$self"
+	"$KN_LAB" run --boot-timeout "${KN_BOOT_TIMEOUT:-180}" "$@" -- bash "$self"
 	rc=$?
 	echo "kernel-nfs: $(basename "$0"): lab run $((SECONDS - t0)) s, exit $rc"
 	case $rc in

@@ -10,7 +10,7 @@
 # the next acknowledgement) is printed.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/kernel-nfs/kn-lib.sh"
-kn_in_lab --hosts 2 --timeout 360
+kn_in_lab --hosts 2 --timeout 300
 
 kaas_scratch
 kn_brokers_on_mounts
