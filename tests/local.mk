@@ -18,3 +18,4 @@ include tests/topics/local.mk
 include tests/groups/local.mk
 include tests/multibroker/local.mk
 include tests/chaos/local.mk
+include tests/kernel-nfs/local.mk

@@ -34,6 +34,7 @@ static const struct {
 
 struct ctx {
 	const char *url;
+	const char *peer;       /* host B's URL: the peer, or url again */
 	const struct kaas_check_opts *o;
 	struct kaas_substrate *sub;
 	char scratch[160];
@@ -203,15 +204,18 @@ static void write_exact_fd(int fd, const void *buf, size_t len)
 
 /* Fork up to n (<= 16) children that each run run(arg, ctl[0], their own
  * result pipe) and never return; ctl is the parent's start/stop pipe.
- * Fills pids/outs (read ends) and returns how many started. */
+ * Fills pids/outs (read ends) and returns how many started.  If index is
+ * not NULL, *index is the child's number (0, 1, ...) when run is called. */
 static unsigned spawn_children(unsigned n, const int ctl[2], void (*run)(void *, int, int), void *arg,
-			       pid_t *pids, int *outs)
+			       pid_t *pids, int *outs, unsigned *index)
 {
 	unsigned started = 0;
 	for (unsigned i = 0; i < n && i < 16; i++) {
 		int out[2];
 		if (pipe(out) < 0)
 			break;
+		if (index)
+			*index = i;
 		fflush(NULL);
 		pid_t pid = fork();
 		if (pid == 0) {
@@ -340,8 +344,8 @@ static void probe_rename(struct ctx *c, struct kaas_check_result *r)
 	int outs[16];
 	if (readers > 16)
 		readers = 16;
-	struct reader_job job = {c->url, target};
-	unsigned started = spawn_children(readers, stop, reader_job_run, &job, pids, outs);
+	struct reader_job job = {c->peer, target};
+	unsigned started = spawn_children(readers, stop, reader_job_run, &job, pids, outs, NULL);
 	close(stop[0]);
 	unsigned done = 0;
 	int werr = 0;
@@ -438,14 +442,15 @@ static void excl_child(const char *url, const char *dir, unsigned rounds, int go
 }
 
 struct excl_job {
-	const char *url, *dir;
+	const char *url, *peer, *dir;
 	unsigned rounds;
+	unsigned next;          /* racers forked so far: odd ones use the peer */
 };
 
 static void excl_job_run(void *arg, int ctlfd, int outfd)
 {
 	struct excl_job *j = arg;
-	excl_child(j->url, j->dir, j->rounds, ctlfd, outfd);
+	excl_child(j->next % 2 ? j->peer : j->url, j->dir, j->rounds, ctlfd, outfd);
 }
 
 static void probe_excl(struct ctx *c, struct kaas_check_result *r)
@@ -468,8 +473,8 @@ static void probe_excl(struct ctx *c, struct kaas_check_result *r)
 	}
 	pid_t pids[16];
 	int outs[16];
-	struct excl_job job = {c->url, dir, rounds};
-	unsigned started = spawn_children(procs, go, excl_job_run, &job, pids, outs);
+	struct excl_job job = {c->url, c->peer, dir, rounds, 0};
+	unsigned started = spawn_children(procs, go, excl_job_run, &job, pids, outs, &job.next);
 	close(go[0]);
 	usleep(100000); /* let every child open its substrate before the start */
 	close(go[1]);
@@ -555,7 +560,7 @@ static int verify_on(struct kaas_substrate *sub, const char *path, const unsigne
 static void probe_c2o(struct ctx *c, struct kaas_check_result *r)
 {
 	struct kaas_substrate *b;
-	if (kaas_substrate_open(c->url, &b) < 0) {
+	if (kaas_substrate_open(c->peer, &b) < 0) {
 		seen(r, "cannot open a second host: %s", kaas_sub_errdetail());
 		return;
 	}
@@ -614,7 +619,7 @@ out:
 static void probe_fsync_visible(struct ctx *c, struct kaas_check_result *r)
 {
 	struct kaas_substrate *b;
-	if (kaas_substrate_open(c->url, &b) < 0) {
+	if (kaas_substrate_open(c->peer, &b) < 0) {
 		seen(r, "cannot open a second host: %s", kaas_sub_errdetail());
 		return;
 	}
@@ -678,6 +683,43 @@ static void probe_fsync_reopen(struct ctx *c, struct kaas_check_result *r)
 
 /* ---- probe 6: readdir completeness ---- */
 
+/* List dir on sub and check it names f-00000 .. f-<n-1>, each once, as
+ * files.  Returns 1 if so; else 0 with what was wrong in why. */
+static int listing_complete(struct kaas_substrate *sub, const char *dir, unsigned n, size_t *listed,
+			    char *why, size_t whysz)
+{
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(sub, dir, &l);
+	if (rc < 0) {
+		snprintf(why, whysz, "readdir: %s", kaas_sub_errdetail());
+		return 0;
+	}
+	unsigned extra = 0, dup = 0, missing = 0;
+	unsigned char *got = calloc(n, 1);
+	for (size_t i = 0; i < l.n; i++) {
+		unsigned k;
+		char tail;
+		if (sscanf(l.names[i], "f-%5u%c", &k, &tail) == 1 && k < n) {
+			if (got[k]++)
+				dup++;
+			if (l.types[i] != KAAS_FT_FILE)
+				extra++;
+		} else {
+			extra++;
+		}
+	}
+	for (unsigned k = 0; k < n; k++)
+		if (!got[k])
+			missing++;
+	*listed = l.n;
+	if (extra || dup || missing)
+		snprintf(why, whysz, "%u files created, %zu listed: %u missing, %u duplicated, %u unexpected or mistyped",
+			 n, l.n, missing, dup, extra);
+	free(got);
+	kaas_dirlist_free(&l);
+	return !extra && !dup && !missing;
+}
+
 static void probe_readdir(struct ctx *c, struct kaas_check_result *r)
 {
 	unsigned n = c->o->files ? c->o->files : 300;
@@ -700,38 +742,34 @@ static void probe_readdir(struct ctx *c, struct kaas_check_result *r)
 		free(dir);
 		return;
 	}
-	struct kaas_dirlist l;
-	rc = kaas_sub_list(c->sub, dir, &l);
-	if (rc < 0) {
-		seen(r, "readdir: %s", kaas_sub_errdetail());
+	char why[300];
+	size_t listed = 0, listed_b = 0;
+	if (!listing_complete(c->sub, dir, n, &listed, why, sizeof why)) {
+		seen(r, "%s", why);
 		free(dir);
 		return;
 	}
-	unsigned extra = 0, dup = 0, missing = 0;
-	unsigned char *got = calloc(n, 1);
-	for (size_t i = 0; i < l.n; i++) {
-		unsigned k;
-		char tail;
-		if (sscanf(l.names[i], "f-%5u%c", &k, &tail) == 1 && k < n) {
-			if (got[k]++)
-				dup++;
-			if (l.types[i] != KAAS_FT_FILE)
-				extra++;
-		} else {
-			extra++;
+	if (c->peer != c->url) {
+		struct kaas_substrate *b;
+		if (kaas_substrate_open(c->peer, &b) < 0) {
+			seen(r, "cannot open host B: %s", kaas_sub_errdetail());
+			free(dir);
+			return;
+		}
+		int ok = listing_complete(b, dir, n, &listed_b, why, sizeof why);
+		kaas_substrate_close(b);
+		if (!ok) {
+			seen(r, "host B's listing: %s", why);
+			free(dir);
+			return;
 		}
 	}
-	for (unsigned k = 0; k < n; k++)
-		if (!got[k])
-			missing++;
-	r->pass = !extra && !dup && !missing;
-	if (r->pass)
-		seen(r, "%u files created, %zu listed: each exactly once, typed as files", n, l.n);
+	r->pass = 1;
+	if (c->peer != c->url)
+		seen(r, "%u files created, %zu listed by host A and %zu by host B: each exactly once, typed as files", n,
+		     listed, listed_b);
 	else
-		seen(r, "%u files created, %zu listed: %u missing, %u duplicated, %u unexpected or mistyped", n,
-		     l.n, missing, dup, extra);
-	free(got);
-	kaas_dirlist_free(&l);
+		seen(r, "%u files created, %zu listed: each exactly once, typed as files", n, listed);
 	free(dir);
 }
 
@@ -858,6 +896,31 @@ out:
 
 /* ---- driver ---- */
 
+/* 0 if host B (the peer URL) sees the scratch directory host A just made,
+ * else -errno with the detail set (-ENOENT: the peer is another volume). */
+static int peer_sees(struct ctx *c)
+{
+	struct kaas_substrate *b;
+	char why[300];
+	int rc = kaas_substrate_open(c->peer, &b);
+	if (rc < 0) {
+		snprintf(why, sizeof why, "%s", kaas_sub_errdetail());
+		return kaas_sub_fail(rc, "cannot open the peer %s: %s", c->peer, why);
+	}
+	struct kaas_stat st;
+	rc = kaas_sub_stat(b, c->scratch, &st);
+	snprintf(why, sizeof why, "%s", kaas_sub_errdetail());
+	kaas_substrate_close(b);
+	if (rc == -ENOENT)
+		return kaas_sub_fail(rc, "the peer %s does not see the directory %s made through %s: "
+				     "it is not the same volume", c->peer, c->scratch, c->url);
+	if (rc < 0)
+		return kaas_sub_fail(rc, "the peer %s cannot stat %s: %s", c->peer, c->scratch, why);
+	if (st.type != KAAS_FT_DIR)
+		return kaas_sub_fail(-ENOTDIR, "the peer %s sees %s, but not as a directory", c->peer, c->scratch);
+	return 0;
+}
+
 int kaas_check_lookup(const char *key)
 {
 	for (int i = 0; i < KAAS_CHECK_COUNT; i++)
@@ -873,6 +936,8 @@ int kaas_substrate_check(const char *url, const struct kaas_check_opts *opts,
 	static unsigned counter;
 	memset(rep, 0, sizeof *rep);
 	struct ctx c = {.url = url, .o = opts ? opts : &defaults};
+	c.peer = c.o->peer_url ? c.o->peer_url : url;
+	rep->peer_url = c.o->peer_url;
 	unsigned long mask = c.o->mask ? c.o->mask : ~0ul;
 	for (int i = 0; i < KAAS_CHECK_COUNT; i++) {
 		rep->r[i].key = probe_names[i].key;
@@ -885,13 +950,24 @@ int kaas_substrate_check(const char *url, const struct kaas_check_opts *opts,
 			 counter++);
 		rc = kaas_sub_mkdir(c.sub, c.scratch, 0755);
 	}
+	const char *failed_step = c.sub ? "create a scratch directory" : "open the substrate";
+	if (rc == 0 && c.o->peer_url) {
+		rc = peer_sees(&c);
+		failed_step = "use the peer";
+		if (rc < 0) {
+			struct kaas_converge_opts co = {.max_attempts = 20, .max_delay_us = 100000};
+			char keep[400];
+			snprintf(keep, sizeof keep, "%s", kaas_sub_errdetail());
+			kaas_remove_tree(c.sub, c.scratch, &co);
+			kaas_sub_fail(rc, "%s", keep);
+		}
+	}
 	if (rc < 0) {
 		char why[400];
 		snprintf(why, sizeof why, "%s", kaas_sub_errdetail());
 		for (int i = 0; i < KAAS_CHECK_COUNT; i++)
 			if (rep->r[i].ran)
-				seen(&rep->r[i], "cannot %s: %s", c.sub ? "create a scratch directory" : "open the substrate",
-				     why);
+				seen(&rep->r[i], "cannot %s: %s", failed_step, why);
 		kaas_substrate_close(c.sub);
 		rep->all_pass = 0;
 		return rc;
@@ -917,7 +993,10 @@ int kaas_substrate_check(const char *url, const struct kaas_check_opts *opts,
 void kaas_check_print(const char *url, const struct kaas_check_report *rep, void *file)
 {
 	FILE *out = file;
-	fprintf(out, "substrate check of %s\n\n", url);
+	fprintf(out, "substrate check of %s\n", url);
+	if (rep->peer_url)
+		fprintf(out, "peer (host B): %s\n", rep->peer_url);
+	fprintf(out, "\n");
 	fprintf(out, "%-46s %-6s %s\n", "GUARANTEE", "RESULT", "SEEN");
 	for (int i = 0; i < KAAS_CHECK_COUNT; i++) {
 		const struct kaas_check_result *r = &rep->r[i];

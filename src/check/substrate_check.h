@@ -6,9 +6,14 @@
  *
  * Probes run in a fresh scratch directory ".kaas-check.<host>.<pid>.<n>"
  * under the substrate root and remove it afterwards (convergently).  Probes
- * that need a second host open a second substrate instance from the same
- * URL; probes that race use fork()ed processes, each opening its own
- * instance, so the URL must be openable from a child process.
+ * that need a second host ("host B") open the peer URL (opts->peer_url:
+ * another client's view of the same volume, e.g. a second NFS mount of the
+ * export), or, without one, a second substrate instance from the same URL.
+ * With a peer: close-to-open and fsync-visible read on the peer, the rename
+ * probe's readers read on the peer, every other exclusive-create racer
+ * creates on the peer, and the listing is read on both.  Probes that race
+ * use fork()ed processes, each opening its own instance, so the URLs must
+ * be openable from a child process.
  */
 #ifndef KAAS_SUBSTRATE_CHECK_H
 #define KAAS_SUBSTRATE_CHECK_H
@@ -34,6 +39,8 @@ struct kaas_check_opts {
 	unsigned excl_procs;    /* exclusive-create probe: racing processes (default 4) */
 	unsigned files;         /* readdir probe: files (default 300) */
 	unsigned long mask;     /* bit per kaas_check_id to run; 0: all */
+	const char *peer_url;   /* host B: the same volume through another client;
+				   NULL: a second instance of the URL */
 };
 
 struct kaas_check_result {
@@ -46,13 +53,16 @@ struct kaas_check_result {
 
 struct kaas_check_report {
 	struct kaas_check_result r[KAAS_CHECK_COUNT];
+	const char *peer_url;   /* as given in the options, for the table */
 	int all_pass;           /* every selected probe passed */
 };
 
-/* Run the selected probes against `url`.  Returns 0 when the probes ran
- * (see report->all_pass for the verdict), or -errno when the substrate could
- * not even be opened (the detail says why); in that case every selected
- * probe is marked failed with that reason, so a table can still be printed. */
+/* Run the selected probes against `url` (and opts->peer_url as host B).
+ * Returns 0 when the probes ran (see report->all_pass for the verdict), or
+ * -errno when the substrate or the peer could not even be opened, or the
+ * peer does not see the scratch directory created through `url` (-ENOENT:
+ * not the same volume); the detail says why, and every selected probe is
+ * marked failed with that reason, so a table can still be printed. */
 int kaas_substrate_check(const char *url, const struct kaas_check_opts *opts,
 			 struct kaas_check_report *report);
 

@@ -14,11 +14,15 @@ static void usage(FILE *out)
 		"usage: kaasctl COMMAND [options]\n"
 		"\n"
 		"commands:\n"
-		"  substrate-check [--renames N] [--rounds N] [--procs N] [--only KEY[,KEY...]] URL\n"
+		"  substrate-check [--renames N] [--rounds N] [--procs N] [--only KEY[,KEY...]]\n"
+		"                  [--peer URL2] URL\n"
 		"      Qualify a volume before trusting it with data: probe the contract's three\n"
 		"      guarantees (atomic rename, atomic exclusive create, close-to-open) and the\n"
 		"      documented error behaviour. Prints a table; exits 0 only if all pass.\n"
 		"      URL: a directory, file:///abs/path, nfs://server/export/path?..., fault+...\n"
+		"      --peer URL2: the same volume as another host sees it (e.g. a second NFS\n"
+		"      mount of the export, nosharecache): the two-host probes use it as host B;\n"
+		"      without it, host B is a second instance of URL.\n"
 		"      KEYs: rename-atomic exclusive-create close-to-open fsync-visible\n"
 		"            fsync-reopen readdir rmdir-nonempty error-codes\n");
 }
@@ -42,7 +46,8 @@ static int cmd_substrate_check(int argc, char **argv)
 	static const struct option lo[] = {
 		{"renames", required_argument, 0, 'r'}, {"rounds", required_argument, 0, 'x'},
 		{"procs", required_argument, 0, 'p'},   {"only", required_argument, 0, 'o'},
-		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
+		{"peer", required_argument, 0, 'P'},    {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
 	};
 	int ch;
 	optind = 1;
@@ -74,6 +79,13 @@ static int cmd_substrate_check(int argc, char **argv)
 			free(list);
 			break;
 		}
+		case 'P':
+			if (!*optarg) {
+				fprintf(stderr, "kaasctl substrate-check: --peer needs a URL\n");
+				return 2;
+			}
+			o.peer_url = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;

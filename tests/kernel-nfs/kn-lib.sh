@@ -1,0 +1,39 @@
+# tests/kernel-nfs/kn-lib.sh — run a shell test inside the kernel NFS lab
+# (scripts/nfs-lab: knfsd and N nosharecache NFS mounts in a User-mode Linux
+# guest).  Sourced after tests/lib.sh.
+#
+#   kn_in_lab [nfs-lab run options]
+#       Outside the lab: boot it with those options, run the calling script
+#       inside it (same environment, same directory), print how long the
+#       whole run took, and exit with the script's status.  A lab that cannot
+#       start (nfs-lab exit 125, reason printed above) is a skip, which CI
+#       (CI=true / KAAS_NO_SKIP=1) counts as a failure; the lab's --timeout
+#       (nfs-lab exit 124) is a failure.  Inside the lab: returns at once.
+#       Boot wait KN_BOOT_TIMEOUT (default 180 s; about 40 s seen on a
+#       loaded 2-core machine); with the tests' --timeout of at most 300 s a
+#       run stays under the harness's 600 s per test.
+#   kn_brokers_on_mounts   mb-lib.sh settings for brokers on the lab's mounts:
+#       broker ID keeps its data on mount hostID (MB_HOSTS_DIR), and a
+#       heartbeat and liveness timeout fit for one slow UML CPU
+KN_LAB="$KAAS_TOP_SRCDIR/scripts/nfs-lab"
+
+kn_in_lab() {
+	[ "${KAAS_LAB:-}" = 1 ] && return 0
+	local self t0=$SECONDS rc
+	self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+	"$KN_LAB" run --boot-timeout "${KN_BOOT_TIMEOUT:-180}" "$@" -- bash "$self"
+	rc=$?
+	echo "kernel-nfs: $(basename "$0"): lab run $((SECONDS - t0)) s, exit $rc"
+	case $rc in
+	125) kaas_skip "the kernel NFS lab could not start (scripts/nfs-lab exit 125; the reason is above)" ;;
+	124) kaas_fail "the test did not finish within the lab's --timeout" ;;
+	esac
+	exit $rc
+}
+
+kn_brokers_on_mounts() {
+	[ "${KAAS_LAB:-}" = 1 ] || kaas_fail "kn_brokers_on_mounts outside the lab"
+	MB_HOSTS_DIR=$KAAS_LAB_WORK/mnt
+	: "${MB_HEARTBEAT_MS:=250}"
+	: "${MB_LIVENESS_MS:=3000}"
+}
