@@ -445,6 +445,17 @@ static void prepare_rebalance(struct group *gr)
 	try_complete(gr);
 }
 
+/* Park member m's JoinGroup req until the rebalance answers it: a group
+ * already preparing may now be complete; any other starts a rebalance. */
+static void park_join(struct group *gr, struct group_member *m, struct kaas_req *req)
+{
+	m->join = req;
+	if (gr->state == GROUP_PREPARING)
+		try_complete(gr);
+	else
+		prepare_rebalance(gr);
+}
+
 static void member_left(struct group *gr)
 {
 	if (gr->state == GROUP_STABLE || gr->state == GROUP_COMPLETING)
@@ -708,28 +719,13 @@ static void static_rejoin(struct kaas_groups *g, struct kaas_req *req, struct gr
 		free(cid);
 		free(host);
 	}
-	const char *next = NULL;
-	switch (gr->state) {
-	case GROUP_STABLE:
-		next = choose_protocol(gr);
-		if (next && gr->protocol && strcmp(next, gr->protocol) == 0) {
-			finish_join_as(req, gr, 0, m->id, 0, old_leader);
-			break;
-		}
-		m->join = req;
-		prepare_rebalance(gr);
-		break;
-	case GROUP_PREPARING:
-		m->join = req;
-		try_complete(gr);
-		break;
-	default:
-		/* CompletingRebalance: the leader may be assigning the old
-		 * member id; rebalance so the new one gets its share. */
-		m->join = req;
-		prepare_rebalance(gr);
-		break;
-	}
+	const char *next = gr->state == GROUP_STABLE ? choose_protocol(gr) : NULL;
+	if (next && gr->protocol && strcmp(next, gr->protocol) == 0)
+		finish_join_as(req, gr, 0, m->id, 0, old_leader);
+	else
+		park_join(gr, m, req); /* Completing: the leader may be assigning the
+					* old member id; rebalance so the new one
+					* gets its share. */
 	free(old_leader);
 }
 
@@ -863,32 +859,12 @@ void kaas_api_join_group(struct kaas_req *req)
 		finish_join(old, gr, KAAS_KERR_REBALANCE_IN_PROGRESS, m->id, 0);
 	}
 	int is_leader = gr->leader && strcmp(gr->leader, m->id) == 0;
-	switch (gr->state) {
-	case GROUP_COMPLETING:
-		if (!changed) {
-			finish_join(req, gr, 0, m->id, is_leader);
-			break;
-		}
-		m->join = req;
-		prepare_rebalance(gr);
-		break;
-	case GROUP_STABLE:
-		if (!changed && !is_leader) {
-			finish_join(req, gr, 0, m->id, 0);
-			break;
-		}
-		m->join = req;
-		prepare_rebalance(gr);
-		break;
-	case GROUP_PREPARING:
-		m->join = req;
-		try_complete(gr);
-		break;
-	default:
-		m->join = req;
-		prepare_rebalance(gr);
-		break;
-	}
+	if (gr->state == GROUP_COMPLETING && !changed)
+		finish_join(req, gr, 0, m->id, is_leader);
+	else if (gr->state == GROUP_STABLE && !changed && !is_leader)
+		finish_join(req, gr, 0, m->id, 0);
+	else
+		park_join(gr, m, req);
 out:
 	if (prot)
 		free_protocol_list(prot, n);

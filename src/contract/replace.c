@@ -115,7 +115,12 @@ static int remove_one(struct kaas_substrate *sub, const char *dir, const char *n
 	return u == 0 ? 1 : u == -ENOENT ? 0 : u;
 }
 
-int kaas_sweep_temps(struct kaas_substrate *sub, const char *dir, enum kaas_sweep_scope scope)
+/* List dir and unlink every name doomed(ctx, name) picks: the number
+ * removed, or the first -errno (the pass stops there; a later pass
+ * resumes it: every step is an idempotent unlink). */
+static int sweep_names(struct kaas_substrate *sub, const char *dir,
+		       int (*doomed)(void *ctx, struct kaas_substrate *sub, const char *name),
+		       void *ctx)
 {
 	struct kaas_dirlist l;
 	int rc = kaas_sub_list(sub, dir, &l);
@@ -123,18 +128,9 @@ int kaas_sweep_temps(struct kaas_substrate *sub, const char *dir, enum kaas_swee
 		return rc;
 	int removed = 0;
 	for (size_t i = 0; i < l.n && rc >= 0; i++) {
-		const char *name = l.names[i];
-		char host[64];
-		long pid;
-		uint64_t inc;
-		if (parse_private(name, host, sizeof host, &pid, &inc) < 0) {
-			if (scope != KAAS_SWEEP_ALL || !kaas_is_temp_name(name))
-				continue; /* not ours to judge */
-		} else if (scope == KAAS_SWEEP_DEAD_LOCAL &&
-			   (strcmp(host, sub->host) != 0 || !local_writer_dead(pid, inc))) {
+		if (!doomed(ctx, sub, l.names[i]))
 			continue;
-		}
-		int u = remove_one(sub, dir, name);
+		int u = remove_one(sub, dir, l.names[i]);
 		if (u > 0)
 			removed++;
 		else if (u < 0)
@@ -144,32 +140,46 @@ int kaas_sweep_temps(struct kaas_substrate *sub, const char *dir, enum kaas_swee
 	return rc < 0 ? rc : removed;
 }
 
+static int doomed_by_scope(void *ctx, struct kaas_substrate *sub, const char *name)
+{
+	enum kaas_sweep_scope scope = *(const enum kaas_sweep_scope *)ctx;
+	char host[64];
+	long pid;
+	uint64_t inc;
+	if (parse_private(name, host, sizeof host, &pid, &inc) < 0)
+		return scope == KAAS_SWEEP_ALL && kaas_is_temp_name(name); /* else not ours to judge */
+	if (scope == KAAS_SWEEP_DEAD_LOCAL)
+		return strcmp(host, sub->host) == 0 && local_writer_dead(pid, inc);
+	return 1;
+}
+
+int kaas_sweep_temps(struct kaas_substrate *sub, const char *dir, enum kaas_sweep_scope scope)
+{
+	return sweep_names(sub, dir, doomed_by_scope, &scope);
+}
+
+struct stale_ctx {
+	kaas_live_fn live;
+	void *arg;
+};
+
+static int doomed_if_dead(void *ctx, struct kaas_substrate *sub, const char *name)
+{
+	const struct stale_ctx *c = ctx;
+	char host[64];
+	long pid;
+	uint64_t inc;
+	if (parse_private(name, host, sizeof host, &pid, &inc) < 0)
+		return 0;
+	if (inc == kaas_incarnation())
+		return 0; /* ours: this process is alive */
+	if (inc == 0 && strcmp(host, sub->host) == 0 && !local_writer_dead(pid, inc))
+		return 0; /* an older-format name of a live local process */
+	return !c->live(c->arg, inc, name);
+}
+
 int kaas_sweep_stale(struct kaas_substrate *sub, const char *dir, kaas_live_fn live, void *arg)
 {
-	struct kaas_dirlist l;
-	int rc = kaas_sub_list(sub, dir, &l);
-	if (rc < 0)
-		return rc;
-	int removed = 0;
-	for (size_t i = 0; i < l.n && rc >= 0; i++) {
-		const char *name = l.names[i];
-		char host[64];
-		long pid;
-		uint64_t inc;
-		if (parse_private(name, host, sizeof host, &pid, &inc) < 0)
-			continue;
-		if (inc == kaas_incarnation())
-			continue; /* ours: this process is alive */
-		if (inc == 0 && strcmp(host, sub->host) == 0 && !local_writer_dead(pid, inc))
-			continue; /* an older-format name of a live local process */
-		if (live(arg, inc, name))
-			continue;
-		int u = remove_one(sub, dir, name);
-		if (u > 0)
-			removed++;
-		else if (u < 0)
-			rc = u;
-	}
-	kaas_dirlist_free(&l);
-	return rc < 0 ? rc : removed;
+	struct stale_ctx c = { live, arg };
+	return sweep_names(sub, dir, doomed_if_dead, &c);
 }
