@@ -2,7 +2,7 @@
  * log.h — the partition log engine: one partition's RecordBatch v2 log on the
  * shared volume, written by the partition's leader only.
  *
- * On the volume (DESIGN.md "On the volume"), in "<data>/<topic>/<partition>/":
+ * On the volume (docs/ON-VOLUME.md has the whole list), in "<data>/<topic>/<partition>/":
  *   manifest-<epoch:010>.json  leader epoch, log start, the segment list with
  *                              the recorded valid end of every sealed segment,
  *                              and the checkpoint (position, next offset) of

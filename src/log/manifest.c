@@ -1,5 +1,5 @@
 /* manifest.c — the partition's fence (fence/epoch-<n>, through the one
- * fencing primitive, contract/epoch_fence.h), manifest.json and
+ * fencing primitive, contract/epoch_fence.h), the per-epoch manifests (manifest-<E>.json) and
  * producer-state.json, every write fenced by the leader epoch.
  *
  * Why a fence apart from the manifest: the manifest is rewritten by the
