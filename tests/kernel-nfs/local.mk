@@ -2,7 +2,7 @@
 # client and server (scripts/nfs-lab boots a User-mode Linux guest with knfsd
 # and N nosharecache mounts of one export; each test runs inside it).
 KERNEL_NFS_TESTS = tests/kernel-nfs/lab_selftest.sh tests/kernel-nfs/substrate_check.sh tests/kernel-nfs/kaasd_roundtrip.sh \
-	tests/kernel-nfs/failover.sh tests/kernel-nfs/knfsd_restart.sh
+	tests/kernel-nfs/failover.sh tests/kernel-nfs/knfsd_restart.sh tests/kernel-nfs/silly_delete.sh
 # Not in the sanitizer build: ASan cannot run inside User-mode Linux (its
 # shadow memory needs addresses up to 0x10007fff7fff; a UML process's address
 # space ends at 0x7fc0000000, and ASan aborts "Shadow memory range interleaves
