@@ -2,7 +2,10 @@
 # client and server (scripts/nfs-lab boots a User-mode Linux guest with knfsd
 # and N nosharecache mounts of one export; each test runs inside it).
 KERNEL_NFS_TESTS = tests/kernel-nfs/lab_selftest.sh tests/kernel-nfs/substrate_check.sh tests/kernel-nfs/kaasd_roundtrip.sh \
-	tests/kernel-nfs/failover.sh tests/kernel-nfs/knfsd_restart.sh tests/kernel-nfs/silly_delete.sh
+	tests/kernel-nfs/failover.sh tests/kernel-nfs/knfsd_restart.sh
+# Longer (2-3.5 min), run on demand, not by CI (its 25-minute budget):
+#   make -C build check TESTS=tests/kernel-nfs/silly_delete.sh
+KERNEL_NFS_LONG = tests/kernel-nfs/silly_delete.sh
 # Not in the sanitizer build: ASan cannot run inside User-mode Linux (its
 # shadow memory needs addresses up to 0x10007fff7fff; a UML process's address
 # space ends at 0x7fc0000000, and ASan aborts "Shadow memory range interleaves
@@ -10,7 +13,7 @@ KERNEL_NFS_TESTS = tests/kernel-nfs/lab_selftest.sh tests/kernel-nfs/substrate_c
 if !SANITIZERS
 TESTS += $(KERNEL_NFS_TESTS)
 endif
-EXTRA_DIST += $(KERNEL_NFS_TESTS) tests/kernel-nfs/kn-lib.sh
+EXTRA_DIST += $(KERNEL_NFS_TESTS) $(KERNEL_NFS_LONG) tests/kernel-nfs/kn-lib.sh
 # The faultfs fidelity scenario (scripts/nfs-fidelity runs it on faultfs and
 # on the lab's kernel mounts and compares).
 check_PROGRAMS += tests/kernel-nfs/fidelity
