@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kaas-test-timeout: 1500
+# kaas-test-timeout: 2400
 # The partition-log tests that take a substrate URL, run over nfs:// (NFSv3,
 # no mount) against a private nfs-ganesha: append/read/roll/retention, zombie
 # fencing between two NFS clients, and the crash sweep.
@@ -11,6 +11,6 @@ nfs_start "$KAAS_SCRATCH/export"
 export KAAS_TEST_URL="$NFS_URL"
 for t in test_log_basic test_log_fence test_log_crash; do
 	echo "== $t on $KAAS_TEST_URL"
-	timeout 600 "$KAAS_TOP_BUILDDIR/tests/log/$t" || kaas_fail "$t failed over nfs://"
+	timeout 900 "$KAAS_TOP_BUILDDIR/tests/log/$t" || kaas_fail "$t failed over nfs://"
 done
 echo "partition-log tests over nfs://: all good"
