@@ -1,7 +1,8 @@
 # Tests: each area keeps its own fragment.  Support code shared by C tests:
 check_LIBRARIES += libkaastest.a
 libkaastest_a_SOURCES = tests/support/crashsub.c tests/support/crashsub.h \
-	tests/support/testdir.c tests/support/testdir.h tests/support/tcp.c tests/support/tcp.h
+	tests/support/testdir.c tests/support/testdir.h \
+	tests/support/kwire.c tests/support/kwire.h tests/support/kgroup.c tests/support/kgroup.h
 TEST_LIBS = libkaastest.a $(KAAS_LIBS) $(CMOCKA_LIBS)
 TEST_CFLAGS = $(AM_CFLAGS)
 # Programs without their own _LDADD (the tests) link this:

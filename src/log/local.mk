@@ -3,8 +3,3 @@ libkaas_a_SOURCES += src/log/log.h src/log/log_internal.h src/log/batch.c src/lo
 	src/log/producer.c src/log/manifest.c src/log/log_open.c src/log/log_recover.c \
 	src/log/log_state.c src/log/log_write.c \
 	src/log/log_read.c src/log/log_retention.c
-
-# The benchmark program behind scripts/bench-log (built by `make check`).
-check_PROGRAMS += src/log/kaas-bench-log
-src_log_kaas_bench_log_SOURCES = src/log/bench_log.c
-src_log_kaas_bench_log_LDADD = $(KAAS_LIBS)

@@ -9,183 +9,43 @@
  *   group_raw HOST:PORT GROUP
  * Exit 0 when every answer is the expected one, 1 otherwise.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include "kafka/codec.h"
-#include "tests/support/tcp.h"
+#include "tests/support/kgroup.h"
+#include "tests/support/kwire.h"
 
 static int failures;
-static const char *group;
+static struct kgroup g = { .client = "group_raw", .session_ms = 10000, .rebalance_ms = 20000 };
 
-#define CHECK(cond, ...)                                                                    \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "FAIL: " __VA_ARGS__);                              \
-			fprintf(stderr, "\n");                                              \
-			failures++;                                                         \
-		}                                                                           \
-	} while (0)
+#define CHECK(...) KWIRE_EXPECT(failures, __VA_ARGS__)
 
-static void start(struct kaas_kw *w, int16_t key, int16_t ver)
-{
-	kaas_kw_init(w);
-	kaas_kw_i32(w, 0);
-	kaas_kw_i16(w, key);
-	kaas_kw_i16(w, ver);
-	kaas_kw_i32(w, key);
-	kaas_kw_str(w, 0, "group_raw");
-}
-
-static void send_req(int fd, struct kaas_kw *w)
-{
-	kaas_kw_put_i32_at(w, 0, (int32_t)(w->len - 4));
-	if (send(fd, w->buf, w->len, MSG_NOSIGNAL) != (ssize_t)w->len)
-		exit(1);
-	kaas_kw_free(w);
-}
-
-static int recv_n(int fd, uint8_t *p, size_t n, int timeout_ms)
-{
-	while (n) {
-		struct pollfd pf = { fd, POLLIN, 0 };
-		if (poll(&pf, 1, timeout_ms) <= 0)
-			return -1;
-		ssize_t r = recv(fd, p, n, 0);
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-/* Read one response into r (body after the correlation id); buf owned. */
-static uint8_t *recv_resp(int fd, struct kaas_kr *r, int timeout_ms)
-{
-	uint8_t h[8];
-	if (recv_n(fd, h, 8, timeout_ms) < 0)
-		return NULL;
-	uint32_t size = ((uint32_t)h[0] << 24) | ((uint32_t)h[1] << 16) | ((uint32_t)h[2] << 8) | h[3];
-	if (size < 4 || size > (1u << 24))
-		exit(1);
-	uint8_t *b = malloc(size);
-	if (!b || recv_n(fd, b, size - 4, 5000) < 0)
-		exit(1);
-	kaas_kr_init(r, b, size - 4);
-	return b;
-}
-
-/* Has a response arrived within timeout? */
-static int readable(int fd, int timeout_ms)
-{
-	struct pollfd pf = { fd, POLLIN, 0 };
-	return poll(&pf, 1, timeout_ms) > 0;
-}
-
+/* A JoinGroup as `member` ("" for a new one); its metadata is the member id. */
 static void send_join(int fd, const char *member)
 {
-	struct kaas_kw w;
-	start(&w, 11, 5);
-	kaas_kw_str(&w, 0, group);
-	kaas_kw_i32(&w, 10000);
-	kaas_kw_i32(&w, 20000);
-	kaas_kw_str(&w, 0, member);
-	kaas_kw_str(&w, 0, NULL);
-	kaas_kw_str(&w, 0, "consumer");
-	kaas_kw_i32(&w, 1);
-	kaas_kw_str(&w, 0, "range");
-	kaas_kw_bytes(&w, 0, member[0] ? member : "new", member[0] ? (int32_t)strlen(member) : 3);
-	send_req(fd, &w);
+	kgroup_send_join(fd, &g, member, NULL, member[0] ? member : "new");
 }
 
-struct join_ans {
-	int16_t err;
-	int32_t gen;
-	char leader[128], member[128];
-	int32_t nmembers;
-};
-
-static void recv_join(int fd, struct join_ans *a)
+static void recv_join(int fd, struct kgroup_join *a)
 {
-	struct kaas_kr r;
-	uint8_t *b = recv_resp(fd, &r, 15000);
-	if (!b) {
-		fprintf(stderr, "FAIL: no JoinGroup answer\n");
-		exit(1);
-	}
-	(void)kaas_kr_i32(&r);
-	a->err = kaas_kr_i16(&r);
-	a->gen = kaas_kr_i32(&r);
-	(void)kaas_kr_str(&r, 0);
-	struct kaas_kslice l = kaas_kr_str(&r, 0), m = kaas_kr_str(&r, 0);
-	a->nmembers = kaas_kr_array(&r, 0, 1);
-	snprintf(a->leader, sizeof(a->leader), "%.*s", l.len, (const char *)l.p);
-	snprintf(a->member, sizeof(a->member), "%.*s", m.len, (const char *)m.p);
-	free(b);
-}
-
-static int16_t heartbeat(int fd, int32_t gen, const char *member)
-{
-	struct kaas_kw w;
-	start(&w, 12, 3);
-	kaas_kw_str(&w, 0, group);
-	kaas_kw_i32(&w, gen);
-	kaas_kw_str(&w, 0, member);
-	kaas_kw_str(&w, 0, NULL);
-	send_req(fd, &w);
-	struct kaas_kr r;
-	uint8_t *b = recv_resp(fd, &r, 5000);
-	if (!b)
-		exit(1);
-	(void)kaas_kr_i32(&r);
-	int16_t e = kaas_kr_i16(&r);
-	free(b);
-	return e;
-}
-
-/* SyncGroup; with two assignments when `leader`. */
-static void send_sync(int fd, int32_t gen, const char *member, const char *m1, const char *m2)
-{
-	struct kaas_kw w;
-	start(&w, 14, 3);
-	kaas_kw_str(&w, 0, group);
-	kaas_kw_i32(&w, gen);
-	kaas_kw_str(&w, 0, member);
-	kaas_kw_str(&w, 0, NULL);
-	int n = (m1 != NULL) + (m2 != NULL);
-	kaas_kw_i32(&w, n);
-	if (m1) {
-		kaas_kw_str(&w, 0, m1);
-		kaas_kw_bytes(&w, 0, "for-1", 5);
-	}
-	if (m2) {
-		kaas_kw_str(&w, 0, m2);
-		kaas_kw_bytes(&w, 0, "for-2", 5);
-	}
-	send_req(fd, &w);
+	kgroup_recv_join(fd, a);
 }
 
 static int16_t recv_sync(int fd, char *assignment, size_t size)
 {
-	struct kaas_kr r;
-	uint8_t *b = recv_resp(fd, &r, 15000);
-	if (!b) {
-		fprintf(stderr, "FAIL: no SyncGroup answer\n");
-		exit(1);
-	}
-	(void)kaas_kr_i32(&r);
-	int16_t e = kaas_kr_i16(&r);
-	struct kaas_kslice a = kaas_kr_nbytes(&r, 0);
-	snprintf(assignment, size, "%.*s", a.len > 0 ? a.len : 0, a.len > 0 ? (const char *)a.p : "");
-	free(b);
-	return e;
+	return kgroup_recv_sync(fd, assignment, size);
+}
+
+static int16_t heartbeat(int fd, int32_t gen, const char *member)
+{
+	return kgroup_heartbeat(fd, &g, gen, member, NULL);
+}
+
+/* SyncGroup; a leader assigns "for-1" to m1 and "for-2" to m2. */
+static void send_sync(int fd, int32_t gen, const char *member, const char *m1, const char *m2)
+{
+	kgroup_send_sync(fd, &g, gen, member, NULL, m1, m2);
 }
 
 int main(int argc, char **argv)
@@ -194,9 +54,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: group_raw HOST:PORT GROUP\n");
 		return 2;
 	}
-	group = argv[2];
-	int c1 = kaas_test_connect(argv[1]), c2 = kaas_test_connect(argv[1]);
-	struct join_ans j1, j2;
+	g.group = argv[2];
+	int c1 = kwire_connect(argv[1], 5000), c2 = kwire_connect(argv[1], 5000);
+	if (c1 < 0 || c2 < 0) {
+		fprintf(stderr, "cannot connect to %s\n", argv[1]);
+		return 1;
+	}
+	struct kgroup_join j1, j2;
 	char a[64];
 
 	send_join(c1, "");
@@ -222,7 +86,7 @@ int main(int argc, char **argv)
 	char m2[128];
 	snprintf(m2, sizeof(m2), "%s", j2.member);
 	send_join(c2, m2);
-	CHECK(!readable(c2, 300), "the second join was answered before the rebalance completed");
+	CHECK(!kwire_readable(c2, 300), "the second join was answered before the rebalance completed");
 	CHECK(heartbeat(c1, 1, m1) == 27, "heartbeat during the rebalance: not REBALANCE_IN_PROGRESS");
 	send_join(c1, m1);
 	recv_join(c1, &j1);
@@ -233,7 +97,7 @@ int main(int argc, char **argv)
 	      "follower's join: error %d generation %d members %d", j2.err, j2.gen, j2.nmembers);
 	/* The follower's sync waits for the leader's assignments. */
 	send_sync(c2, 2, m2, NULL, NULL);
-	CHECK(!readable(c2, 300), "the follower's sync was answered before the leader's");
+	CHECK(!kwire_readable(c2, 300), "the follower's sync was answered before the leader's");
 	send_sync(c1, 2, m1, m1, m2);
 	CHECK(recv_sync(c1, a, sizeof(a)) == 0 && strcmp(a, "for-1") == 0, "leader's sync: '%s'", a);
 	CHECK(recv_sync(c2, a, sizeof(a)) == 0 && strcmp(a, "for-2") == 0, "follower's sync: '%s'", a);
@@ -241,25 +105,8 @@ int main(int argc, char **argv)
 	CHECK(recv_sync(c1, a, sizeof(a)) == 22, "sync at an old generation: not ILLEGAL_GENERATION");
 
 	/* The second member leaves: the first is told to rejoin. */
-	struct kaas_kw w;
-	start(&w, 13, 3);
-	kaas_kw_str(&w, 0, group);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_str(&w, 0, m2);
-	kaas_kw_str(&w, 0, NULL);
-	send_req(c2, &w);
-	struct kaas_kr r;
-	uint8_t *b = recv_resp(c2, &r, 5000);
-	if (!b)
-		return 1;
-	(void)kaas_kr_i32(&r);
-	int16_t top = kaas_kr_i16(&r);
-	int32_t n = kaas_kr_array(&r, 0, 1);
-	(void)kaas_kr_str(&r, 0);
-	(void)kaas_kr_nstr(&r, 0);
-	int16_t me = kaas_kr_i16(&r);
-	free(b);
-	CHECK(top == 0 && n == 1 && me == 0, "leave: %d/%d/%d", top, n, me);
+	int16_t left = kgroup_leave(c2, &g, m2, NULL);
+	CHECK(left == 0, "leave: %d", left);
 	CHECK(heartbeat(c1, 2, m1) == 27, "after a leave: not REBALANCE_IN_PROGRESS");
 	CHECK(heartbeat(c2, 2, m2) == 25, "the member that left: not UNKNOWN_MEMBER_ID");
 	close(c1);

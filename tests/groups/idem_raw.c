@@ -25,85 +25,25 @@
  *                                   copy) and seq 2 lands at OFFSET+2
  * Exit 0 when every answer is the expected one, 1 otherwise.
  */
-#include <arpa/inet.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "kafka/codec.h"
-#include "tests/support/tcp.h"
-#include "util/crc32c.h"
-
-static int xfer(int fd, struct kaas_kw *w, uint8_t **body, size_t *len)
-{
-	kaas_kw_put_i32_at(w, 0, (int32_t)(w->len - 4));
-	const uint8_t *p = w->buf;
-	size_t n = w->len;
-	while (n) {
-		ssize_t s = send(fd, p, n, MSG_NOSIGNAL);
-		if (s <= 0)
-			return -1;
-		p += s;
-		n -= (size_t)s;
-	}
-	uint8_t h[8];
-	size_t got = 0, want = 8;
-	uint8_t *dst = h;
-	for (int phase = 0; phase < 2; phase++) {
-		while (got < want) {
-			struct pollfd pf = { fd, POLLIN, 0 };
-			if (poll(&pf, 1, 15000) <= 0)
-				return -1;
-			ssize_t r = recv(fd, dst + got, want - got, 0);
-			if (r <= 0)
-				return -1;
-			got += (size_t)r;
-		}
-		if (phase == 0) {
-			uint32_t size = ((uint32_t)h[0] << 24) | ((uint32_t)h[1] << 16) |
-					((uint32_t)h[2] << 8) | h[3];
-			if (size < 4 || size > (1u << 24))
-				return -1;
-			*len = size - 4;
-			*body = malloc(*len + 1);
-			dst = *body;
-			got = 0;
-			want = *len;
-		}
-	}
-	return 0;
-}
-
-static void header(struct kaas_kw *w, int16_t key, int16_t ver)
-{
-	kaas_kw_i32(w, 0);
-	kaas_kw_i16(w, key);
-	kaas_kw_i16(w, ver);
-	kaas_kw_i32(w, 1);
-	kaas_kw_str(w, 0, "idem_raw");
-}
+#include "tests/support/kwire.h"
 
 static int64_t init_pid(int fd)
 {
 	struct kaas_kw w;
-	kaas_kw_init(&w);
-	header(&w, 22, 1);
+	kwire_begin(&w, 22, 1, 1, "idem_raw");
 	kaas_kw_str(&w, 0, NULL);
 	kaas_kw_i32(&w, 60000);
-	uint8_t *b = NULL;
-	size_t len = 0;
-	int rc = xfer(fd, &w, &b, &len);
-	kaas_kw_free(&w);
-	if (rc < 0)
-		return -1;
 	struct kaas_kr r;
-	kaas_kr_init(&r, b, len);
+	uint8_t *b = kwire_call(fd, &w, &r, 15000);
+	if (!b)
+		return -1;
 	(void)kaas_kr_i32(&r);
 	int16_t err = kaas_kr_i16(&r);
 	int64_t pid = kaas_kr_i64(&r);
@@ -116,69 +56,27 @@ static int64_t init_pid(int fd)
 static int produce(int fd, const char *topic, int64_t pid, int16_t epoch, int32_t seq, int n,
 		   int64_t *off)
 {
-	struct kaas_kw b;
-	kaas_kw_init(&b);
-	int64_t now = (int64_t)time(NULL) * 1000;
-	kaas_kw_i64(&b, 0);
-	kaas_kw_i32(&b, 0);
-	kaas_kw_i32(&b, -1);
-	kaas_kw_i8(&b, 2);
-	kaas_kw_i32(&b, 0);
-	kaas_kw_i16(&b, 0);
-	kaas_kw_i32(&b, n - 1);
-	kaas_kw_i64(&b, now);
-	kaas_kw_i64(&b, now);
-	kaas_kw_i64(&b, pid);
-	kaas_kw_i16(&b, epoch);
-	kaas_kw_i32(&b, seq);
-	kaas_kw_i32(&b, n);
+	struct kaas_kw recs;
+	kaas_kw_init(&recs);
 	for (int i = 0; i < n; i++) {
 		char v[32];
 		int vl = snprintf(v, sizeof(v), "s%d", seq + i);
-		struct kaas_kw rec;
-		kaas_kw_init(&rec);
-		kaas_kw_i8(&rec, 0);
-		kaas_kw_varlong(&rec, 0);
-		kaas_kw_varint(&rec, i);
-		kaas_kw_varint(&rec, -1);
-		kaas_kw_varint(&rec, vl);
-		kaas_kw_raw(&rec, v, (size_t)vl);
-		kaas_kw_varint(&rec, 0);
-		kaas_kw_varint(&b, (int32_t)rec.len);
-		kaas_kw_raw(&b, rec.buf, rec.len);
-		kaas_kw_free(&rec);
+		kwire_record(&recs, 0, i, v, vl);
 	}
-	kaas_kw_put_i32_at(&b, 8, (int32_t)(b.len - 12));
-	kaas_kw_put_i32_at(&b, 17, (int32_t)kaas_crc32c(0, b.buf + 21, b.len - 21));
+	int64_t now = (int64_t)time(NULL) * 1000;
+	struct kwire_batch h = { .last_offset_delta = n - 1, .first_ts = now, .max_ts = now,
+				 .producer_id = pid, .producer_epoch = epoch,
+				 .base_sequence = seq, .count = n };
 	struct kaas_kw w;
-	kaas_kw_init(&w);
-	header(&w, 0, 3);
-	kaas_kw_str(&w, 0, NULL);
-	kaas_kw_i16(&w, -1);
-	kaas_kw_i32(&w, 10000);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_str(&w, 0, topic);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_i32(&w, 0);
-	kaas_kw_bytes(&w, 0, b.buf, (int32_t)b.len);
-	kaas_kw_free(&b);
-	uint8_t *body = NULL;
-	size_t len = 0;
-	int rc = xfer(fd, &w, &body, &len);
-	kaas_kw_free(&w);
-	if (rc < 0)
-		return -1000;
+	kwire_produce_begin(&w, 1, "idem_raw", topic);
+	kwire_batch(&w, &h, recs.buf, recs.len);
+	kaas_kw_free(&recs);
 	struct kaas_kr r;
-	kaas_kr_init(&r, body, len);
-	(void)kaas_kr_i32(&r);
-	(void)kaas_kr_str(&r, 0);
-	(void)kaas_kr_i32(&r);
-	(void)kaas_kr_i32(&r);
-	int16_t err = kaas_kr_i16(&r);
-	*off = kaas_kr_i64(&r);
-	int ok = kaas_kr_ok(&r);
+	uint8_t *body = kwire_call(fd, &w, &r, 15000);
+	int16_t err = 0;
+	int rc = body ? kwire_produce_answer(&r, &err, off) : -1;
 	free(body);
-	return ok ? err : -1000;
+	return rc < 0 ? -1000 : err;
 }
 
 static int failures;
@@ -197,7 +95,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: idem_raw HOST:PORT pid | seq TOPIC\n");
 		return 2;
 	}
-	int fd = kaas_test_connect(argv[1]);
+	int fd = kwire_connect(argv[1], 5000);
 	if (fd < 0) {
 		fprintf(stderr, "cannot connect to %s\n", argv[1]);
 		return 1;

@@ -23,186 +23,53 @@
  *     of both, answered no sooner than MS after the first join.
  * Exit 0 when every answer is the expected one, 1 otherwise.
  */
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "kafka/codec.h"
-#include "tests/support/tcp.h"
+#include "tests/support/kgroup.h"
+#include "tests/support/kwire.h"
 
 #define FENCED 82
 
 static int failures;
-static const char *group;
-static int32_t session_ms = 10000, rebalance_ms = 20000; /* of the next JoinGroup */
+static struct kgroup g = { .client = "static_raw", .session_ms = 10000, .rebalance_ms = 20000 };
 
-#define CHECK(cond, ...)                                                                    \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "FAIL: " __VA_ARGS__);                              \
-			fprintf(stderr, "\n");                                              \
-			failures++;                                                         \
-		}                                                                           \
-	} while (0)
-
-static void start(struct kaas_kw *w, int16_t key, int16_t ver)
-{
-	kaas_kw_init(w);
-	kaas_kw_i32(w, 0);
-	kaas_kw_i16(w, key);
-	kaas_kw_i16(w, ver);
-	kaas_kw_i32(w, key);
-	kaas_kw_str(w, 0, "static_raw");
-}
-
-static void send_req(int fd, struct kaas_kw *w)
-{
-	kaas_kw_put_i32_at(w, 0, (int32_t)(w->len - 4));
-	if (send(fd, w->buf, w->len, MSG_NOSIGNAL) != (ssize_t)w->len)
-		exit(1);
-	kaas_kw_free(w);
-}
-
-static int recv_n(int fd, uint8_t *p, size_t n, int timeout_ms)
-{
-	while (n) {
-		struct pollfd pf = { fd, POLLIN, 0 };
-		if (poll(&pf, 1, timeout_ms) <= 0)
-			return -1;
-		ssize_t r = recv(fd, p, n, 0);
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-/* One response into r (body after the correlation id); exits on none. */
-static uint8_t *recv_resp(int fd, struct kaas_kr *r, const char *what)
-{
-	uint8_t h[8];
-	if (recv_n(fd, h, 8, 15000) < 0) {
-		fprintf(stderr, "FAIL: no %s answer\n", what);
-		exit(1);
-	}
-	uint32_t size = ((uint32_t)h[0] << 24) | ((uint32_t)h[1] << 16) | ((uint32_t)h[2] << 8) | h[3];
-	if (size < 4 || size > (1u << 24))
-		exit(1);
-	uint8_t *b = malloc(size);
-	if (!b || recv_n(fd, b, size - 4, 5000) < 0)
-		exit(1);
-	kaas_kr_init(r, b, size - 4);
-	return b;
-}
-
-static int readable(int fd, int timeout_ms)
-{
-	struct pollfd pf = { fd, POLLIN, 0 };
-	return poll(&pf, 1, timeout_ms) > 0;
-}
+#define CHECK(...) KWIRE_EXPECT(failures, __VA_ARGS__)
 
 static void send_join(int fd, const char *member, const char *instance)
 {
-	struct kaas_kw w;
-	start(&w, 11, 5);
-	kaas_kw_str(&w, 0, group);
-	kaas_kw_i32(&w, session_ms);
-	kaas_kw_i32(&w, rebalance_ms);
-	kaas_kw_str(&w, 0, member);
-	kaas_kw_str(&w, 0, instance);
-	kaas_kw_str(&w, 0, "consumer");
-	kaas_kw_i32(&w, 1);
-	kaas_kw_str(&w, 0, "range");
-	kaas_kw_bytes(&w, 0, "meta", 4);
-	send_req(fd, &w);
+	kgroup_send_join(fd, &g, member, instance, "meta");
 }
 
-struct join_ans {
-	int16_t err;
-	int32_t gen;
-	char leader[128], member[128];
-	int32_t nmembers;
-};
-
-static void recv_join(int fd, struct join_ans *a)
+static void recv_join(int fd, struct kgroup_join *a)
 {
-	struct kaas_kr r;
-	uint8_t *b = recv_resp(fd, &r, "JoinGroup");
-	(void)kaas_kr_i32(&r);
-	a->err = kaas_kr_i16(&r);
-	a->gen = kaas_kr_i32(&r);
-	(void)kaas_kr_str(&r, 0);
-	struct kaas_kslice l = kaas_kr_str(&r, 0), m = kaas_kr_str(&r, 0);
-	a->nmembers = kaas_kr_array(&r, 0, 1);
-	snprintf(a->leader, sizeof(a->leader), "%.*s", l.len > 0 ? l.len : 0, (const char *)l.p);
-	snprintf(a->member, sizeof(a->member), "%.*s", m.len > 0 ? m.len : 0, (const char *)m.p);
-	free(b);
-}
-
-static int16_t heartbeat(int fd, int32_t gen, const char *member, const char *instance)
-{
-	struct kaas_kw w;
-	start(&w, 12, 3);
-	kaas_kw_str(&w, 0, group);
-	kaas_kw_i32(&w, gen);
-	kaas_kw_str(&w, 0, member);
-	kaas_kw_str(&w, 0, instance);
-	send_req(fd, &w);
-	struct kaas_kr r;
-	uint8_t *b = recv_resp(fd, &r, "Heartbeat");
-	(void)kaas_kr_i32(&r);
-	int16_t e = kaas_kr_i16(&r);
-	free(b);
-	return e;
-}
-
-/* SyncGroup v3; the leader hands "for-1" to m1 and "for-2" to m2. */
-static int16_t sync_group(int fd, int32_t gen, const char *member, const char *instance,
-			  const char *m1, const char *m2, char *assignment, size_t size)
-{
-	struct kaas_kw w;
-	start(&w, 14, 3);
-	kaas_kw_str(&w, 0, group);
-	kaas_kw_i32(&w, gen);
-	kaas_kw_str(&w, 0, member);
-	kaas_kw_str(&w, 0, instance);
-	kaas_kw_i32(&w, (m1 != NULL) + (m2 != NULL));
-	if (m1) {
-		kaas_kw_str(&w, 0, m1);
-		kaas_kw_bytes(&w, 0, "for-1", 5);
-	}
-	if (m2) {
-		kaas_kw_str(&w, 0, m2);
-		kaas_kw_bytes(&w, 0, "for-2", 5);
-	}
-	send_req(fd, &w);
-	if (!assignment)
-		return 0;
-	struct kaas_kr r;
-	uint8_t *b = recv_resp(fd, &r, "SyncGroup");
-	(void)kaas_kr_i32(&r);
-	int16_t e = kaas_kr_i16(&r);
-	struct kaas_kslice a = kaas_kr_nbytes(&r, 0);
-	snprintf(assignment, size, "%.*s", a.len > 0 ? a.len : 0, a.len > 0 ? (const char *)a.p : "");
-	free(b);
-	return e;
+	kgroup_recv_join(fd, a);
 }
 
 static int16_t recv_sync(int fd, char *assignment, size_t size)
 {
-	struct kaas_kr r;
-	uint8_t *b = recv_resp(fd, &r, "SyncGroup");
-	(void)kaas_kr_i32(&r);
-	int16_t e = kaas_kr_i16(&r);
-	struct kaas_kslice a = kaas_kr_nbytes(&r, 0);
-	snprintf(assignment, size, "%.*s", a.len > 0 ? a.len : 0, a.len > 0 ? (const char *)a.p : "");
-	free(b);
-	return e;
+	return kgroup_recv_sync(fd, assignment, size);
+}
+
+static int16_t leave(int fd, const char *member, const char *instance)
+{
+	return kgroup_leave(fd, &g, member, instance);
+}
+
+static int16_t heartbeat(int fd, int32_t gen, const char *member, const char *instance)
+{
+	return kgroup_heartbeat(fd, &g, gen, member, instance);
+}
+
+/* SyncGroup v3 (see kgroup_send_sync); its answer when `assignment`. */
+static int16_t sync_group(int fd, int32_t gen, const char *member, const char *instance,
+			  const char *m1, const char *m2, char *assignment, size_t size)
+{
+	kgroup_send_sync(fd, &g, gen, member, instance, m1, m2);
+	return assignment ? kgroup_recv_sync(fd, assignment, size) : 0;
 }
 
 /* OffsetCommit v7 of offset 1 of partition 0 of `topic`: the partition's error. */
@@ -210,8 +77,8 @@ static int16_t commit(int fd, int32_t gen, const char *member, const char *insta
 		      const char *topic)
 {
 	struct kaas_kw w;
-	start(&w, 8, 7);
-	kaas_kw_str(&w, 0, group);
+	kgroup_begin(&w, &g, 8, 7);
+	kaas_kw_str(&w, 0, g.group);
 	kaas_kw_i32(&w, gen);
 	kaas_kw_str(&w, 0, member);
 	kaas_kw_str(&w, 0, instance);
@@ -222,9 +89,9 @@ static int16_t commit(int fd, int32_t gen, const char *member, const char *insta
 	kaas_kw_i64(&w, 1);
 	kaas_kw_i32(&w, -1);
 	kaas_kw_str(&w, 0, NULL);
-	send_req(fd, &w);
+	kgroup_send(fd, &w, "OffsetCommit");
 	struct kaas_kr r;
-	uint8_t *b = recv_resp(fd, &r, "OffsetCommit");
+	uint8_t *b = kgroup_answer(fd, &r, "OffsetCommit");
 	(void)kaas_kr_i32(&r);
 	int16_t e = -1;
 	if (kaas_kr_array(&r, 0, 1) == 1) {
@@ -238,44 +105,18 @@ static int16_t commit(int fd, int32_t gen, const char *member, const char *insta
 	return e;
 }
 
-/* LeaveGroup v3 of one member identity: the member's error (the top-level
- * one when that is set). */
-static int16_t leave(int fd, const char *member, const char *instance)
-{
-	struct kaas_kw w;
-	start(&w, 13, 3);
-	kaas_kw_str(&w, 0, group);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_str(&w, 0, member);
-	kaas_kw_str(&w, 0, instance);
-	send_req(fd, &w);
-	struct kaas_kr r;
-	uint8_t *b = recv_resp(fd, &r, "LeaveGroup");
-	(void)kaas_kr_i32(&r);
-	int16_t top = kaas_kr_i16(&r);
-	int32_t n = kaas_kr_array(&r, 0, 1);
-	int16_t e = top;
-	if (!top && n == 1) {
-		(void)kaas_kr_str(&r, 0);
-		(void)kaas_kr_nstr(&r, 0);
-		e = kaas_kr_i16(&r);
-	}
-	free(b);
-	return e;
-}
-
 /* DescribeGroups v4: "member=instance" pairs (instance "-" when null),
  * sorted by the caller's expectations: written in response order. */
 static void describe(int fd, char *out, size_t size)
 {
 	struct kaas_kw w;
-	start(&w, 15, 4);
+	kgroup_begin(&w, &g, 15, 4);
 	kaas_kw_i32(&w, 1);
-	kaas_kw_str(&w, 0, group);
+	kaas_kw_str(&w, 0, g.group);
 	kaas_kw_i8(&w, 0);
-	send_req(fd, &w);
+	kgroup_send(fd, &w, "DescribeGroups");
 	struct kaas_kr r;
-	uint8_t *b = recv_resp(fd, &r, "DescribeGroups");
+	uint8_t *b = kgroup_answer(fd, &r, "DescribeGroups");
 	(void)kaas_kr_i32(&r);
 	out[0] = '\0';
 	if (kaas_kr_array(&r, 0, 1) == 1) {
@@ -310,8 +151,8 @@ static double now_ms(void)
 
 static int initial_delay(const char *hostport, int delay_ms)
 {
-	int c1 = kaas_test_connect(hostport), c2 = kaas_test_connect(hostport);
-	struct join_ans j1, j2;
+	int c1 = kwire_connect(hostport, 5000), c2 = kwire_connect(hostport, 5000);
+	struct kgroup_join j1, j2;
 	double t0 = now_ms();
 	send_join(c1, "", "delay-1");
 	usleep(200000);
@@ -337,17 +178,17 @@ static int initial_delay(const char *hostport, int delay_ms)
 int main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[3], "delay") == 0) {
-		group = argv[2];
+		g.group = argv[2];
 		return initial_delay(argv[1], atoi(argv[4]));
 	}
 	if (argc != 3) {
 		fprintf(stderr, "usage: static_raw HOST:PORT GROUP\n");
 		return 2;
 	}
-	group = argv[2];
-	int c1 = kaas_test_connect(argv[1]), c2 = kaas_test_connect(argv[1]),
-	    c3 = kaas_test_connect(argv[1]);
-	struct join_ans j1, j2, j3;
+	g.group = argv[2];
+	int c1 = kwire_connect(argv[1], 5000), c2 = kwire_connect(argv[1], 5000),
+	    c3 = kwire_connect(argv[1], 5000);
+	struct kgroup_join j1, j2, j3;
 	char a[64], m1[128], m2[128], m3[128], d[512], want[512];
 
 	/* A static member joins directly. */
@@ -435,13 +276,13 @@ int main(int argc, char **argv)
 
 	/* A static leader misses a rebalance (another group). */
 	char g2[200];
-	snprintf(g2, sizeof(g2), "%s-2", group);
-	group = g2;
-	session_ms = 8000;
-	rebalance_ms = 2000;
-	c1 = kaas_test_connect(argv[1]);
-	c2 = kaas_test_connect(argv[1]);
-	c3 = kaas_test_connect(argv[1]);
+	snprintf(g2, sizeof(g2), "%s-2", g.group);
+	g.group = g2;
+	g.session_ms = 8000;
+	g.rebalance_ms = 2000;
+	c1 = kwire_connect(argv[1], 5000);
+	c2 = kwire_connect(argv[1], 5000);
+	c3 = kwire_connect(argv[1], 5000);
 	send_join(c1, "", "inst-s");
 	recv_join(c1, &j1);
 	snprintf(m1, sizeof(m1), "%s", j1.member);
@@ -451,7 +292,7 @@ int main(int argc, char **argv)
 	recv_join(c2, &j2);
 	snprintf(m2, sizeof(m2), "%s", j2.member);
 	send_join(c2, m2, NULL); /* the static leader never rejoins */
-	CHECK(!readable(c2, 1000), "the rebalance completed without waiting for the static member");
+	CHECK(!kwire_readable(c2, 1000), "the rebalance completed without waiting for the static member");
 	recv_join(c2, &j2);
 	CHECK(j2.err == 0 && j2.gen == 2 && strcmp(j2.leader, m2) == 0 && j2.nmembers == 2,
 	      "without the static leader: error %d generation %d leader '%s' (want '%s') members %d (want 2)",

@@ -13,5 +13,4 @@ MULTIBROKER_TESTS = tests/multibroker/failover.sh tests/multibroker/controller.s
 	tests/multibroker/offline_retry.sh tests/multibroker/corrupt_assignment.sh \
 	tests/multibroker/paused_controller.sh
 TESTS += $(MULTIBROKER_TESTS)
-EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/mb-lib.sh tests/multibroker/check_acked.sh \
-	tests/multibroker/bench_failover.sh
+EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/mb-lib.sh tests/multibroker/check_acked.sh

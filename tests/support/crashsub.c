@@ -132,17 +132,38 @@ static int gate(struct crash_sub *s)
 	return 0;
 }
 
-static int gate_sync(struct crash_sub *s)
+/* gate, then the at-th op of one kind (counted in *count while `at` is set)
+ * fails with fail_errno: 0 to go ahead or -errno. */
+static int gate_nth(struct crash_sub *s, unsigned at, unsigned *count, const char *op,
+		    const char *path)
 {
 	int rc = gate(s);
 	if (rc < 0)
 		return rc;
-	s->fsyncs++;
-	if (s->o.crash_at_fsync && s->fsyncs == s->o.crash_at_fsync) {
+	if (at && ++*count == at)
+		return kaas_sub_fail(s->o.fail_errno ? s->o.fail_errno : EIO,
+				     "crashsub: injected failure of %s %u (%s)", op, *count, path);
+	return 0;
+}
+
+/* gate, then count one op of a kind in *count: the at-th (at set) crashes
+ * the host and fails with -EIO.  0 to go ahead or -errno. */
+static int gate_crash(struct crash_sub *s, unsigned at, unsigned *count, const char *op)
+{
+	int rc = gate(s);
+	if (rc < 0)
+		return rc;
+	++*count;
+	if (at && *count == at) {
 		apply_crash(s);
-		return kaas_sub_fail(EIO, "crashsub: crashed at fsync %u", s->fsyncs);
+		return kaas_sub_fail(EIO, "crashsub: crashed at %s %u", op, *count);
 	}
 	return 0;
+}
+
+static int gate_sync(struct crash_sub *s)
+{
+	return gate_crash(s, s->o.crash_at_fsync, &s->fsyncs, "fsync");
 }
 
 static void cs_destroy(struct kaas_substrate *sub)
@@ -203,23 +224,19 @@ static ssize_t cs_pread(struct kaas_file *f, void *buf, size_t len, uint64_t off
 	return kaas_sub_pread(CF(f)->lower, buf, len, off);
 }
 
-static ssize_t cs_pwrite(struct kaas_file *f, const void *buf, size_t len, uint64_t off)
+/* Record how to undo a change of f's file at [off, off+len) (a write, or a
+ * truncate: len 0 when it grows the file) made while the file is oldsize
+ * bytes long: the bytes it overwrites, and the old size.  0 or -errno. */
+static int save_undo(struct crash_sub *s, struct kaas_file *f, uint64_t off, uint64_t len,
+		     uint64_t oldsize)
 {
-	struct crash_sub *s = CS(f->sub);
-	int rc = gate(s);
-	if (rc < 0)
-		return rc;
-	struct kaas_stat st;
-	rc = kaas_sub_fstat(CF(f)->lower, &st);
-	if (rc < 0)
-		return rc;
 	struct undo *u = calloc(1, sizeof *u);
 	if (!u)
 		return -ENOMEM;
 	u->off = off;
-	u->oldsize = st.size;
-	if (off < st.size) {
-		u->savedlen = (size_t)((off + len <= st.size) ? len : st.size - off);
+	u->oldsize = oldsize;
+	if (off < oldsize) {
+		u->savedlen = (size_t)((off + len <= oldsize) ? len : oldsize - off);
 		u->saved = malloc(u->savedlen);
 		if (!u->saved || kaas_sub_pread_full(CF(f)->lower, u->saved, u->savedlen, off) !=
 					 (ssize_t)u->savedlen) {
@@ -232,7 +249,32 @@ static ssize_t cs_pwrite(struct kaas_file *f, const void *buf, size_t len, uint6
 	struct pathrec *p = find_path(s, f->path, 1);
 	u->next = p->undo;
 	p->undo = u;
-	return kaas_sub_pwrite(CF(f)->lower, buf, len, off);
+	return 0;
+}
+
+/* gate, then save_undo for a write of len bytes at off or (truncate) a
+ * truncate to size off, measured against the file's size now. */
+static int gate_change(struct kaas_file *f, uint64_t off, uint64_t len, int truncate)
+{
+	struct crash_sub *s = CS(f->sub);
+	int rc = gate(s);
+	if (rc < 0)
+		return rc;
+	struct kaas_stat st;
+	rc = kaas_sub_fstat(CF(f)->lower, &st);
+	if (rc < 0)
+		return rc;
+	if (truncate) {
+		len = off < st.size ? st.size - off : 0;
+		off = off < st.size ? off : st.size;
+	}
+	return save_undo(s, f, off, len, st.size);
+}
+
+static ssize_t cs_pwrite(struct kaas_file *f, const void *buf, size_t len, uint64_t off)
+{
+	int rc = gate_change(f, off, len, 0);
+	return rc < 0 ? rc : kaas_sub_pwrite(CF(f)->lower, buf, len, off);
 }
 
 /* Has handle f itself unsynced changes to its file (commit_per_handle)? */
@@ -263,35 +305,8 @@ static int cs_fsync(struct kaas_file *f)
 
 static int cs_ftruncate(struct kaas_file *f, uint64_t size)
 {
-	struct crash_sub *s = CS(f->sub);
-	int rc = gate(s);
-	if (rc < 0)
-		return rc;
-	struct kaas_stat st;
-	rc = kaas_sub_fstat(CF(f)->lower, &st);
-	if (rc < 0)
-		return rc;
-	if (size < st.size) {
-		struct undo *u = calloc(1, sizeof *u);
-		u->off = size;
-		u->oldsize = st.size;
-		u->savedlen = (size_t)(st.size - size);
-		u->saved = malloc(u->savedlen);
-		kaas_sub_pread_full(CF(f)->lower, u->saved, u->savedlen, size);
-		u->writer = CF(f)->id;
-		struct pathrec *p = find_path(s, f->path, 1);
-		u->next = p->undo;
-		p->undo = u;
-	} else {
-		struct undo *u = calloc(1, sizeof *u);
-		u->off = st.size;
-		u->oldsize = st.size;
-		u->writer = CF(f)->id;
-		struct pathrec *p = find_path(s, f->path, 1);
-		u->next = p->undo;
-		p->undo = u;
-	}
-	return kaas_sub_ftruncate(CF(f)->lower, size);
+	int rc = gate_change(f, size, 0, 1);
+	return rc < 0 ? rc : kaas_sub_ftruncate(CF(f)->lower, size);
 }
 
 static int cs_fstat(struct kaas_file *f, struct kaas_stat *st)
@@ -309,14 +324,9 @@ static int cs_stat(struct kaas_substrate *sub, const char *path, struct kaas_sta
 static int cs_rename(struct kaas_substrate *sub, const char *from, const char *to)
 {
 	struct crash_sub *s = CS(sub);
-	int rc = gate(s);
+	int rc = gate_crash(s, s->o.crash_at_rename, &s->renames, "rename");
 	if (rc < 0)
 		return rc;
-	s->renames++;
-	if (s->o.crash_at_rename && s->renames == s->o.crash_at_rename) {
-		apply_crash(s);
-		return kaas_sub_fail(EIO, "crashsub: crashed at rename %u", s->renames);
-	}
 	rc = kaas_sub_rename(s->lower, from, to);
 	if (rc == 0) {
 		drop_path(s, to);
@@ -332,12 +342,9 @@ static int cs_rename(struct kaas_substrate *sub, const char *from, const char *t
 static int cs_unlink(struct kaas_substrate *sub, const char *path)
 {
 	struct crash_sub *s = CS(sub);
-	int rc = gate(s);
+	int rc = gate_nth(s, s->o.fail_unlink_at, &s->unlinks, "unlink", path);
 	if (rc < 0)
 		return rc;
-	if (s->o.fail_unlink_at && ++s->unlinks == s->o.fail_unlink_at)
-		return kaas_sub_fail(s->o.fail_errno ? s->o.fail_errno : EIO,
-				     "crashsub: injected failure of unlink %u (%s)", s->unlinks, path);
 	rc = kaas_sub_unlink(s->lower, path);
 	if (rc == 0)
 		drop_path(s, path);
@@ -353,13 +360,8 @@ static int cs_mkdir(struct kaas_substrate *sub, const char *path, uint32_t mode)
 static int cs_rmdir(struct kaas_substrate *sub, const char *path)
 {
 	struct crash_sub *s = CS(sub);
-	int rc = gate(s);
-	if (rc < 0)
-		return rc;
-	if (s->o.fail_rmdir_at && ++s->rmdirs == s->o.fail_rmdir_at)
-		return kaas_sub_fail(s->o.fail_errno ? s->o.fail_errno : EIO,
-				     "crashsub: injected failure of rmdir %u (%s)", s->rmdirs, path);
-	return kaas_sub_rmdir(s->lower, path);
+	int rc = gate_nth(s, s->o.fail_rmdir_at, &s->rmdirs, "rmdir", path);
+	return rc < 0 ? rc : kaas_sub_rmdir(s->lower, path);
 }
 
 static int cs_readdir(struct kaas_substrate *sub, const char *path, kaas_dirent_cb cb, void *arg)

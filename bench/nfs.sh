@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# scripts/bench-nfs — broker-free throughput of the libnfs backend: sequential
+# bench/nfs.sh — broker-free throughput of the libnfs backend: sequential
 # write + COMMIT through the kaas substrate next to a plain libnfs write loop
 # (the same writes, the same server, the same run), and the ratio.
 #
-#   scripts/bench-nfs [BUILD_DIR]
+#   bench/nfs.sh [BUILD_DIR]
 #
 # Env: TOTAL_MIB (256), ROUNDS (3), PORT (free port pair near 23500).
 # Two workloads:  "stream"   1 MiB writes, COMMIT every 16 MiB
@@ -14,9 +14,9 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
-bin=$build/tests/nfs/bench_nfs
+bin=$build/bench/kaas-nfs-bench
 if [ ! -x "$bin" ]; then
-	make -C "$build" tests/nfs/bench_nfs >/dev/null || { echo "bench-nfs: cannot build $bin (configure a build in $build first)" >&2; exit 1; }
+	make -C "$build" bench/kaas-nfs-bench >/dev/null || { echo "bench-nfs: cannot build $bin (configure a build in $build first)" >&2; exit 1; }
 fi
 total=${TOTAL_MIB:-256}
 rounds=${ROUNDS:-3}

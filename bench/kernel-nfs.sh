@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/bench-kernel-nfs [--seconds S] — kaas on a real kernel NFS mount:
+# bench/kernel-nfs.sh [--seconds S] — kaas on a real kernel NFS mount:
 # the `kernel-nfs` view of scripts/bench, runnable on its own.
 #
 # Boots scripts/nfs-lab with an ext4 export (so fsync reaches a disk: the
@@ -23,7 +23,7 @@ secs=5
 if [ "${KAAS_LAB:-}" != 1 ]; then
 	make -C "$build" -s kaasd bench/kaas-disk-bench bench/kaas-kafka-bench >&2 || exit 1
 	exec "$top/scripts/nfs-lab" run --hosts 1 --export ext4 --export-mb 1024 --timeout 900 -- \
-		"$top/scripts/bench-kernel-nfs" --seconds "$secs"
+		"$top/bench/kernel-nfs.sh" --seconds "$secs"
 fi
 diskb=$build/bench/kaas-disk-bench kafkab=$build/bench/kaas-kafka-bench
 jget() { sed -n "s/.*\"$2\":\(-\{0,1\}[0-9][0-9.eE+-]*\).*/\1/p" <<<"$1"; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/bench-faultfs [--mib N] [--repeat N] [--build DIR] [--dir SCRATCH]
+# bench/faultfs.sh [--mib N] [--repeat N] [--build DIR] [--dir SCRATCH]
 #
 # Overhead of faultfs against the lower directory itself, measured in one
 # run on the same disk: sequential write + one fsync (1 MiB writes),

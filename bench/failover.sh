@@ -5,9 +5,9 @@
 # the first acknowledgement by another broker, restart the killed broker.
 # Prints every figure, the median and the maximum.
 #
-#   cd build && KILLS=20 PREFILL_MB=20 ../tests/multibroker/bench_failover.sh
+#   cd build && KILLS=20 PREFILL_MB=20 ../bench/failover.sh
 #   (MB_LIVENESS_MS / MB_HEARTBEAT_MS set the cluster timing; defaults 1000/100)
-: "${KAAS_TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${KAAS_TOP_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
 . "$KAAS_TOP_SRCDIR/tests/multibroker/mb-lib.sh"

@@ -1,9 +1,9 @@
 /*
- * bench_nfs — sequential write + COMMIT throughput to an NFS server, either
- * through the kaas substrate (backends/nfs.c) or with a plain libnfs loop,
- * so scripts/bench-nfs can print the two side by side from one run.
+ * nfs_bench.c — kaas-nfs-bench: sequential write + COMMIT throughput to an
+ * NFS server, either through the kaas substrate (backends/nfs.c) or with a plain libnfs loop,
+ * so bench/nfs.sh can print the two side by side from one run.
  *
- *   bench_nfs kaas|raw URL NAME TOTAL_MIB CHUNK_KIB SYNC_KIB
+ *   kaas-nfs-bench kaas|raw URL NAME TOTAL_MIB CHUNK_KIB SYNC_KIB
  *
  * Writes TOTAL_MIB to NAME under the URL's directory in CHUNK_KIB writes,
  * with an fsync (COMMIT) every SYNC_KIB and at the end, then removes the
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 	size_t chunk = (size_t)strtoull(argv[5], NULL, 10) << 10;
 	uint64_t sync_every = strtoull(argv[6], NULL, 10) << 10;
 	if (!total || !chunk || !sync_every) {
-		fprintf(stderr, "bench_nfs: sizes must be positive\n");
+		fprintf(stderr, "kaas-nfs-bench: sizes must be positive\n");
 		return 2;
 	}
 	char *buf = malloc(chunk);
@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[1], "kaas"))
 		rc = run_kaas(argv[2], argv[3], total, chunk, sync_every, buf, &commits);
 	else {
-		fprintf(stderr, "bench_nfs: mode must be kaas or raw\n");
+		fprintf(stderr, "kaas-nfs-bench: mode must be kaas or raw\n");
 		return 2;
 	}
 	double dt = now() - t0;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/bench-log [URL] — numbers for the partition log engine (issue 3).
+# bench/log.sh [URL] — numbers for the partition log engine (issue 3).
 #
 #  1. Append throughput with group commit (1 KiB and 100 KiB batches, 1 and 8
 #     appenders, acks=all) against a plain sequential write+fsync loop on the
@@ -17,9 +17,9 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${KAAS_BUILD_DIR:-$top/build}
-bin=$build/src/log/kaas-bench-log
+bin=$build/bench/kaas-log-bench
 if [ ! -x "$bin" ]; then
-	make -C "$build" -s -j2 src/log/kaas-bench-log >&2
+	make -C "$build" -s -j2 bench/kaas-log-bench >&2
 fi
 secs=${KAAS_BENCH_SECONDS:-3}
 runs=${KAAS_BENCH_RUNS:-3}

@@ -1,19 +1,19 @@
-/* bench_log.c — kaas-bench-log: numbers for the partition log engine.
+/* log_bench.c — kaas-log-bench: numbers for the partition log engine.
  *
- *   kaas-bench-log append URL BATCH_BYTES APPENDERS SECONDS
+ *   kaas-log-bench append URL BATCH_BYTES APPENDERS SECONDS
  *       Appenders each append BATCH_BYTES batches back to back (acks=all:
  *       each waits for its completion) for SECONDS, in slices of 0.25 s;
  *       after each slice a plain sequential pwrite+fsync loop on a file in
  *       the same directory writes the same bytes with the same number of
  *       fsyncs (the log's group-commit cadence in that slice).  Prints both
  *       throughputs (each over its own time) and their ratio.
- *   kaas-bench-log fill URL DIR BYTES
+ *   kaas-log-bench fill URL DIR BYTES
  *       Append BYTES (100 KiB batches, 8 appenders) to partition DIR and
  *       exit without closing: an unclean stop.
- *   kaas-bench-log recover URL DIR
+ *   kaas-log-bench recover URL DIR
  *       Open DIR with a higher epoch and print how long recovery took.
  *
- * Output lines are "key=value" pairs, for scripts/bench-log.  Uses only the
+ * Output lines are "key=value" pairs, for bench/log.sh.  Uses only the
  * substrate interface (the plain loop included), like everything in kaas. */
 #include <errno.h>
 #include <inttypes.h>
@@ -125,7 +125,7 @@ static void *fill_main(void *arg)
 
 static int die(const char *what, int rc)
 {
-	fprintf(stderr, "kaas-bench-log: %s: %s (%s)\n", what, strerror(-rc), kaas_sub_errdetail());
+	fprintf(stderr, "kaas-log-bench: %s: %s (%s)\n", what, strerror(-rc), kaas_sub_errdetail());
 	return 1;
 }
 
@@ -292,8 +292,8 @@ int main(int argc, char **argv)
 		return bench_fill(argv[2], argv[3], strtoull(argv[4], NULL, 10));
 	if (argc == 4 && !strcmp(argv[1], "recover"))
 		return bench_recover(argv[2], argv[3]);
-	fprintf(stderr, "usage: kaas-bench-log append URL BATCH_BYTES APPENDERS SECONDS\n"
-			"       kaas-bench-log fill URL DIR BYTES\n"
-			"       kaas-bench-log recover URL DIR\n");
+	fprintf(stderr, "usage: kaas-log-bench append URL BATCH_BYTES APPENDERS SECONDS\n"
+			"       kaas-log-bench fill URL DIR BYTES\n"
+			"       kaas-log-bench recover URL DIR\n");
 	return 2;
 }

@@ -1,0 +1,661 @@
+#!/usr/bin/env bash
+# scripts/bench [--quick] [--out DIR] [--dir DIR] — kaas's performance picture
+# (issue 10), every figure next to the machine's own limit measured in the
+# same run on the same volume.  This file is bench/bench.sh; scripts/bench runs it.
+#
+#  limits   sequential write + fdatasync (4 KiB and 1 MiB per sync, and at the
+#           broker's own cadence after each produce run), fsync latency,
+#           sequential read warm (page cache) and cold (caches dropped; root)
+#  produce  librdkafka, acks=-1, 100 B / 1 KiB / 100 KiB x 1 and 8 producers
+#           (each run twice, around the plain write loop; the mean is shown):
+#           msgs/s, MB/s, delivery latency p50/p99/p99.9, broker CPU s per GB
+#           and per million messages, ratio to the write limit at the broker's
+#           fdatasync cadence (perf counts kaasd's fdatasync calls)
+#  consume  a full read of a large topic (2 GiB; 256 MiB with --quick), cold
+#           and warm, ratio to reading the same segment files directly
+#  views    the same over a faultfs passthrough mount and over nfs:// against
+#           the local NFS server (scripts/nfs-server), each next to its own
+#           raw limits, when those are built; kernel-nfs: produce 1 KiB
+#           acks=-1 and consume on a real kernel NFS mount in scripts/nfs-lab,
+#           next to a raw write+fsync and read loop on the same mount
+#           (bench/kernel-nfs.sh)
+#  e2e      end-to-end latency at 10,000 msgs/s (1 KiB), computed by a consumer
+#  rebalance consumer-group rebalance latency (view "rebalance", local
+#           volume): a second member's join until both hold their new
+#           assignment, its leave until the survivor holds everything, median
+#           of 10 each, at librdkafka's default heartbeat interval (3 s) and at
+#           500 ms; the heartbeat interval bounds both from below
+#  failover three brokers on one directory: kill -9 the leader of a partition
+#           under a running producer, time to the first acknowledgement by
+#           the new leader (bench/failover.sh), for a small
+#           and a large log (20 MiB and 2 GiB; 20 MiB only with --quick)
+#
+# Options: --quick (under five minutes), --out DIR (artifacts, default
+# bench-results/: results.json, *.png plots, *.dat tables, logs), --dir DIR
+# (the local volume to measure, default a fresh directory under
+# ${TMPDIR:-/var/tmp}), --views LIST (comma list of local,faultfs,nfs,
+# kernel-nfs,rebalance; default all five).  Needs the build in build/ (KAAS_BUILD_DIR), made if
+# missing.  Prints numbers; never fails on them (exit 1 only when a step
+# breaks).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${KAAS_BUILD_DIR:-$top/build}
+quick=0
+out=$top/bench-results
+voldir=
+views=local,faultfs,nfs,kernel-nfs,rebalance
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) quick=1 ;;
+	--out) out=${2:?--out needs a directory}; shift ;;
+	--dir) voldir=${2:?--dir needs a directory}; shift ;;
+	--views) views=${2:?--views needs a list}; shift ;;
+	-h | --help) sed -n '2,39p' "$0" | cut -c3-; exit 0 ;;
+	*) echo "scripts/bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+# ------------------------------------------------------------- settings
+if [ $quick = 1 ]; then
+	secs=3                        # each produce run and its plain loop
+	consume_bytes=$((256 << 20))  # the consumed topic, local view
+	view_consume_bytes=$((128 << 20))
+	e2e_secs=5
+else
+	secs=10
+	consume_bytes=$((2 << 30))
+	view_consume_bytes=$((1 << 30))
+	e2e_secs=20
+fi
+sizes=(100 1024 102400)
+producers=(1 8)
+e2e_rate=10000
+e2e_size=1024
+
+# ---------------------------------------------------------------- build
+if [ ! -f "$build/Makefile" ]; then
+	"$top/scripts/setup" >&2
+fi
+make -C "$build" -s -j2 kaasd bench/kaas-disk-bench bench/kaas-kafka-bench \
+	bench/kaas-rebalance-bench >&2
+kaasd=$build/kaasd
+diskb=$build/bench/kaas-disk-bench
+kafkab=$build/bench/kaas-kafka-bench
+rebalb=$build/bench/kaas-rebalance-bench
+faultfs_bin=$build/faultfs/faultfs
+nfs_server=$top/scripts/nfs-server
+for b in "$kaasd" "$diskb" "$kafkab" "$rebalb"; do
+	[ -x "$b" ] || { echo "scripts/bench: $b was not built" >&2; exit 1; }
+done
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+logs=$out/logs
+rm -rf "$logs" "$out"/*.dat "$out"/*.png "$out/results.json"
+mkdir -p "$logs"
+scratch=
+if [ -z "$voldir" ]; then
+	scratch=$(mktemp -d "${TMPDIR:-/var/tmp}/kaas-bench.XXXXXX")
+	voldir=$scratch
+else
+	mkdir -p "$voldir"
+	voldir=$(cd "$voldir" && pwd)
+	voldir=$(mktemp -d "$voldir/kaas-bench.XXXXXX")
+	scratch=$voldir
+fi
+
+# ------------------------------------------------------ cleanup on exit
+KAASD_PID=
+PERF_PID=
+FAULTFS_PID=
+FAULTFS_MNT=
+NFS_DIR=
+NFS_PORT=
+cleanup() {
+	set +e
+	[ -n "$PERF_PID" ] && kill -INT "$PERF_PID" 2>/dev/null && wait "$PERF_PID" 2>/dev/null
+	[ -n "$KAASD_PID" ] && kill -TERM "$KAASD_PID" 2>/dev/null && wait "$KAASD_PID" 2>/dev/null
+	stop_faultfs
+	[ -n "$NFS_DIR" ] && "$nfs_server" stop "$NFS_DIR" "$NFS_PORT" >/dev/null 2>&1
+	[ -n "$scratch" ] && rm -rf "$scratch"
+	return 0
+}
+stop_faultfs() {
+	if [ -n "$FAULTFS_PID" ]; then
+		kill -TERM "$FAULTFS_PID" 2>/dev/null
+		wait "$FAULTFS_PID" 2>/dev/null
+		FAULTFS_PID=
+	fi
+	if [ -n "$FAULTFS_MNT" ]; then
+		local m
+		for m in "$FAULTFS_MNT"/host*; do
+			mountpoint -q "$m" 2>/dev/null || continue
+			fusermount3 -u "$m" 2>/dev/null || fusermount3 -u -z "$m" 2>/dev/null
+		done
+		FAULTFS_MNT=
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --------------------------------------------------------------- helpers
+t_start=$(date +%s)
+say() { printf '%s\n' "$*" >&2; }
+progress() { printf '  .. %s\n' "$*" >&2; }
+# jget JSON KEY: a number or string field of a flat one-line JSON object.
+jget() {
+	local v
+	v=$(sed -n "s/.*\"$2\":\(-\{0,1\}[0-9][0-9.eE+-]*\).*/\1/p" <<<"$1")
+	[ -n "$v" ] || v=$(sed -n "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p" <<<"$1")
+	printf '%s' "$v"
+}
+# jadd JSON 'more":fields' -> the object with fields appended.
+jadd() { printf '%s,%s}' "${1%\}}" "$2"; }
+calc() { awk "BEGIN { v = $1; printf \"%.${2:-2}f\", v }"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "null" }'; }
+jstr() { printf '"%s"' "$(sed 's/["\\]/\\&/g' <<<"$1")"; }
+clk_tck=$(getconf CLK_TCK)
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+is_root() { [ "$(id -u)" = 0 ]; }
+drop_caches() {
+	sync
+	is_root && echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
+}
+have_perf=0
+if command -v perf >/dev/null 2>&1 &&
+   perf stat -e syscalls:sys_enter_fdatasync -x, -o /dev/null true >/dev/null 2>&1; then
+	have_perf=1
+fi
+
+ROWS_PRODUCE=()
+ROWS_CONSUME=()
+ROWS_LIMITS=()
+ROWS_E2E=()
+ROWS_REBALANCE=()
+ROWS_VIEWS=()
+
+# Start kaasd on URL; sets KAASD_PID, BROKER.
+kaasd_start() {
+	local url=$1 name=$2 log=$logs/kaasd-$2.log
+	# The cluster directory stays local: kaasd's default (<data>/__cluster)
+	# appends to the URL text, which breaks nfs:// URLs with parameters.
+	mkdir -p "$voldir/cluster-$name"
+	"$kaasd" --data "$url" --cluster-dir "$voldir/cluster-$name" --listen 127.0.0.1:0 \
+		--log-level info >/dev/null 2>"$log" &
+	KAASD_PID=$!
+	local i port=
+	for i in $(seq 1 200); do
+		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$log" | head -n1)
+		[ -n "$port" ] && break
+		kill -0 "$KAASD_PID" 2>/dev/null || { cat "$log" >&2; say "kaasd ($name) exited at start"; exit 1; }
+		sleep 0.1
+	done
+	[ -n "$port" ] || { cat "$log" >&2; say "kaasd ($name) did not start listening"; exit 1; }
+	BROKER=127.0.0.1:$port
+}
+kaasd_stop() {
+	kill -TERM "$KAASD_PID"
+	local rc=0
+	wait "$KAASD_PID" || rc=$?
+	[ $rc = 0 ] || say "warning: kaasd exited with $rc after SIGTERM (see $logs)"
+	KAASD_PID=
+}
+
+# perf_start / perf_stop: count kaasd's fdatasync and fsync calls.
+# SYNC_PID: the process whose syncs reach the volume (kaasd; for nfs:// the
+# NFS server, which turns COMMITs and stable writes into fsync calls).
+SYNC_PID=
+perf_start() {
+	PERF_OUT=$logs/perf.$1.csv
+	if [ $have_perf = 1 ]; then
+		perf stat -e syscalls:sys_enter_fdatasync,syscalls:sys_enter_fsync -x, \
+			-o "$PERF_OUT" -p "${SYNC_PID:-$KAASD_PID}" >/dev/null 2>&1 &
+		PERF_PID=$!
+		sleep 0.3
+	fi
+}
+perf_stop() { # sets FDATASYNCS and FSYNCS (0 without perf)
+	FDATASYNCS=0
+	FSYNCS=0
+	if [ -n "$PERF_PID" ]; then
+		kill -INT "$PERF_PID" 2>/dev/null || true
+		wait "$PERF_PID" 2>/dev/null || true
+		PERF_PID=
+		read -r FDATASYNCS FSYNCS < <(awk -F, '/sys_enter_fdatasync/ { d = $1 } /sys_enter_fsync/ { f = $1 }
+			END { printf "%d %d\n", d + 0, f + 0 }' "$PERF_OUT")
+	fi
+}
+
+# ----------------------------------------------------------- the table
+hdr_done=0
+table_header() {
+	printf '\n%-8s %-8s %7s %4s %10s %9s %8s %8s %8s %9s %9s %10s %6s\n' \
+		view test size prod msgs/s MB/s p50ms p99ms p99.9ms cpu_s/GB cpu_s/Mm limitMB/s ratio
+}
+row() { printf '%-8s %-8s %7s %4s %10s %9s %8s %8s %8s %9s %9s %10s %6s\n' "$@"; }
+
+# --------------------------------------------------------- one view
+# bench_view NAME URL LOCALDATA FULL
+#   NAME      local | faultfs | nfs
+#   URL       what kaasd and the disk bench open
+#   LOCALDATA the same directory on the local file system (for du)
+#   FULL      1: every size and producer count; 0: 1 KiB and 100 KiB, 1 producer
+bench_view() {
+	local name=$1 url=$2 ldir=$3 full=$4 cbytes=$5
+	say "== $name: limits of the volume ($url)"
+	# Write limits at fixed cadences and the fsync latency.
+	local per j
+	for per in 4096 1048576; do
+		progress "$name: write + fdatasync, $per B per sync"
+		j=$("$diskb" write "$url" "limit-$per.dat" "$per" "$secs" $((4 << 30)))
+		ROWS_LIMITS+=("$(jadd "$j" "\"view\":\"$name\",\"kind\":\"write\"")")
+		row "$name" write-lim "$per" - - "$(jget "$j" MBps)" "$(jget "$j" fsync_p50_ms)" \
+			"$(jget "$j" fsync_p99_ms)" "$(jget "$j" fsync_p999_ms)" - - - -
+	done
+
+	kaasd_start "$url" "$name"
+	progress "$name: kaasd at $BROKER"
+	local s p t
+	for s in "${sizes[@]}"; do
+		for p in "${producers[@]}"; do
+			if [ "$full" = 0 ] && { [ "$s" = 100 ] || [ "$p" != 1 ]; }; then
+				continue
+			fi
+			t=p-$s-$p
+			progress "$name: produce $s B x $p producer(s), acks=-1, ${secs}s"
+			local c0 c1 pj fds fss vbytes cad lim lj
+			perf_start "$name-$t"
+			c0=$(cpu_ticks "$KAASD_PID")
+			pj=$("$kafkab" produce "$BROKER" "$t" "$s" "$p" "$secs" 1000000000000) ||
+				say "warning: produce $t reported failures (see above)"
+			c1=$(cpu_ticks "$KAASD_PID")
+			perf_stop
+			fds=$FDATASYNCS
+			fss=$FSYNCS
+			# Over NFS the server's fsync and fdatasync both make data stable.
+			[ -n "$SYNC_PID" ] && { fds=$((FDATASYNCS + FSYNCS)); fss=0; }
+			vbytes=$(du -sb --apparent-size "$ldir/$t" | awk '{print $1}')
+			local msgs mbps cpu cpugb cpumm
+			msgs=$(jget "$pj" msgs)
+			mbps=$(jget "$pj" MBps)
+			cpu=$(calc "($c1 - $c0) / $clk_tck" 2)
+			cpugb=$(awk -v c="$cpu" -v m="$msgs" -v s="$s" 'BEGIN { if (m > 0) printf "%.2f", c / (m * s / 1e9); else print "null" }')
+			cpumm=$(awk -v c="$cpu" -v m="$msgs" 'BEGIN { if (m > 0) printf "%.2f", c / (m / 1e6); else print "null" }')
+			# The plain loop at the broker's cadence: same bytes per
+			# fdatasync, for as long as the produce run ($secs s), so that
+			# both meet the device's write cache the same way.
+			if [ "$fds" -gt 0 ]; then
+				cad=$((vbytes / fds))
+				[ "$cad" -gt 0 ] || cad=4096
+			else
+				cad=1048576 # no perf: fall back to 1 MiB per sync
+			fi
+			progress "$name: plain write loop at the broker's cadence ($cad B per fdatasync)"
+			lj=$("$diskb" write "$url" "cadence-$t.dat" "$cad" "$secs" $((64 << 30)))
+			lim=$(jget "$lj" MBps)
+			local vmbps r
+			vmbps=$(awk -v b="$vbytes" -v t="$(jget "$pj" seconds)" 'BEGIN { if (t > 0) printf "%.2f", b / t / 1e6; else print 0 }')
+			# The same produce again after the loop (log, loop, log: drift in
+			# the machine's load favours neither side); kaas's figures are
+			# the mean of the two runs.
+			"$kafkab" delete "$BROKER" "$t" >/dev/null || say "warning: could not delete topic $t"
+			progress "$name: produce $s B x $p producer(s) again"
+			local pj2 c2 c3
+			c2=$(cpu_ticks "$KAASD_PID")
+			pj2=$("$kafkab" produce "$BROKER" "$t-b" "$s" "$p" "$secs" 1000000000000) ||
+				say "warning: produce $t-b reported failures (see above)"
+			c3=$(cpu_ticks "$KAASD_PID")
+			local k mean=""
+			for k in msgs_per_s MBps p50_ms p99_ms p999_ms; do
+				mean+=",\"$k\":$(awk -v a="$(jget "$pj" $k)" -v b="$(jget "$pj2" $k)" 'BEGIN { printf "%.3f", (a + b) / 2 }')"
+			done
+			msgs=$(( $(jget "$pj" msgs) + $(jget "$pj2" msgs) ))
+			cpu=$(calc "($c1 - $c0 + $c3 - $c2) / $clk_tck" 2)
+			cpugb=$(awk -v c="$cpu" -v m="$msgs" -v s="$s" 'BEGIN { if (m > 0) printf "%.2f", c / (m * s / 1e9); else print "null" }')
+			cpumm=$(awk -v c="$cpu" -v m="$msgs" 'BEGIN { if (m > 0) printf "%.2f", c / (m / 1e6); else print "null" }')
+			local both
+			both="{\"runs\":[$pj,$pj2]$mean}"
+			mbps=$(jget "$both" MBps)
+			r=$(ratio "$mbps" "$lim")
+			ROWS_PRODUCE+=("$(jadd "$both" "\"size\":$s,\"producers\":$p,\"view\":\"$name\",\"topic\":\"$t\",\"volume_bytes_first_run\":$vbytes,\"volume_MBps_first_run\":$vmbps,\"fdatasyncs_first_run\":$fds,\"fsyncs_first_run\":$fss,\"bytes_per_fdatasync\":$cad,\"cadence_from_perf\":$([ "$fds" -gt 0 ] && echo true || echo false),\"broker_cpu_s\":$cpu,\"cpu_s_per_GB\":$cpugb,\"cpu_s_per_million_msgs\":$cpumm,\"write_limit_MBps\":$lim,\"write_limit_seconds\":$(jget "$lj" seconds),\"write_limit_fsync_p50_ms\":$(jget "$lj" fsync_p50_ms),\"ratio_to_write_limit\":$r")")
+			row "$name" produce "$s" "$p" "$(printf '%.0f' "$(jget "$both" msgs_per_s)")" "$(calc "$mbps" 2)" "$(calc "$(jget "$both" p50_ms)" 1)" \
+				"$(calc "$(jget "$both" p99_ms)" 1)" "$(calc "$(jget "$both" p999_ms)" 1)" "$cpugb" "$cpumm" "$lim" "$r"
+			t=$t-b
+			"$kafkab" delete "$BROKER" "$t" >/dev/null || say "warning: could not delete topic $t"
+		done
+	done
+
+	# Consume: fill a topic with 100 KiB messages, read it warm and cold.
+	local ct=consume-topic csize=102400 cmsgs
+	cmsgs=$((cbytes / csize))
+	progress "$name: filling $ct with $((cbytes >> 20)) MiB ($cmsgs x $csize B)"
+	local fj
+	fj=$("$kafkab" produce "$BROKER" "$ct" "$csize" 1 100000 "$cmsgs") || true
+	cmsgs=$(jget "$fj" msgs)
+	local mode rj cj
+	for mode in warm cold; do
+		if [ $mode = cold ]; then
+			if ! is_root; then
+				row "$name" consume cold - - "needs root (drop_caches)" - - - - - - -
+				continue
+			fi
+			drop_caches
+		else
+			"$diskb" read "$url" "$ct" >/dev/null # make it warm
+		fi
+		progress "$name: raw read of the segment files ($mode)"
+		rj=$("$diskb" read "$url" "$ct")
+		[ $mode = cold ] && drop_caches
+		progress "$name: consume $cmsgs messages ($mode)"
+		cj=$("$kafkab" consume "$BROKER" "$ct" "$cmsgs") || say "warning: consume came up short"
+		local cm lm r
+		cm=$(jget "$cj" MBps)
+		lm=$(jget "$rj" MBps)
+		r=$(ratio "$cm" "$lm")
+		ROWS_LIMITS+=("$(jadd "$rj" "\"view\":\"$name\",\"kind\":\"read-$mode\"")")
+		ROWS_CONSUME+=("$(jadd "$cj" "\"view\":\"$name\",\"mode\":\"$mode\",\"size\":$csize,\"read_limit_MBps\":$lm,\"ratio_to_read_limit\":$r")")
+		row "$name" read-lim "$mode" - - "$lm" - - - - - - -
+		row "$name" consume "$mode" 1 "$(jget "$cj" msgs_per_s)" "$cm" - - - - - "$lm" "$r"
+	done
+	"$kafkab" delete "$BROKER" "$ct" >/dev/null || say "warning: could not delete topic $ct"
+
+	if [ "$name" = local ]; then
+		progress "$name: end-to-end latency at $e2e_rate msgs/s, $e2e_size B, ${e2e_secs}s"
+		local ej
+		ej=$("$kafkab" e2e "$BROKER" e2e "$e2e_size" "$e2e_rate" "$e2e_secs") ||
+			say "warning: e2e lost messages"
+		ROWS_E2E+=("$(jadd "$ej" "\"view\":\"$name\"")")
+		row "$name" e2e "$e2e_size" 1 "$(jget "$ej" achieved_rate)" - "$(jget "$ej" p50_ms)" \
+			"$(jget "$ej" p99_ms)" "$(jget "$ej" p999_ms)" - - - -
+	fi
+	kaasd_stop
+}
+
+# ---------------------------------------------------------------- run
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+say "scripts/bench: $([ $quick = 1 ] && echo quick || echo full) run, $(nproc) cores, load average $load_before"
+say "  volume $voldir ($(df -T "$voldir" | awk 'NR == 2 { print $2 " on " $1 }')), artifacts in $out"
+[ $have_perf = 1 ] || say "  perf cannot count syscalls here: the write limit falls back to 1 MiB per fdatasync"
+is_root || say "  not root: cold reads are not available (they need /proc/sys/vm/drop_caches)"
+table_header
+
+VIEW_STATUS=()
+IFS=, read -r -a want_views <<<"$views"
+for v in "${want_views[@]}"; do
+	case $v in
+	local)
+		mkdir -p "$voldir/local"
+		bench_view local "$voldir/local" "$voldir/local" 1 "$consume_bytes"
+		VIEW_STATUS+=("\"local\":\"measured\"")
+		;;
+	faultfs)
+		if [ ! -x "$faultfs_bin" ]; then
+			row faultfs - - - "not available yet (no faultfs binary in $build/faultfs)" - - - - - - - -
+			VIEW_STATUS+=("\"faultfs\":\"not available yet\"")
+			continue
+		fi
+		if [ ! -e /dev/fuse ] || ! command -v fusermount3 >/dev/null 2>&1; then
+			row faultfs - - - "not available (no FUSE here)" - - - - - - - -
+			VIEW_STATUS+=("\"faultfs\":\"not available: no FUSE\"")
+			continue
+		fi
+		mkdir -p "$voldir/faultfs-lower" "$voldir/faultfs-mnt"
+		FAULTFS_MNT=$voldir/faultfs-mnt
+		"$faultfs_bin" --lower "$voldir/faultfs-lower" --mount "$FAULTFS_MNT" --hosts 1 \
+			--profile passthrough 2>"$logs/faultfs.log" &
+		FAULTFS_PID=$!
+		ok=0
+		for i in $(seq 1 100); do
+			mountpoint -q "$FAULTFS_MNT/host0" 2>/dev/null && { ok=1; break; }
+			kill -0 "$FAULTFS_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		if [ $ok = 1 ]; then
+			bench_view faultfs "$FAULTFS_MNT/host0" "$voldir/faultfs-lower" 0 "$view_consume_bytes"
+			VIEW_STATUS+=("\"faultfs\":\"measured (passthrough profile)\"")
+		else
+			row faultfs - - - "faultfs did not mount (see $logs/faultfs.log)" - - - - - - - -
+			VIEW_STATUS+=("\"faultfs\":\"failed to mount\"")
+		fi
+		stop_faultfs
+		;;
+	nfs)
+		if [ ! -x "$nfs_server" ]; then
+			row nfs - - - "not available yet (no scripts/nfs-server)" - - - - - - - -
+			VIEW_STATUS+=("\"nfs\":\"not available yet\"")
+			continue
+		fi
+		NFS_DIR=$voldir/nfs-export
+		NFS_PORT=$((20490 + RANDOM % 1000))
+		KAAS_NFS_STATE=$voldir/nfs-state
+		export KAAS_NFS_STATE
+		mkdir -p "$NFS_DIR"
+		if "$nfs_server" start "$NFS_DIR" "$NFS_PORT" >"$logs/nfs-server.log" 2>&1; then
+			nurl=$("$nfs_server" url "$NFS_DIR" "$NFS_PORT")
+			SYNC_PID=$(cat "$KAAS_NFS_STATE/ganesha.pid" 2>/dev/null || true)
+			bench_view nfs "$nurl" "$NFS_DIR" 0 "$view_consume_bytes"
+			SYNC_PID=
+			VIEW_STATUS+=("\"nfs\":\"measured ($nurl)\"")
+			"$nfs_server" stop "$NFS_DIR" "$NFS_PORT" >/dev/null 2>&1 || true
+		else
+			row nfs - - - "the NFS server did not start (see $logs/nfs-server.log)" - - - - - - - -
+			VIEW_STATUS+=("\"nfs\":\"NFS server did not start\"")
+		fi
+		NFS_DIR=
+		;;
+	rebalance)
+		# kaasd's own defaults, group.initial.rebalance.delay.ms (3 s)
+		# included: it delays only the first member's join to an empty
+		# group, which is not measured.
+		mkdir -p "$voldir/rebalance"
+		kaasd_start "$voldir/rebalance" rebalance
+		for hb in 3000 500; do
+			progress "rebalance: 10 joins and leaves of a second member, heartbeat.interval.ms=$hb"
+			rj=$("$rebalb" "$BROKER" "rebal-$hb" 6 10 "$hb" 2>"$logs/rebalance-$hb.log") ||
+				say "warning: the rebalance bench did not finish (see $logs/rebalance-$hb.log)"
+			if [ -n "$rj" ]; then
+				ROWS_REBALANCE+=("$rj")
+				row rebalance "hb=${hb}ms" - 2 "join median $(jget "$rj" join_ms_median) ms, leave median $(jget "$rj" leave_ms_median) ms ($(jget "$rj" rounds) rounds)" - - - - - - - -
+			fi
+		done
+		kaasd_stop
+		VIEW_STATUS+=("\"rebalance\":\"measured\"")
+		;;
+	kernel-nfs)
+		# A real Linux NFS client and knfsd: scripts/nfs-lab (a User-mode
+		# Linux guest, ext4 export, NFSv3); its own raw limits on the same
+		# mount in the same run (bench/kernel-nfs.sh).
+		progress "kernel-nfs: booting the lab (bench/kernel-nfs.sh)"
+		if KAAS_BUILD_DIR=$build "$top/bench/kernel-nfs.sh" >"$logs/kernel-nfs.log" 2>&1; then
+			kj() { sed -n "s/^kernel-nfs $1 //p" "$logs/kernel-nfs.log"; }
+			kw=$(kj raw-write-16KiB) kp=$(kj produce-1KiB) kr=$(kj raw-read-segments) kc=$(kj consume-1KiB)
+			row kernel-nfs write-lim 16384 - - "$(jget "$kw" MBps)" "$(jget "$kw" fsync_p50_ms)" "$(jget "$kw" fsync_p99_ms)" \
+				"$(jget "$kw" fsync_p999_ms)" - - - -
+			row kernel-nfs produce 1024 1 "$(jget "$kp" msgs_per_s)" "$(jget "$kp" MBps)" "$(jget "$kp" p50_ms)" \
+				"$(jget "$kp" p99_ms)" "$(jget "$kp" p999_ms)" - - "$(jget "$kw" MBps)" "$(ratio "$(jget "$kp" MBps)" "$(jget "$kw" MBps)")"
+			row kernel-nfs read-lim - - - "$(jget "$kr" MBps)" - - - - - - -
+			row kernel-nfs consume 1024 1 "$(jget "$kc" msgs_per_s)" "$(jget "$kc" MBps)" - - - - - "$(jget "$kr" MBps)" \
+				"$(ratio "$(jget "$kc" MBps)" "$(jget "$kr" MBps)")"
+			VIEW_STATUS+=("\"kernel-nfs\":\"measured (scripts/nfs-lab: knfsd, ext4 export, NFSv3 mount; see logs/kernel-nfs.log)\"")
+		else
+			row kernel-nfs - - - "the lab did not run (see $logs/kernel-nfs.log)" - - - - - - - -
+			VIEW_STATUS+=("\"kernel-nfs\":\"lab did not run\"")
+		fi
+		;;
+	*) say "scripts/bench: unknown view '$v' (local, faultfs, nfs, kernel-nfs, rebalance)"; exit 2 ;;
+	esac
+done
+# ------------------------------------------------------------- failover
+ROWS_FAILOVER=()
+FO_GOAL=
+fo_script=$top/bench/failover.sh
+if [ $quick = 1 ]; then fo_kills=3; fo_sizes="20"; else fo_kills=10; fo_sizes="20 2048"; fi
+if make -C "$build" -s tests/multibroker/mbclient >"$logs/failover-build.log" 2>&1; then
+	for mb in $fo_sizes; do
+		say "failover: $fo_kills kills of the leader of a partition holding $mb MiB (liveness timeout 1000 ms)"
+		(cd "$build" && KAAS_TOP_SRCDIR=$top KAAS_TOP_BUILDDIR=$build KILLS=$fo_kills PREFILL_MB=$mb \
+			timeout 1800 bash "$fo_script") >"$logs/failover-$mb.log" 2>&1 || true
+		line=$(grep '^failover over' "$logs/failover-$mb.log" | tail -n 1)
+		med=$(sed -n 's/.*median \([0-9]*\) ms.*/\1/p' <<<"$line")
+		max=$(sed -n 's/.*max \([0-9]*\) ms.*/\1/p' <<<"$line")
+		if [ -n "$med" ]; then
+			row local failover "${mb}MiB" - "median $med ms, max $max ms ($fo_kills kills)" - - - - - - - -
+			ROWS_FAILOVER+=("{\"log_MiB\":$mb,\"kills\":$fo_kills,\"median_ms\":$med,\"max_ms\":$max,\"liveness_timeout_ms\":1000}")
+			FO_GOAL+="${FO_GOAL:+, }${mb} MiB: median $med ms"
+		else
+			row local failover "${mb}MiB" - "failed (see $logs/failover-$mb.log)" - - - - - - - -
+		fi
+	done
+else
+	row local failover - - "not built (see $logs/failover-build.log)" - - - - - - - -
+fi
+
+t_end=$(date +%s)
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# ---------------------------------------------------------------- goals
+# pick PAT1 PAT2 ROWS...: the first row containing both fixed strings.
+pick() {
+	local a=$1 b=$2 r
+	shift 2
+	for r in "$@"; do
+		if [[ $r == *"$a"* && $r == *"$b"* ]]; then
+			printf '%s' "$r"
+			return 0
+		fi
+	done
+	return 0
+}
+GOALS=()
+goal() { # NAME TARGET VALUE MET(true|false|null) NOTE
+	GOALS+=("{\"goal\":$(jstr "$1"),\"target\":$(jstr "$2"),\"value\":$(jstr "$3"),\"met\":$4}")
+	printf '  %-52s %-16s %-24s %s\n' "$1" "$2" "$3" \
+		"$(case $4 in true) echo met ;; false) echo MISSED ;; *) echo n/a ;; esac)"
+}
+met_ge() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || a == "null") print "null"; else if (a + 0 >= b + 0) print "true"; else print "false" }'; }
+
+say ""
+printf '\nGoals\n'
+for p in 1 8; do
+	r=$(pick "\"topic\":\"p-1024-$p\"" '"view":"local"' "${ROWS_PRODUCE[@]}")
+	v=$(jget "$r" ratio_to_write_limit)
+	goal "1 KiB produce, acks=-1, $p producer(s) / write limit" ">= 0.8" "${v:-n/a}" "$(met_ge "$v" 0.8)"
+done
+for m in cold warm; do
+	r=$(pick '"view":"local"' "\"mode\":\"$m\"" "${ROWS_CONSUME[@]}")
+	v=$(jget "$r" ratio_to_read_limit)
+	goal "consume ($m) / read limit" ">= 0.9" "${v:-n/a}" "$(met_ge "$v" 0.9)"
+done
+r=$(pick '"topic":"p-100-1"' '"view":"local"' "${ROWS_PRODUCE[@]}")
+v=$(jget "$r" msgs_per_s)
+[ -n "$v" ] && v=$(printf '%.0f' "$v")
+goal "100 B from one producer, msgs/s" ">= 500000" "${v:-n/a}${r:+ ($(jget "$r" cpu_s_per_million_msgs) broker CPU s/M msgs)}" "$(met_ge "$v" 500000)"
+r=$(pick '"topic":"p-1024-1"' '"view":"nfs"' "${ROWS_PRODUCE[@]}")
+v=$(jget "$r" ratio_to_write_limit)
+goal "nfs:// 1 KiB produce / raw libnfs write limit" ">= 0.8" "${v:-not available yet}" "$(met_ge "$v" 0.8)"
+fo_med_max=$(printf '%s\n' "${ROWS_FAILOVER[@]}" | sed -n 's/.*"median_ms":\([0-9]*\).*/\1/p' | sort -n | tail -n 1)
+goal "failover median, by log size (liveness timeout 1000 ms)" "< 2000 ms" "${FO_GOAL:-n/a}" \
+	"$([ -n "$fo_med_max" ] && { [ "$fo_med_max" -lt 2000 ] && echo true || echo false; } || echo null)"
+
+# ----------------------------------------------------------------- JSON
+join() { local IFS=,; printf '%s' "$*"; }
+{
+	printf '{"meta":{"date":%s,"quick":%s,"seconds_total":%d,"cores":%d,"kernel":%s,' \
+		"$(jstr "$(date -u +%FT%TZ)")" "$([ $quick = 1 ] && echo true || echo false)" \
+		$((t_end - t_start)) "$(nproc)" "$(jstr "$(uname -r)")"
+	printf '"load_before":%s,"load_after":%s,"volume":%s,"filesystem":%s,' \
+		"$(jstr "$load_before")" "$(jstr "$load_after")" "$(jstr "$voldir")" \
+		"$(jstr "$(df -T "$voldir" 2>/dev/null | awk 'NR == 2 { print $2 }')")"
+	printf '"produce_seconds":%s,"git":%s,"cadence_from_perf":%s},' "$secs" \
+		"$(jstr "$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)")" \
+		"$([ $have_perf = 1 ] && echo true || echo false)"
+	printf '"views":{%s},' "$(join "${VIEW_STATUS[@]}")"
+	printf '"limits":[%s],' "$(join "${ROWS_LIMITS[@]}")"
+	printf '"produce":[%s],' "$(join "${ROWS_PRODUCE[@]}")"
+	printf '"consume":[%s],' "$(join "${ROWS_CONSUME[@]}")"
+	printf '"e2e":[%s],' "$(join "${ROWS_E2E[@]}")"
+	printf '"rebalance":[%s],' "$(join "${ROWS_REBALANCE[@]}")"
+	printf '"failover":[%s],' "$(join "${ROWS_FAILOVER[@]}")"
+	printf '"goals":[%s]}\n' "$(join "${GOALS[@]}")"
+} >"$out/results.json"
+
+# ---------------------------------------------------------------- plots
+# produce.dat: view size producers MBps limit_MBps msgs_per_s p50 p99 p999
+{
+	echo "# view size producers MBps write_limit_at_cadence_MBps msgs_per_s p50_ms p99_ms p999_ms"
+	for r in "${ROWS_PRODUCE[@]}"; do
+		printf '%s %s %s %s %s %s %s %s %s\n' "$(jget "$r" view)" "$(jget "$r" size)" \
+			"$(jget "$r" producers)" "$(jget "$r" MBps)" "$(jget "$r" write_limit_MBps)" \
+			"$(jget "$r" msgs_per_s)" "$(jget "$r" p50_ms)" "$(jget "$r" p99_ms)" "$(jget "$r" p999_ms)"
+	done
+} >"$out/produce.dat"
+# One file per series (so gnuplot joins the points): view and producers.
+series=()
+for v in local faultfs nfs; do
+	for p in "${producers[@]}"; do
+		f=$out/produce-$v-$p.dat
+		awk -v v="$v" -v p="$p" '$1 == v && $3 == p' "$out/produce.dat" | sort -n -k2 >"$f"
+		if [ -s "$f" ]; then series+=("$v $p $f"); else rm -f "$f"; fi
+	done
+done
+lim1m=$(pick '"view":"local"' '"bytes_per_fsync":1048576' "${ROWS_LIMITS[@]}")
+lim1m=$(jget "$lim1m" MBps)
+if command -v gnuplot >/dev/null 2>&1 && [ ${#series[@]} -gt 0 ]; then
+	gnuplot <<EOF 2>"$logs/gnuplot.log" || say "warning: gnuplot failed (see $logs/gnuplot.log)"
+set terminal pngcairo size 900,680 noenhanced
+set output "$out/throughput.png"
+set title "kaas produce throughput (acks=-1) vs the volume's own write limit"
+set xlabel "message size (bytes)"
+set ylabel "MB/s"
+set logscale x
+set xrange [50:200000]
+set yrange [0:*]
+set key below
+set grid
+$( [ -n "$lim1m" ] && echo "set arrow from 50,$lim1m to 200000,$lim1m nohead dt 2 lc rgb 'gray40' lw 2
+set label 'write+fdatasync limit, 1 MiB per sync: $lim1m MB/s' at 60,$lim1m offset 0,1.2 tc rgb 'gray40'")
+$(
+	sep="plot"
+	n=0
+	for sr in "${series[@]}"; do
+		read -r v p f <<<"$sr"
+		n=$((n + 1))
+		printf '%s "%s" using 2:4 with linespoints lw 2 pt 7 lc %d title "%s, %s producer(s)", \\\n' "$sep" "$f" $n "$v" "$p"
+		sep=""
+		printf '  "%s" using 2:5 with linespoints dt 3 lw 1 pt 6 lc %d title "%s write limit at the broker'"'"'s cadence", \\\n' "$f" $n "$v"
+	done
+	echo "  NaN notitle"
+)
+EOF
+	{
+		echo "# label p50_ms p99_ms p999_ms"
+		for r in "${ROWS_PRODUCE[@]}"; do
+			printf '%s:%sB/%sp %s %s %s\n' "$(jget "$r" view)" "$(jget "$r" size)" "$(jget "$r" producers)" \
+				"$(jget "$r" p50_ms)" "$(jget "$r" p99_ms)" "$(jget "$r" p999_ms)"
+		done
+		for r in "${ROWS_E2E[@]}"; do
+			printf 'e2e:%sB@%s/s %s %s %s\n' "$(jget "$r" size)" "$(jget "$r" rate)" \
+				"$(jget "$r" p50_ms)" "$(jget "$r" p99_ms)" "$(jget "$r" p999_ms)"
+		done
+	} >"$out/latency.dat"
+	gnuplot <<EOF 2>>"$logs/gnuplot.log" || say "warning: gnuplot failed (see $logs/gnuplot.log)"
+set terminal pngcairo size 1000,560 noenhanced
+set output "$out/latency.png"
+set title "kaas latency percentiles: produce (send to delivery report, saturated, acks=-1) and end-to-end at a fixed rate"
+set ylabel "milliseconds"
+set logscale y
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set xtics rotate by -35
+set key top left
+set grid ytics
+plot "$out/latency.dat" using 2:xtic(1) title "p50", "" using 3 title "p99", "" using 4 title "p99.9"
+EOF
+fi
+
+printf '\nduration %d s (load average %s before, %s after); results in %s\n' \
+	$((t_end - t_start)) "$load_before" "$load_after" "$out/results.json"
+ls "$out"/*.png 2>/dev/null | sed 's/^/plot: /'
