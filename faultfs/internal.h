@@ -73,10 +73,17 @@ struct fm_attr {
 	struct fm_attr *next;
 };
 
+struct fm_neg {                 /* a name this host found missing */
+	char *path;
+	int64_t at_ns;
+	struct fm_neg *next;
+};
+
 struct fm_host {
 	int used;
 	uint64_t gen;           /* bumped by a crash */
 	struct fm_attr *attrs;  /* attribute cache */
+	struct fm_neg *negs;    /* negative lookup cache */
 	char **leftovers;       /* silly files a crash left behind */
 	size_t nleftovers;
 	unsigned long crashes;
@@ -108,6 +115,7 @@ struct kaas_fault_model {
 	/* behaviours */
 	int passthrough;        /* profile passthrough: no buffering, no silly, no estale */
 	int attr_timeout_ms;
+	int neg_timeout_ms;     /* negative lookups trusted this long (0: none) */
 	size_t writeback_bytes;
 	int rename_copy, fsync_lies, excl_race;
 	int race_window_ms;
@@ -148,6 +156,23 @@ void fm_attr_forget(struct fm_host *hs, const char *path);
 void fm_attr_store(struct kaas_fault_model *m, int host, const char *path, const struct kaas_stat *st);
 /* The cached attributes of path if younger than attr_timeout_ms, or NULL. */
 const struct fm_attr *fm_attr_fresh(struct kaas_fault_model *m, int host, const char *path);
+
+/* The nfs-floor profile's neg_timeout_ms. */
+#define FM_NEG_TIMEOUT_DEFAULT_MS 0
+/* negcache.c — m->mu held.  See negcache.c for what it models. */
+void fm_neg_forget_all(struct fm_host *hs);
+/* Drop the entry for path and every entry below it (the host made or
+ * found the name, or moved it away). */
+void fm_neg_forget(struct fm_host *hs, const char *path);
+/* Drop the entries directly in directory dir (the host opened or listed
+ * it: revalidated it with the server). */
+void fm_neg_forget_children(struct fm_host *hs, const char *dir);
+/* Remember that path (or its shallowest missing ancestor, looked up on
+ * the lower) is missing to host; nothing when neg_timeout_ms is 0. */
+void fm_neg_store(struct kaas_fault_model *m, int host, const char *path);
+/* 1 if host's fresh negative entries hide path: an entry for an ancestor,
+ * or (self) for path itself. */
+int fm_neg_hides(struct kaas_fault_model *m, int host, const char *path, int self);
 
 /* model.c — m->mu held unless said otherwise. */
 /* What fm_apply decided besides an error: a torn flush. */
