@@ -137,6 +137,7 @@ static void add_counters(struct kaas_fault_model *m, cJSON *reply)
 		cJSON_AddNumberToObject(faults, fm_op_names[i], (double)m->fault_count[i]);
 	}
 	cJSON_AddNumberToObject(reply, "events", (double)m->seq);
+	cJSON_AddNumberToObject(reply, "neg_hits", (double)m->neg_hits);
 }
 
 static void add_dump(struct kaas_fault_model *m, cJSON *reply)

@@ -135,6 +135,7 @@ struct kaas_fault_model {
 	size_t nevents, events_cap;
 	unsigned long op_count[FM_NOPS];
 	unsigned long fault_count[FM_NOPS];
+	unsigned long neg_hits;  /* lookups answered ENOENT by a negative entry */
 };
 
 #define LOCK(m) pthread_mutex_lock(&(m)->mu)
@@ -158,7 +159,7 @@ void fm_attr_store(struct kaas_fault_model *m, int host, const char *path, const
 const struct fm_attr *fm_attr_fresh(struct kaas_fault_model *m, int host, const char *path);
 
 /* The nfs-floor profile's neg_timeout_ms. */
-#define FM_NEG_TIMEOUT_DEFAULT_MS 0
+#define FM_NEG_TIMEOUT_DEFAULT_MS 10000
 /* negcache.c — m->mu held.  See negcache.c for what it models. */
 void fm_neg_forget_all(struct fm_host *hs);
 /* Drop the entry for path and every entry below it (the host made or
@@ -187,8 +188,9 @@ int fm_bad_host(int host);
 struct fm_node *fm_node_find(struct kaas_fault_model *m, uint64_t ino);
 /* Free the node if no handle is open on it. */
 void fm_node_release(struct kaas_fault_model *m, struct fm_node *node);
-/* 1 if path is a silly-renamed name some host still holds. */
-int fm_silly_held(struct kaas_fault_model *m, const char *path);
+/* 1 if path is a silly-renamed name `host` still holds (only that host's
+ * unlink of it is refused: another client's is a plain remove). */
+int fm_silly_held(struct kaas_fault_model *m, int host, const char *path);
 /* Rename the file node at path (held open by host) to its .nfs name:
  * 0 or -errno. */
 int fm_silly_rename(struct kaas_fault_model *m, int host, struct fm_node *node, const char *path);

@@ -54,12 +54,11 @@ void fm_node_release(struct kaas_fault_model *m, struct fm_node *node)
 }
 
 /* A silly-renamed name some host still holds. */
-int fm_silly_held(struct kaas_fault_model *m, const char *path)
+int fm_silly_held(struct kaas_fault_model *m, int host, const char *path)
 {
 	for (struct fm_node *n = m->nodes; n; n = n->next)
-		for (int i = 0; i < KAAS_FAULT_MAX_HOSTS; i++)
-			if (n->view[i].silly && !strcmp(n->view[i].silly, path))
-				return 1;
+		if (n->view[host].silly && !strcmp(n->view[host].silly, path))
+			return 1;
 	return 0;
 }
 

@@ -165,7 +165,10 @@ int kaas_fault_unlink_silly(struct kaas_fault_model *m, int host, const char *pa
 				     path, host);
 	}
 	fm_attr_forget(&m->hosts[host], path);
-	if (fm_silly_held(m, path)) {
+	/* EBUSY only on the holding client: another host's unlink of the
+	 * .nfs name removes the file on the server, as the kernel's does
+	 * (the holders then get ESTALE, below). */
+	if (fm_silly_held(m, host, path)) {
 		UNLOCK(m);
 		return kaas_sub_fail(EBUSY, "faultfs: %s: silly-renamed file still open", path);
 	}

@@ -141,7 +141,9 @@ int fm_neg_hides(struct kaas_fault_model *m, int host, const char *path, int sel
 		return 0;
 	int64_t now = fm_now_ns();
 	for (const struct fm_neg *n = m->hosts[host].negs; n; n = n->next)
-		if (((self && !strcmp(n->path, path)) || is_under(path, n->path)) && fresh(m, n, now))
+		if (((self && !strcmp(n->path, path)) || is_under(path, n->path)) && fresh(m, n, now)) {
+			m->neg_hits++;
 			return 1;
+		}
 	return 0;
 }
