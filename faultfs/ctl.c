@@ -34,6 +34,7 @@ static int configure_locked(struct kaas_fault_model *m, const cJSON *cfg)
 		if (!strcmp(p, "passthrough")) {
 			m->passthrough = 1;
 			m->attr_timeout_ms = 0;
+			m->neg_timeout_ms = 0;
 		} else if (!strcmp(p, "nfs-floor")) {
 			m->passthrough = 0;
 		} else {
@@ -53,6 +54,13 @@ static int configure_locked(struct kaas_fault_model *m, const cJSON *cfg)
 			if (!cJSON_IsNumber(it) || it->valueint < 0)
 				return kaas_sub_fail(EINVAL, "faultfs config: attr_timeout_ms must be >= 0");
 			m->attr_timeout_ms = it->valueint;
+		} else if (!strcmp(k, "neg_timeout_ms")) {
+			if (!cJSON_IsNumber(it) || it->valueint < 0)
+				return kaas_sub_fail(EINVAL, "faultfs config: neg_timeout_ms must be >= 0");
+			m->neg_timeout_ms = it->valueint;
+			if (!m->neg_timeout_ms)
+				for (int h = 0; h < KAAS_FAULT_MAX_HOSTS; h++)
+					fm_neg_forget_all(&m->hosts[h]);
 		} else if (!strcmp(k, "writeback_bytes")) {
 			if (!cJSON_IsNumber(it) || it->valuedouble < 1)
 				return kaas_sub_fail(EINVAL, "faultfs config: writeback_bytes must be >= 1");
@@ -129,6 +137,7 @@ static void add_counters(struct kaas_fault_model *m, cJSON *reply)
 		cJSON_AddNumberToObject(faults, fm_op_names[i], (double)m->fault_count[i]);
 	}
 	cJSON_AddNumberToObject(reply, "events", (double)m->seq);
+	cJSON_AddNumberToObject(reply, "neg_hits", (double)m->neg_hits);
 }
 
 static void add_dump(struct kaas_fault_model *m, cJSON *reply)
@@ -136,6 +145,7 @@ static void add_dump(struct kaas_fault_model *m, cJSON *reply)
 	cJSON_AddStringToObject(reply, "lower", m->lower_url);
 	cJSON_AddStringToObject(reply, "profile", m->passthrough ? "passthrough" : "nfs-floor");
 	cJSON_AddNumberToObject(reply, "attr_timeout_ms", m->attr_timeout_ms);
+	cJSON_AddNumberToObject(reply, "neg_timeout_ms", m->neg_timeout_ms);
 	cJSON *sw = cJSON_AddObjectToObject(reply, "switches");
 	cJSON_AddBoolToObject(sw, "rename_copy", m->rename_copy);
 	cJSON_AddBoolToObject(sw, "fsync_lies", m->fsync_lies);

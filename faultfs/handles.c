@@ -219,11 +219,23 @@ int kaas_fault_open(struct kaas_fault_model *m, int host, const char *path, int 
 		lflags |= KAAS_O_READ; /* publication reads old bytes for other hosts */
 	if (!m->passthrough && !(flags & KAAS_O_DIRECTORY))
 		lflags &= ~KAAS_O_TRUNC; /* done below, after saving what others see */
-	if (rc == 0) {
+	/* A cached "missing": a plain open trusts it for the name and its
+	 * parents; a create asks the server for the name itself. */
+	if (rc == 0 && fm_neg_hides(m, host, path, !(flags & KAAS_O_CREAT)))
+		rc = kaas_sub_fail(ENOENT, "faultfs: %s: missing to host %d (negative lookup cache)",
+				   path, host);
+	else if (rc == 0) {
 		if (m->excl_race && (flags & KAAS_O_CREAT) && (flags & KAAS_O_EXCL))
 			rc = racy_create(m, path, lflags, mode, &h->lower);
 		else
 			rc = kaas_sub_open(m->lower, path, lflags, mode, &h->lower);
+		if (rc == -ENOENT && !(flags & KAAS_O_CREAT))
+			fm_neg_store(m, host, path);
+		else if (rc == 0 || rc == -EEXIST)
+			fm_neg_forget(&m->hosts[host], path);
+		/* An open of a directory revalidates it with the server. */
+		if (rc == 0 && (flags & KAAS_O_DIRECTORY))
+			fm_neg_forget_children(&m->hosts[host], path);
 	}
 	if (rc < 0)
 		goto fail;

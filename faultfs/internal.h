@@ -73,10 +73,17 @@ struct fm_attr {
 	struct fm_attr *next;
 };
 
+struct fm_neg {                 /* a name this host found missing */
+	char *path;
+	int64_t at_ns;
+	struct fm_neg *next;
+};
+
 struct fm_host {
 	int used;
 	uint64_t gen;           /* bumped by a crash */
 	struct fm_attr *attrs;  /* attribute cache */
+	struct fm_neg *negs;    /* negative lookup cache */
 	char **leftovers;       /* silly files a crash left behind */
 	size_t nleftovers;
 	unsigned long crashes;
@@ -108,6 +115,7 @@ struct kaas_fault_model {
 	/* behaviours */
 	int passthrough;        /* profile passthrough: no buffering, no silly, no estale */
 	int attr_timeout_ms;
+	int neg_timeout_ms;     /* negative lookups trusted this long (0: none) */
 	size_t writeback_bytes;
 	int rename_copy, fsync_lies, excl_race;
 	int race_window_ms;
@@ -127,6 +135,7 @@ struct kaas_fault_model {
 	size_t nevents, events_cap;
 	unsigned long op_count[FM_NOPS];
 	unsigned long fault_count[FM_NOPS];
+	unsigned long neg_hits;  /* lookups answered ENOENT by a negative entry */
 };
 
 #define LOCK(m) pthread_mutex_lock(&(m)->mu)
@@ -149,6 +158,23 @@ void fm_attr_store(struct kaas_fault_model *m, int host, const char *path, const
 /* The cached attributes of path if younger than attr_timeout_ms, or NULL. */
 const struct fm_attr *fm_attr_fresh(struct kaas_fault_model *m, int host, const char *path);
 
+/* The nfs-floor profile's neg_timeout_ms. */
+#define FM_NEG_TIMEOUT_DEFAULT_MS 10000
+/* negcache.c — m->mu held.  See negcache.c for what it models. */
+void fm_neg_forget_all(struct fm_host *hs);
+/* Drop the entry for path and every entry below it (the host made or
+ * found the name, or moved it away). */
+void fm_neg_forget(struct fm_host *hs, const char *path);
+/* Drop the entries directly in directory dir (the host opened or listed
+ * it: revalidated it with the server). */
+void fm_neg_forget_children(struct fm_host *hs, const char *dir);
+/* Remember that path (or its shallowest missing ancestor, looked up on
+ * the lower) is missing to host; nothing when neg_timeout_ms is 0. */
+void fm_neg_store(struct kaas_fault_model *m, int host, const char *path);
+/* 1 if host's fresh negative entries hide path: an entry for an ancestor,
+ * or (self) for path itself. */
+int fm_neg_hides(struct kaas_fault_model *m, int host, const char *path, int self);
+
 /* model.c — m->mu held unless said otherwise. */
 /* What fm_apply decided besides an error: a torn flush. */
 struct fm_decided {
@@ -162,8 +188,9 @@ int fm_bad_host(int host);
 struct fm_node *fm_node_find(struct kaas_fault_model *m, uint64_t ino);
 /* Free the node if no handle is open on it. */
 void fm_node_release(struct kaas_fault_model *m, struct fm_node *node);
-/* 1 if path is a silly-renamed name some host still holds. */
-int fm_silly_held(struct kaas_fault_model *m, const char *path);
+/* 1 if path is a silly-renamed name `host` still holds (only that host's
+ * unlink of it is refused: another client's is a plain remove). */
+int fm_silly_held(struct kaas_fault_model *m, int host, const char *path);
 /* Rename the file node at path (held open by host) to its .nfs name:
  * 0 or -errno. */
 int fm_silly_rename(struct kaas_fault_model *m, int host, struct fm_node *node, const char *path);

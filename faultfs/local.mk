@@ -2,7 +2,7 @@
 # libkaas.a, registered as scheme "fault"), and the FUSE daemon.
 EXTRA_DIST += faultfs/README.md
 libkaas_a_SOURCES += faultfs/model.h faultfs/internal.h faultfs/model.c faultfs/rules.c \
-	faultfs/extents.c faultfs/attrcache.c faultfs/handles.c faultfs/names.c \
+	faultfs/extents.c faultfs/attrcache.c faultfs/negcache.c faultfs/handles.c faultfs/names.c \
 	faultfs/ctl.c faultfs/substrate.h faultfs/substrate.c
 
 if WITH_FUSE

@@ -54,12 +54,11 @@ void fm_node_release(struct kaas_fault_model *m, struct fm_node *node)
 }
 
 /* A silly-renamed name some host still holds. */
-int fm_silly_held(struct kaas_fault_model *m, const char *path)
+int fm_silly_held(struct kaas_fault_model *m, int host, const char *path)
 {
 	for (struct fm_node *n = m->nodes; n; n = n->next)
-		for (int i = 0; i < KAAS_FAULT_MAX_HOSTS; i++)
-			if (n->view[i].silly && !strcmp(n->view[i].silly, path))
-				return 1;
+		if (n->view[host].silly && !strcmp(n->view[host].silly, path))
+			return 1;
 	return 0;
 }
 
@@ -156,6 +155,7 @@ void kaas_fault_model_free(struct kaas_fault_model *m)
 	}
 	for (int i = 0; i < KAAS_FAULT_MAX_HOSTS; i++) {
 		fm_attr_forget_all(&m->hosts[i]);
+		fm_neg_forget_all(&m->hosts[i]);
 		for (size_t j = 0; j < m->hosts[i].nleftovers; j++)
 			free(m->hosts[i].leftovers[j]);
 		free(m->hosts[i].leftovers);
@@ -188,6 +188,7 @@ int kaas_fault_model_new(const char *lower_url, const char *config_json, uint64_
 	pthread_mutex_init(&m->mu, NULL);
 	m->rng = seed;
 	m->attr_timeout_ms = 1000;
+	m->neg_timeout_ms = FM_NEG_TIMEOUT_DEFAULT_MS;
 	m->writeback_bytes = 8u << 20;
 	m->race_window_ms = 200;
 	m->lower_url = strdup(lower_url);
@@ -239,6 +240,7 @@ void fm_crash_locked(struct kaas_fault_model *m, int host)
 		fm_ext_free(&n->view[host].undo);
 	}
 	fm_attr_forget_all(hs);
+	fm_neg_forget_all(hs);
 	fm_event(m, host, "crash", "", "crash");
 }
 

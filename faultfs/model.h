@@ -17,6 +17,11 @@
  *     (fsync, close, or write-back past a limit); other hosts that opened
  *     earlier keep the size and bytes they saw at open; stat() by name is
  *     served from a per-host attribute cache for attr_timeout_ms.
+ *   - negative lookups: a name a host found missing (a stat or open that
+ *     got ENOENT, or its own unlink) stays missing to that host's stat,
+ *     open, unlink, rmdir, rename and listing of it for neg_timeout_ms,
+ *     whoever creates it meanwhile; an open or listing of its directory by
+ *     that host, or that host creating the name, ends it (negcache.c).
  *   - rules (EIO, ENOSPC, EDQUOT, ESTALE, delay, torn flush, kill caller)
  *     selected by op, path glob, host, probability, countdown, persistence;
  *     every fault drawn from one seeded PRNG and logged as a JSON line.
@@ -53,7 +58,7 @@ int kaas_fault_model_new(const char *lower_url, const char *config_json, uint64_
 void kaas_fault_model_free(struct kaas_fault_model *m);
 
 /* Apply a JSON config object: {"profile":"nfs-floor"|"passthrough",
- * "seed":S, "attr_timeout_ms":N, "writeback_bytes":N, "rename_copy":bool,
+ * "seed":S, "attr_timeout_ms":N, "neg_timeout_ms":N, "writeback_bytes":N, "rename_copy":bool,
  * "fsync_lies":bool, "excl_race":bool, "rules":[rule...]}.  A rule is
  * {"op":"write,fsync"|"*", "path":"glob", "host":H, "prob":P, "after":N,
  * "times":N (-1 forever), "fault":"EIO|ENOSPC|EDQUOT|ESTALE|delay|torn|kill",

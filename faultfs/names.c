@@ -25,6 +25,11 @@ int kaas_fault_stat(struct kaas_fault_model *m, int host, const char *path, stru
 		UNLOCK(m);
 		return kaas_sub_fail(ENOENT, "faultfs: %s: not there yet (racy exclusive create)", path);
 	}
+	if (fm_neg_hides(m, host, path, 1)) {
+		UNLOCK(m);
+		return kaas_sub_fail(ENOENT, "faultfs: %s: missing to host %d (negative lookup cache)",
+				     path, host);
+	}
 	const struct fm_attr *a = fm_attr_fresh(m, host, path);
 	if (a) {
 		*st = a->st;
@@ -32,6 +37,8 @@ int kaas_fault_stat(struct kaas_fault_model *m, int host, const char *path, stru
 		rc = kaas_sub_stat(m->lower, path, st);
 		if (rc == 0)
 			fm_attr_store(m, host, path, st);
+		else if (rc == -ENOENT)
+			fm_neg_store(m, host, path);
 	}
 	if (rc == 0 && st->type == KAAS_FT_FILE) {
 		struct fm_node *n = fm_node_find(m, st->ino);
@@ -102,7 +109,14 @@ int kaas_fault_rename_silly(struct kaas_fault_model *m, int host, const char *fr
 		UNLOCK(m);
 		return rc < 0 ? rc : kaas_sub_rename(m->lower, from, to);
 	}
+	if (fm_neg_hides(m, host, from, 1) || fm_neg_hides(m, host, to, 0)) {
+		UNLOCK(m);
+		return kaas_sub_fail(ENOENT, "faultfs: rename %s -> %s: missing to host %d (negative "
+				     "lookup cache)", from, to, host);
+	}
 	fm_attr_forget_all(&m->hosts[host]);
+	fm_neg_forget(&m->hosts[host], from);
+	fm_neg_forget(&m->hosts[host], to);
 	struct kaas_stat fst, tst;
 	if (m->rename_copy && kaas_sub_stat(m->lower, from, &fst) == 0 && fst.type == KAAS_FT_FILE) {
 		UNLOCK(m);
@@ -145,8 +159,16 @@ int kaas_fault_unlink_silly(struct kaas_fault_model *m, int host, const char *pa
 		UNLOCK(m);
 		return rc < 0 ? rc : kaas_sub_unlink(m->lower, path);
 	}
+	if (fm_neg_hides(m, host, path, 1)) {
+		UNLOCK(m);
+		return kaas_sub_fail(ENOENT, "faultfs: %s: missing to host %d (negative lookup cache)",
+				     path, host);
+	}
 	fm_attr_forget(&m->hosts[host], path);
-	if (fm_silly_held(m, path)) {
+	/* EBUSY only on the holding client: another host's unlink of the
+	 * .nfs name removes the file on the server, as the kernel's does
+	 * (the holders then get ESTALE, below). */
+	if (fm_silly_held(m, host, path)) {
 		UNLOCK(m);
 		return kaas_sub_fail(EBUSY, "faultfs: %s: silly-renamed file still open", path);
 	}
@@ -162,6 +184,10 @@ int kaas_fault_unlink_silly(struct kaas_fault_model *m, int host, const char *pa
 		rc = kaas_sub_unlink(m->lower, path);
 		if (rc == 0 && node)
 			node->removed = 1;
+		/* The client keeps the removed name as a trusted negative
+		 * entry (nfs_unlink sets its verifier). */
+		if (rc == 0 || rc == -ENOENT)
+			fm_neg_store(m, host, path);
 	}
 	UNLOCK(m);
 	return rc;
@@ -174,8 +200,13 @@ int kaas_fault_mkdir(struct kaas_fault_model *m, int host, const char *path, uin
 	LOCK(m);
 	m->hosts[host].used = 1;
 	int rc = fm_apply(m, host, FM_MKDIR, path, NULL);
-	if (rc == 0)
+	if (rc == 0 && fm_neg_hides(m, host, path, 0))
+		rc = kaas_sub_fail(ENOENT, "faultfs: %s: a parent is missing to host %d (negative "
+				   "lookup cache)", path, host);
+	if (rc == 0) {
 		fm_attr_forget(&m->hosts[host], path);
+		fm_neg_forget(&m->hosts[host], path);
+	}
 	UNLOCK(m);
 	return rc < 0 ? rc : kaas_sub_mkdir(m->lower, path, mode);
 }
@@ -187,8 +218,13 @@ int kaas_fault_rmdir(struct kaas_fault_model *m, int host, const char *path)
 	LOCK(m);
 	m->hosts[host].used = 1;
 	int rc = fm_apply(m, host, FM_RMDIR, path, NULL);
-	if (rc == 0)
+	if (rc == 0 && fm_neg_hides(m, host, path, 1))
+		rc = kaas_sub_fail(ENOENT, "faultfs: %s: missing to host %d (negative lookup cache)",
+				   path, host);
+	if (rc == 0) {
 		fm_attr_forget(&m->hosts[host], path);
+		fm_neg_forget(&m->hosts[host], path);
+	}
 	UNLOCK(m);
 	return rc < 0 ? rc : kaas_sub_rmdir(m->lower, path);
 }
@@ -246,6 +282,12 @@ int kaas_fault_readdir(struct kaas_fault_model *m, int host, const char *path, k
 	LOCK(m);
 	m->hosts[host].used = 1;
 	int rc = fm_apply(m, host, FM_READDIR, path, NULL);
+	if (rc == 0 && fm_neg_hides(m, host, path, 1))
+		rc = kaas_sub_fail(ENOENT, "faultfs: %s: missing to host %d (negative lookup cache)",
+				   path, host);
+	/* A listing revalidates the directory: its names' negative entries go. */
+	if (rc == 0)
+		fm_neg_forget_children(&m->hosts[host], path);
 	if (rc == 0 && m->excl_race && !m->passthrough)
 		rc = racy_hidden_names(m, path, &f);
 	UNLOCK(m);

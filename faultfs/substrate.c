@@ -2,7 +2,7 @@
  * substrate.c — the in-process front of the fault model: the `fault+` URLs.
  *
  *   fault+<lower-url>?seed=S&host=H&config=FILE.json&profile=P&log=FILE
- *                    &rename_copy=1&fsync_lies=1&excl_race=1&attr_timeout_ms=N
+ *                    &rename_copy=1&fsync_lies=1&excl_race=1&attr_timeout_ms=N&neg_timeout_ms=N
  *
  * Every instance opened in one process over the same lower URL shares one
  * model, so two instances are two hosts of one simulated volume (host=H
@@ -178,7 +178,7 @@ struct params {
 };
 
 static const char *const keys[] = { "seed", "host", "config", "profile", "log", "rename_copy",
-				    "fsync_lies", "excl_race", "attr_timeout_ms", NULL };
+				    "fsync_lies", "excl_race", "attr_timeout_ms", "neg_timeout_ms", NULL };
 
 static int known_key(const char *k, size_t n)
 {
@@ -245,11 +245,11 @@ static int parse_url(const char *url, struct params *p)
 		} else if (!strcmp(kv, "log")) {
 			free(p->log);
 			p->log = strdup(val);
-		} else if (!strcmp(kv, "attr_timeout_ms")) {
+		} else if (!strcmp(kv, "attr_timeout_ms") || !strcmp(kv, "neg_timeout_ms")) {
 			long t = strtol(val, &end, 10);
 			if (!*val || *end || t < 0)
-				rc = kaas_sub_fail(EINVAL, "%s: attr_timeout_ms must be >= 0", url);
-			snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ",\"attr_timeout_ms\":%ld", t);
+				rc = kaas_sub_fail(EINVAL, "%s: %s must be >= 0", url, kv);
+			snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ",\"%s\":%ld", kv, t);
 		} else {
 			int on = !strcmp(val, "1") || !strcmp(val, "true") || !*val;
 			if (!on && strcmp(val, "0") && strcmp(val, "false"))

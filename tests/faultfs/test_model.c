@@ -142,13 +142,42 @@ static void test_silly_rename_on_unlink(void **state)
 	char *silly = kaas_path_join("d", l.names[0]);
 	kaas_dirlist_free(&l);
 	assert_int_equal(kaas_sub_unlink(x.a, silly), -EBUSY);
-	assert_int_equal(kaas_sub_unlink(x.b, silly), -EBUSY);
 	assert_int_equal(kaas_sub_rmdir(x.b, "d"), -ENOTEMPTY);
 	free(silly);
 	/* the last close removes it */
 	assert_int_equal(kaas_sub_close(f), 0);
 	assert_int_equal(count_silly(x.lower, "d"), 0);
 	assert_int_equal(kaas_sub_rmdir(x.b, "d"), 0);
+	fx_close(&x);
+}
+
+/* Only the holding client refuses to unlink a .nfs name (EBUSY); on
+ * another client it is a plain remove on the server (the lab: a broker on
+ * another mount finishing a delete removed a held silly file), and the
+ * holder's handle goes stale. */
+static void test_silly_unlinked_by_other_host(void **state)
+{
+	struct fx x;
+	fx_open(&x, NULL);
+	assert_int_equal(kaas_sub_mkdir(x.a, "d", 0755), 0);
+	put(x.a, "d/f", "hello");
+	struct kaas_file *f;
+	assert_int_equal(kaas_sub_open(x.a, "d/f", KAAS_O_READ, 0, &f), 0);
+	assert_int_equal(kaas_sub_unlink(x.a, "d/f"), 0);
+	struct kaas_dirlist l;
+	assert_int_equal(kaas_sub_list(x.b, "d", &l), 0);
+	assert_int_equal(l.n, 1);
+	char *silly = kaas_path_join("d", l.names[0]);
+	kaas_dirlist_free(&l);
+	assert_int_equal(kaas_sub_unlink(x.a, silly), -EBUSY);
+	assert_int_equal(kaas_sub_unlink(x.b, silly), 0);
+	assert_int_equal(count_silly(x.lower, "d"), 0);
+	char buf[8];
+	assert_int_equal(kaas_sub_pread(f, buf, sizeof buf, 0), -ESTALE);
+	(void)kaas_sub_close(f);
+	assert_int_equal(count_silly(x.lower, "d"), 0);
+	assert_int_equal(kaas_sub_rmdir(x.a, "d"), 0);
+	free(silly);
 	fx_close(&x);
 }
 
@@ -280,6 +309,78 @@ static void test_attr_cache_stale(void **state)
 		assert_int_equal(kaas_sub_stat(x.b, "f", &st), 0);
 	}
 	assert_int_equal(st.size, 10);
+	fx_close(&x);
+}
+
+/* The negative lookup cache (what the lab saw the Linux NFS client do with
+ * default mount options): host b looked "n" up and found it missing; host
+ * a creates it; b's open and stat keep failing with ENOENT until the entry
+ * times out, b lists or opens the directory, or b creates the name. */
+static void test_negative_lookup_cache(void **state)
+{
+	struct fx x;
+	fx_open(&x, "&neg_timeout_ms=400");
+	struct kaas_stat st;
+	struct kaas_file *f;
+	assert_int_equal(kaas_sub_mkdir(x.a, "d", 0755), 0);
+	assert_int_equal(kaas_sub_stat(x.b, "d/n", &st), -ENOENT);
+	put(x.a, "d/n", "new");
+	assert_int_equal(kaas_sub_stat(x.a, "d/n", &st), 0); /* the creator sees it */
+	assert_int_equal(kaas_sub_stat(x.b, "d/n", &st), -ENOENT);
+	assert_int_equal(kaas_sub_open(x.b, "d/n", KAAS_O_READ, 0, &f), -ENOENT);
+	assert_int_equal(kaas_sub_unlink(x.b, "d/n"), -ENOENT);
+	/* an exclusive create asks the server: EEXIST, and the name is known */
+	assert_int_equal(kaas_sub_open(x.b, "d/n", KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_EXCL, 0644, &f),
+			 -EEXIST);
+	assert_int_equal(kaas_sub_stat(x.b, "d/n", &st), 0);
+
+	/* a listing of the directory revalidates it */
+	assert_int_equal(kaas_sub_stat(x.b, "d/m", &st), -ENOENT);
+	put(x.a, "d/m", "m");
+	assert_int_equal(kaas_sub_open(x.b, "d/m", KAAS_O_READ, 0, &f), -ENOENT);
+	struct kaas_dirlist l;
+	assert_int_equal(kaas_sub_list(x.b, "d", &l), 0);
+	assert_int_equal(l.n, 2); /* listed at once */
+	kaas_dirlist_free(&l);
+	assert_int_equal(kaas_sub_open(x.b, "d/m", KAAS_O_READ, 0, &f), 0);
+	kaas_sub_close(f);
+
+	/* so does an open of the directory */
+	assert_int_equal(kaas_sub_open(x.b, "d/o", KAAS_O_READ, 0, &f), -ENOENT);
+	put(x.a, "d/o", "o");
+	assert_int_equal(kaas_sub_stat(x.b, "d/o", &st), -ENOENT);
+	assert_int_equal(kaas_sub_open(x.b, "d", KAAS_O_READ | KAAS_O_DIRECTORY, 0, &f), 0);
+	kaas_sub_close(f);
+	assert_int_equal(kaas_sub_stat(x.b, "d/o", &st), 0);
+
+	/* a missing parent hides what is made under it; b's own unlink leaves
+	 * the name missing to b */
+	assert_int_equal(kaas_sub_stat(x.b, "e/f", &st), -ENOENT);
+	assert_int_equal(kaas_sub_mkdir(x.a, "e", 0755), 0);
+	put(x.a, "e/f", "f");
+	assert_int_equal(kaas_sub_stat(x.b, "e", &st), -ENOENT);
+	assert_int_equal(kaas_sub_stat(x.b, "e/f", &st), -ENOENT);
+	assert_int_equal(kaas_sub_open(x.b, "e/g", KAAS_O_WRITE | KAAS_O_CREAT, 0644, &f), -ENOENT);
+	assert_int_equal(kaas_sub_unlink(x.b, "d/n"), 0);
+	put(x.a, "d/n", "again");
+	assert_int_equal(kaas_sub_stat(x.b, "d/n", &st), -ENOENT);
+
+	/* and every entry times out (d/n's, the younger, last) */
+	int rc = -ENOENT;
+	for (int i = 0; i < 100 && rc == -ENOENT; i++) {
+		usleep(20000);
+		rc = kaas_sub_stat(x.b, "d/n", &st);
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(kaas_sub_stat(x.b, "e/f", &st), 0);
+
+	/* off (0): no entry at all, through ctl config */
+	char *reply = NULL;
+	assert_int_equal(kaas_fault_ctl(x.m, "{\"cmd\":\"config\",\"config\":{\"neg_timeout_ms\":0}}", &reply), 0);
+	free(reply);
+	assert_int_equal(kaas_sub_stat(x.b, "d/p", &st), -ENOENT);
+	put(x.a, "d/p", "p");
+	assert_int_equal(kaas_sub_stat(x.b, "d/p", &st), 0);
 	fx_close(&x);
 }
 
@@ -656,10 +757,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_silly_rename_on_unlink),
+		cmocka_unit_test(test_silly_unlinked_by_other_host),
 		cmocka_unit_test(test_silly_rename_on_rename_over),
 		cmocka_unit_test(test_estale_other_host),
 		cmocka_unit_test(test_close_to_open),
 		cmocka_unit_test(test_attr_cache_stale),
+		cmocka_unit_test(test_negative_lookup_cache),
 		cmocka_unit_test(test_torn_flush_loses_rest),
 		cmocka_unit_test(test_torn_flush_concurrent_opener),
 		cmocka_unit_test(test_interrupted_delete_eio),

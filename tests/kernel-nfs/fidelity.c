@@ -185,6 +185,12 @@ static void silly(void)
 		snprintf(p, sizeof p, "%s/%s", a, name);
 		e = unlink(p) < 0 ? errno : 0;
 		out("silly.unlink-silly-name", "%s", ename(e));
+		/* another client unlinks A's .nfs name */
+		snprintf(p, sizeof p, "%s/%s", b, name);
+		e = unlink(p) < 0 ? errno : 0;
+		out("silly.B-unlinks-A-silly-name", "%s", ename(e));
+		r = pread(fd, buf, sizeof buf, 0);
+		out("silly.A-read-after-B-unlink", "%s", r == 5 ? "data" : ename(r < 0 ? errno : 0));
 	}
 	close(fd);
 	long t0 = now_ms();
@@ -307,6 +313,13 @@ static void negative(void)
 	out("neg.B-excl-create-of-A-name", "%s", ename(fd < 0 ? errno : 0));
 	if (fd >= 0)
 		close(fd);
+
+	/* B removes a name itself, A creates it again, B stats it at once */
+	put(pa("n4"), "n", 1, O_EXCL);
+	size_of(pb("n4"));
+	unlink(pb("n4"));
+	put(pa("n4"), "n", 1, O_EXCL);
+	out("neg.B-stat-after-own-unlink-and-A-create", "%s", size_of(pb("n4")) >= 0 ? "found" : "ENOENT");
 }
 
 /* 5. directory listing: B lists, A creates, B lists again. */
