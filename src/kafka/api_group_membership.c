@@ -183,30 +183,24 @@ static void finish_error(struct kaas_req *req, int16_t err)
 
 /* The ids of a SyncGroup or Heartbeat: 0 with them copied (the caller frees
  * all three), or the Kafka error to answer. */
-static int16_t member_ids(struct kaas_kslice gid, struct kaas_kslice mid, struct kaas_kslice iid,
-			  char **id, char **member_id, char **iid_s)
+static int16_t member_ids(const struct kaas_group_member_ref *ref, char **id, char **member_id,
+			  char **iid_s)
 {
 	int16_t err = 0;
 	int oom = 0;
 	*member_id = *iid_s = NULL;
-	if (!(*id = kaas_group_id_dup(gid, &err)))
+	if (!(*id = kaas_group_id_dup(ref->group, &err)))
 		return err;
-	*member_id = kaas_kslice_dup(mid);
-	*iid_s = kaas_group_opt_dup(iid, &oom);
+	*member_id = kaas_kslice_dup(ref->member);
+	*iid_s = kaas_group_opt_dup(ref->instance, &oom);
 	return *member_id && !oom ? 0 : KAAS_KERR_UNKNOWN_SERVER_ERROR;
 }
 
 void kaas_api_sync_group(struct kaas_req *req)
 {
-	struct kaas_groups *g = req->broker->groups;
 	struct kaas_kr *r = &req->r;
-	int16_t v = req->hdr.api_version;
-	struct kaas_kslice gid = kaas_kr_str(r, 0);
-	int32_t gen = kaas_kr_i32(r);
-	struct kaas_kslice mid = kaas_kr_str(r, 0);
-	struct kaas_kslice iid = { NULL, -1 };
-	if (v >= 3)
-		iid = kaas_kr_nstr(r, 0);
+	struct kaas_group_member_ref ref;
+	kaas_group_read_member(r, req->hdr.api_version, 3, &ref);
 	int32_t n = kaas_kr_array(r, 0, 6);
 	struct kaas_group_assignment *assign =
 		kaas_kr_ok(r) && n >= 0 ? calloc((size_t)n + 1, sizeof(*assign)) : NULL;
@@ -221,16 +215,16 @@ void kaas_api_sync_group(struct kaas_req *req)
 		return;
 	}
 	char *id, *member_id, *iid_s;
-	int16_t err = member_ids(gid, mid, iid, &id, &member_id, &iid_s);
+	int16_t err = member_ids(&ref, &id, &member_id, &iid_s);
 	if (!err && !assign)
 		err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	if (err) {
 		write_sync(req, err, NULL, 0);
 	} else {
 		struct kaas_group_sync rq = { .group = id, .member_id = member_id,
-					      .instance_id = iid_s, .generation = gen,
+					      .instance_id = iid_s, .generation = ref.generation,
 					      .nassign = n, .assign = assign };
-		kaas_groups_sync(g, &rq, sync_done, req);
+		kaas_groups_sync(req->broker->groups, &rq, sync_done, req);
 	}
 	free(assign);
 	free(id);
@@ -242,22 +236,17 @@ void kaas_api_sync_group(struct kaas_req *req)
 
 void kaas_api_heartbeat(struct kaas_req *req)
 {
-	struct kaas_groups *g = req->broker->groups;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kslice gid = kaas_kr_str(r, 0);
-	int32_t gen = kaas_kr_i32(r);
-	struct kaas_kslice mid = kaas_kr_str(r, 0);
-	struct kaas_kslice iid = { NULL, -1 };
-	if (req->hdr.api_version >= 3)
-		iid = kaas_kr_nstr(r, 0);
-	if (!kaas_kr_ok(r)) {
+	struct kaas_group_member_ref ref;
+	kaas_group_read_member(&req->r, req->hdr.api_version, 3, &ref);
+	if (!kaas_kr_ok(&req->r)) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
 	char *id, *member_id, *iid_s;
-	int16_t err = member_ids(gid, mid, iid, &id, &member_id, &iid_s);
+	int16_t err = member_ids(&ref, &id, &member_id, &iid_s);
 	if (!err)
-		err = kaas_group_kerr(kaas_groups_heartbeat(g, id, member_id, iid_s, gen));
+		err = kaas_group_kerr(kaas_groups_heartbeat(req->broker->groups, id, member_id, iid_s,
+							    ref.generation));
 	finish_error(req, err);
 	free(id);
 	free(member_id);

@@ -27,6 +27,19 @@ struct offsets_call {
 	struct kaas_group_commit rq;   /* group, member, batch (fetch: group, batch) */
 };
 
+/* A call for req, or NULL (out of memory: the connection is closed). */
+static struct offsets_call *call_new(struct kaas_req *req, int commit)
+{
+	struct offsets_call *c = calloc(1, sizeof(*c));
+	if (!c) {
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return NULL;
+	}
+	c->req = req;
+	c->commit = commit;
+	return c;
+}
+
 static void call_free(struct offsets_call *c)
 {
 	struct kaas_offset_batch *b = &c->rq.batch;
@@ -149,19 +162,11 @@ void kaas_api_offset_commit(struct kaas_req *req)
 {
 	struct kaas_kr *r = &req->r;
 	int16_t v = req->hdr.api_version;
-	struct offsets_call *c = calloc(1, sizeof(*c));
-	if (!c) {
-		kaas_req_finish(req, KAAS_REQ_CLOSE);
+	struct offsets_call *c = call_new(req, 1);
+	if (!c)
 		return;
-	}
-	c->req = req;
-	c->commit = 1;
-	struct kaas_kslice gid = kaas_kr_str(r, 0);
-	int32_t gen = kaas_kr_i32(r);
-	struct kaas_kslice mid = kaas_kr_str(r, 0);
-	struct kaas_kslice iid = { NULL, -1 };
-	if (v >= 7)
-		iid = kaas_kr_nstr(r, 0);
+	struct kaas_group_member_ref ref;
+	kaas_group_read_member(r, v, 7, &ref);
 	if (v <= 4)
 		(void)kaas_kr_i64(r); /* retention_time_ms: offsets are kept */
 	if (!kaas_kr_ok(r) || parse_topics(r, c, 1, v) < 0) {
@@ -171,10 +176,10 @@ void kaas_api_offset_commit(struct kaas_req *req)
 	}
 	int16_t err = 0;
 	int oom = 0;
-	c->rq.generation = gen;
-	c->rq.member_id = kaas_kslice_dup(mid);
-	c->rq.instance_id = kaas_group_opt_dup(iid, &oom);
-	c->rq.group = kaas_group_id_dup(gid, &err);
+	c->rq.generation = ref.generation;
+	c->rq.member_id = kaas_kslice_dup(ref.member);
+	c->rq.instance_id = kaas_group_opt_dup(ref.instance, &oom);
+	c->rq.group = kaas_group_id_dup(ref.group, &err);
 	if (!err && (!c->rq.member_id || oom))
 		err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	if (err) {
@@ -232,15 +237,11 @@ static void fetch_done(void *ctx, int status, struct kaas_offset_batch *batch)
 void kaas_api_offset_fetch(struct kaas_req *req)
 {
 	struct kaas_kr *r = &req->r;
-	int16_t v = req->hdr.api_version;
-	struct offsets_call *c = calloc(1, sizeof(*c));
-	if (!c) {
-		kaas_req_finish(req, KAAS_REQ_CLOSE);
+	struct offsets_call *c = call_new(req, 0);
+	if (!c)
 		return;
-	}
-	c->req = req;
 	struct kaas_kslice gid = kaas_kr_str(r, 0);
-	if (!kaas_kr_ok(r) || parse_topics(r, c, 0, v) < 0) {
+	if (!kaas_kr_ok(r) || parse_topics(r, c, 0, req->hdr.api_version) < 0) {
 		call_free(c);
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;

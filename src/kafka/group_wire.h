@@ -25,4 +25,18 @@ char *kaas_group_id_dup(struct kaas_kslice s, int16_t *kerr);
  * under, as "" (nor can that one).  NULL with *oom = 1 when out of memory. */
 char *kaas_group_opt_dup(struct kaas_kslice s, int *oom);
 
+/* The member a SyncGroup, Heartbeat or OffsetCommit names: its group id,
+ * generation, member id and, from version `iid_from` on, its instance id
+ * (len < 0: absent). */
+struct kaas_group_member_ref {
+	struct kaas_kslice group;
+	int32_t generation;
+	struct kaas_kslice member;
+	struct kaas_kslice instance;
+};
+
+/* Read a kaas_group_member_ref of request version v (check kaas_kr_ok). */
+void kaas_group_read_member(struct kaas_kr *r, int16_t v, int16_t iid_from,
+			    struct kaas_group_member_ref *out);
+
 #endif

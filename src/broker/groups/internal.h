@@ -65,7 +65,7 @@ struct group {
 	/* offsets (offsets.c) */
 	int loaded;               /* offs holds the volume's state */
 	struct kaas_group_offsets offs; /* the work thread's while op_running */
-	struct group_op *ops_head, *ops_tail;
+	struct group_op *ops_head; /* in arrival order; the head runs */
 	int op_running;
 	int reload;               /* dropped while an op ran: unload when it is done */
 	uv_work_t work;

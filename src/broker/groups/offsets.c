@@ -138,6 +138,25 @@ static void answer(struct group_op *op)
 
 static void run_next(struct group *gr);
 
+/* Apply topic t's partitions not refused to the loaded state: how many,
+ * or -ENOMEM. */
+static int apply_topic(struct group *gr, const struct kaas_offset_topic *t, int64_t now)
+{
+	int n = 0;
+	for (int32_t j = 0; j < t->n; j++) {
+		const struct kaas_offset_part *p = &t->parts[j];
+		int rc = p->status ? 0
+				   : kaas_group_set(&gr->offs, t->name, p->partition, p->offset,
+						    p->leader_epoch, p->metadata, now);
+		if (rc == 0 && !p->status)
+			rc = kaas_group_set_topic_id(&gr->offs, t->name, p->partition, t->topic_id);
+		if (rc < 0)
+			return rc;
+		n += !p->status;
+	}
+	return n;
+}
+
 /* Apply a commit's partitions to the loaded state: 1 if any, 0 if none,
  * or -ENOMEM. */
 static int apply_commit(struct group *gr, struct kaas_offset_batch *batch)
@@ -147,20 +166,10 @@ static int apply_commit(struct group *gr, struct kaas_offset_batch *batch)
 	int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000; /* informational */
 	int any = 0;
 	for (int32_t i = 0; i < batch->nt; i++) {
-		struct kaas_offset_topic *t = &batch->topics[i];
-		for (int32_t j = 0; j < t->n; j++) {
-			struct kaas_offset_part *p = &t->parts[j];
-			if (p->status)
-				continue;
-			int rc = kaas_group_set(&gr->offs, t->name, p->partition, p->offset,
-						p->leader_epoch, p->metadata, now);
-			if (rc == 0)
-				rc = kaas_group_set_topic_id(&gr->offs, t->name, p->partition,
-							     t->topic_id);
-			if (rc < 0)
-				return rc;
-			any = 1;
-		}
+		int n = apply_topic(gr, &batch->topics[i], now);
+		if (n < 0)
+			return n;
+		any |= n > 0;
 	}
 	return any;
 }
@@ -213,8 +222,6 @@ static struct group_op *pop(struct group *gr)
 	struct group_op *op = gr->ops_head;
 	assert(op);
 	gr->ops_head = op->next;
-	if (!gr->ops_head)
-		gr->ops_tail = NULL;
 	gr->op_running = 0;
 	return op;
 }
@@ -261,11 +268,10 @@ static void run_next(struct group *gr)
 static void enqueue(struct group *gr, struct group_op *op)
 {
 	op->gr = gr;
-	if (gr->ops_tail)
-		gr->ops_tail->next = op;
-	else
-		gr->ops_head = op;
-	gr->ops_tail = op;
+	struct group_op **end = &gr->ops_head; /* a group's queue is short */
+	while (*end)
+		end = &(*end)->next;
+	*end = op;
 	run_next(gr);
 }
 

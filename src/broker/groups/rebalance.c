@@ -72,11 +72,10 @@ void kaas_group_protocols_free(struct kaas_group_protocol *p, int n)
 
 void kaas_groups_member_free(struct group_member *m)
 {
+	char *owned[] = { m->id, m->instance_id, m->client_id, m->client_host };
+	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+		free(owned[i]);
 	kaas_group_protocols_free(m->prot, m->nprot);
-	free(m->id);
-	free(m->instance_id);
-	free(m->client_id);
-	free(m->client_host);
 	free(m->assignment);
 	free(m);
 }
