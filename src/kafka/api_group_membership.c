@@ -202,8 +202,10 @@ void kaas_api_sync_group(struct kaas_req *req)
 	struct kaas_group_member_ref ref;
 	kaas_group_read_member(r, req->hdr.api_version, 3, &ref);
 	int32_t n = kaas_kr_array(r, 0, 6);
+	if (n < 0)
+		n = 0; /* a null array: no assignments */
 	struct kaas_group_assignment *assign =
-		kaas_kr_ok(r) && n >= 0 ? calloc((size_t)n + 1, sizeof(*assign)) : NULL;
+		kaas_kr_ok(r) ? calloc((size_t)n + 1, sizeof(*assign)) : NULL;
 	for (int32_t i = 0; assign && i < n && kaas_kr_ok(r); i++) {
 		struct kaas_kslice to = kaas_kr_str(r, 0);
 		struct kaas_kslice a = kaas_kr_nbytes(r, 0);
