@@ -245,7 +245,7 @@ struct kaas_offset_batch {
 
 /* `batch` is the caller's (filled in) or, for a fetch of every topic, the
  * service's, valid only during the callback. */
-typedef void (*kaas_group_offsets_done)(void *ctx, int status, struct kaas_offset_batch *batch);
+typedef void (*kaas_offsets_done)(void *ctx, int status, struct kaas_offset_batch *batch);
 
 struct kaas_group_commit {
 	const char *group, *member_id;
@@ -261,13 +261,13 @@ struct kaas_group_commit {
  * when not durable), KAAS_EUNKNOWN_MEMBER, KAAS_EFENCED_INSTANCE,
  * KAAS_EILLEGAL_GENERATION, KAAS_EREBALANCING or -ENOMEM. */
 void kaas_groups_commit(struct kaas_groups *g, struct kaas_group_commit *rq,
-			kaas_group_offsets_done done, void *ctx);
+			kaas_offsets_done done, void *ctx);
 
 /* OffsetFetch (loop thread) of the listed partitions (batch, which must stay
  * valid until done), or of every committed one (batch NULL).  Completes
  * with 0, the coordinator errors or -ENOMEM; an offset committed to an
  * earlier incarnation of a topic is reported as none. */
 void kaas_groups_fetch(struct kaas_groups *g, const char *group, struct kaas_offset_batch *batch,
-		       kaas_group_offsets_done done, void *ctx);
+		       kaas_offsets_done done, void *ctx);
 
 #endif

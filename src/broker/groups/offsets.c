@@ -27,7 +27,7 @@ struct group_op {
 	struct group *gr;
 	struct kaas_group_commit *commit; /* a commit's request, else NULL */
 	struct kaas_offset_batch *batch;  /* what to fetch (NULL: all) */
-	kaas_group_offsets_done done;
+	kaas_offsets_done done;
 	void *ctx;
 	int status;               /* the answer's (set before or after the work) */
 	int rc;                   /* the work's result (work thread) */
@@ -315,7 +315,7 @@ static void check_partitions(struct kaas_broker *b, struct kaas_offset_batch *ba
 }
 
 void kaas_groups_commit(struct kaas_groups *g, struct kaas_group_commit *rq,
-			kaas_group_offsets_done done, void *ctx)
+			kaas_offsets_done done, void *ctx)
 {
 	GROUPS_ON_LOOP(g);
 	struct group_op *op = calloc(1, sizeof(*op));
@@ -350,7 +350,7 @@ void kaas_groups_commit(struct kaas_groups *g, struct kaas_group_commit *rq,
 }
 
 void kaas_groups_fetch(struct kaas_groups *g, const char *group, struct kaas_offset_batch *batch,
-		       kaas_group_offsets_done done, void *ctx)
+		       kaas_offsets_done done, void *ctx)
 {
 	GROUPS_ON_LOOP(g);
 	struct group_op *op = calloc(1, sizeof(*op));

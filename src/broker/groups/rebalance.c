@@ -95,6 +95,7 @@ void kaas_groups_answer_join(kaas_group_join_done done, void *ctx, const struct 
 		res.leader = leader ? leader : gr->leader;
 	}
 	if (!status && with_members) {
+		assert(gr->protocol); /* chosen at the rebalance that made the leader */
 		v = calloc((size_t)kaas_groups_count_members(gr) + 1, sizeof(*v));
 		if (!v)
 			res = (struct kaas_group_joined){ .status = -ENOMEM, .member_id = res.member_id,
