@@ -206,10 +206,12 @@ void kaas_api_sync_group(struct kaas_req *req)
 		n = 0; /* a null array: no assignments */
 	struct kaas_group_assignment *assign =
 		kaas_kr_ok(r) ? calloc((size_t)n + 1, sizeof(*assign)) : NULL;
-	for (int32_t i = 0; assign && i < n && kaas_kr_ok(r); i++) {
+	for (int32_t i = 0; i < n && kaas_kr_ok(r); i++) {
 		struct kaas_kslice to = kaas_kr_str(r, 0);
 		struct kaas_kslice a = kaas_kr_nbytes(r, 0);
-		assign[i] = (struct kaas_group_assignment){ (const char *)to.p, to.len, a.p, a.len };
+		if (assign) /* else out of memory: answered below, once read whole */
+			assign[i] = (struct kaas_group_assignment){ (const char *)to.p, to.len,
+								    a.p, a.len };
 	}
 	if (!kaas_kr_ok(r)) {
 		free(assign);
