@@ -6,5 +6,7 @@ libkaas_a_SOURCES += src/broker/logging.h src/broker/logging.c src/broker/config
 bin_PROGRAMS += kaasd
 kaasd_SOURCES = src/broker/main.c
 kaasd_LDADD = $(KAAS_LIBS)
-libkaas_a_SOURCES += src/broker/groups.h src/broker/groups.c src/broker/group_offsets.c \
+libkaas_a_SOURCES += src/broker/groups/groups.h src/broker/groups/internal.h \
+	src/broker/groups/coordinator.c src/broker/groups/rebalance.c \
+	src/broker/groups/membership.c src/broker/groups/offsets.c src/broker/groups/queries.c \
 	src/broker/idempotence.h src/broker/idempotence.c

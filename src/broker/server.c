@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "broker/groups.h"
+#include "broker/groups/groups.h"
 #include "broker/idempotence.h"
 #include "broker/logging.h"
 #include "kafka/protocol.h"

@@ -1,7 +1,9 @@
 /*
- * api_group_admin.c — FindCoordinator 0–2 (a group's coordinator is the
- * leader of its coordinator slot in the cluster assignment), DescribeGroups
- * 0–4 and ListGroups 0–2 (loop thread: the groups' state is the loop's).
+ * api_group_admin.c — the wire side of the group queries: FindCoordinator
+ * 0–2 (the work queue: a group's coordinator is the leader of its
+ * coordinator slot in the cluster assignment), DescribeGroups 0–4 and
+ * ListGroups 0–2 (loop thread: the groups' state is the loop's).  The
+ * answers come from the group coordinator (broker/groups/groups.h).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,45 +11,13 @@
 
 #include "broker/broker.h"
 #include "broker/cluster.h"
-#include "broker/groups.h"
+#include "broker/groups/groups.h"
+#include "kafka/group_wire.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 
-#define FIND_MAX_BROKERS 256
-
-/* The broker leading `key`'s coordinator slot: 0 and *out, else the error
- * (COORDINATOR_NOT_AVAILABLE: no leader, or a leader whose address this
- * broker does not know). */
-static int16_t group_coordinator(struct kaas_broker *b, struct kaas_kslice key,
-				 struct kaas_broker_info *out)
-{
-	int32_t leader;
-	uint32_t epoch;
-	if (b->draining)
-		return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
-	if (!b->agent || key.len < 0 ||
-	    kaas_cluster_coordinator(b->agent, key.len ? (const char *)key.p : "", (size_t)key.len,
-				     &leader, &epoch) < 0)
-		return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
-	struct kaas_broker_info *v = malloc(FIND_MAX_BROKERS * sizeof(*v));
-	if (!v)
-		return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
-	size_t n = kaas_cluster_brokers(b->agent, v, FIND_MAX_BROKERS);
-	int16_t err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].id == leader) {
-			*out = v[i];
-			err = KAAS_KERR_NONE;
-			break;
-		}
-	}
-	free(v);
-	return err;
-}
-
 int kaas_api_find_coordinator(struct kaas_req *req)
 {
-	struct kaas_broker *b = req->broker;
 	struct kaas_kr *r = &req->r;
 	struct kaas_kw *w = &req->w;
 	int16_t v = req->hdr.api_version;
@@ -56,16 +26,15 @@ int kaas_api_find_coordinator(struct kaas_req *req)
 	if (!kaas_kr_ok(r))
 		return KAAS_REQ_CLOSE;
 	struct kaas_broker_info who;
-	int16_t err;
-	const char *msg = NULL;
-	if (type != 0) {
-		err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
+	int16_t err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
+	const char *msg = "the group's coordinator slot has no live leader";
+	if (type != 0)
 		msg = "transactions are not supported";
-	} else {
-		err = group_coordinator(b, key, &who);
-		if (err)
-			msg = "the group's coordinator slot has no live leader";
-	}
+	else if (key.len >= 0)
+		err = kaas_group_kerr(kaas_groups_find_coordinator(
+			req->broker->groups, key.len ? (const char *)key.p : "", (size_t)key.len, &who));
+	if (!err)
+		msg = NULL;
 	if (v >= 1)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, err);
@@ -77,12 +46,31 @@ int kaas_api_find_coordinator(struct kaas_req *req)
 	return KAAS_REQ_RESPOND;
 }
 
-static int count_live(const struct group *gr)
+/* One group of a DescribeGroups answer. */
+static void write_group(struct kaas_kw *w, int16_t v, struct kaas_kslice id, int16_t err,
+			const struct kaas_group_info *gi)
 {
-	int n = 0;
-	for (const struct group_member *m = gr->members; m; m = m->next)
-		n += !m->pending;
-	return n;
+	int stable = gi->stable;
+	kaas_kw_i16(w, err);
+	kaas_kw_strn(w, 0, id.p, id.len);
+	kaas_kw_str(w, 0, gi->state);
+	kaas_kw_str(w, 0, gi->protocol_type ? gi->protocol_type : "");
+	kaas_kw_str(w, 0, stable && gi->protocol ? gi->protocol : "");
+	kaas_kw_array(w, 0, gi->nmembers);
+	for (int k = 0; k < gi->nmembers; k++) {
+		const struct kaas_group_member_info *m = &gi->members[k];
+		kaas_kw_str(w, 0, m->id);
+		if (v >= 4)
+			kaas_kw_str(w, 0, m->instance_id);
+		kaas_kw_str(w, 0, m->client_id);
+		kaas_kw_str(w, 0, m->client_host);
+		kaas_kw_bytes(w, 0, stable && m->meta ? m->meta : (const uint8_t *)"",
+			      stable && m->meta ? m->meta_len : 0);
+		kaas_kw_bytes(w, 0, stable && m->assignment ? m->assignment : (const uint8_t *)"",
+			      stable && m->assignment ? m->assignment_len : 0);
+	}
+	if (v >= 3)
+		kaas_kw_i32(w, INT32_MIN); /* authorized_operations: not computed */
 }
 
 void kaas_api_describe_groups(struct kaas_req *req)
@@ -109,39 +97,22 @@ void kaas_api_describe_groups(struct kaas_req *req)
 	for (int32_t i = 0; i < n; i++) {
 		struct kaas_kslice id = kaas_kr_str(&ids, 0);
 		char *s = id.len > 0 ? kaas_kslice_dup(id) : NULL;
+		struct kaas_group_info gi = { .state = "Dead" };
 		int16_t err = id.len <= 0 ? KAAS_KERR_INVALID_GROUP_ID
-			      : s ? kaas_groups_check(g, s) : KAAS_KERR_UNKNOWN_SERVER_ERROR;
-		struct group *gr = s && !err ? kaas_group_lookup(g, s, 0) : NULL;
+			      : !s        ? KAAS_KERR_UNKNOWN_SERVER_ERROR
+					  : kaas_group_kerr(kaas_groups_describe(g, s, &gi));
 		free(s);
-		int live = gr && count_live(gr) > 0;
-		kaas_kw_i16(w, err);
-		kaas_kw_strn(w, 0, id.p, id.len);
-		kaas_kw_str(w, 0, !gr ? "Dead" : kaas_group_state_name(gr->state));
-		kaas_kw_str(w, 0, gr && gr->protocol_type ? gr->protocol_type : "");
-		kaas_kw_str(w, 0, gr && gr->state == GROUP_STABLE && gr->protocol ? gr->protocol : "");
-		kaas_kw_array(w, 0, live ? count_live(gr) : 0);
-		for (const struct group_member *m = live ? gr->members : NULL; m; m = m->next) {
-			if (m->pending)
-				continue;
-			const struct group_protocol *p = NULL;
-			for (int k = 0; gr->protocol && k < m->nprot; k++)
-				if (strcmp(m->prot[k].name, gr->protocol) == 0)
-					p = &m->prot[k];
-			int stable = gr->state == GROUP_STABLE;
-			kaas_kw_str(w, 0, m->id);
-			if (v >= 4)
-				kaas_kw_str(w, 0, m->instance_id);
-			kaas_kw_str(w, 0, m->client_id ? m->client_id : "");
-			kaas_kw_str(w, 0, m->client_host ? m->client_host : "");
-			kaas_kw_bytes(w, 0, stable && p ? p->meta : (const uint8_t *)"",
-				      stable && p ? p->meta_len : 0);
-			kaas_kw_bytes(w, 0, stable && m->assignment ? m->assignment : (const uint8_t *)"",
-				      stable && m->assignment ? m->assignment_len : 0);
-		}
-		if (v >= 3)
-			kaas_kw_i32(w, INT32_MIN); /* authorized_operations: not computed */
+		write_group(w, v, id, err, &gi);
+		kaas_group_info_free(&gi);
 	}
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
+}
+
+static void list_one(void *ctx, const char *id, const char *protocol_type)
+{
+	struct kaas_kw *w = ctx;
+	kaas_kw_str(w, 0, id);
+	kaas_kw_str(w, 0, protocol_type);
 }
 
 void kaas_api_list_groups(struct kaas_req *req)
@@ -151,15 +122,7 @@ void kaas_api_list_groups(struct kaas_req *req)
 	if (req->hdr.api_version >= 1)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, KAAS_KERR_NONE);
-	int32_t n = 0;
-	for (struct group *gr = g->list; gr; gr = gr->next)
-		n += gr->protocol_type || gr->loaded;
-	kaas_kw_array(w, 0, n);
-	for (struct group *gr = g->list; gr; gr = gr->next) {
-		if (!gr->protocol_type && !gr->loaded)
-			continue;
-		kaas_kw_str(w, 0, gr->id);
-		kaas_kw_str(w, 0, gr->protocol_type ? gr->protocol_type : "");
-	}
+	kaas_kw_array(w, 0, kaas_groups_list(g, NULL, NULL));
+	(void)kaas_groups_list(g, list_one, w);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 }

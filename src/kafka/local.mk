@@ -4,4 +4,6 @@ libkaas_a_SOURCES += src/kafka/codec.h src/kafka/codec.c src/kafka/protocol.h \
 	src/kafka/decompress.c src/kafka/batch_time.c src/kafka/request.h src/kafka/api_versions.c \
 	src/kafka/api_metadata.c src/kafka/api_produce.c src/kafka/api_fetch.c \
 	src/kafka/api_list_offsets.c src/kafka/api_admin.c
-libkaas_a_SOURCES += src/kafka/api_group_admin.c src/kafka/api_init_producer_id.c
+libkaas_a_SOURCES += src/kafka/api_group_admin.c src/kafka/api_init_producer_id.c \
+	src/kafka/group_wire.h src/kafka/group_wire.c src/kafka/api_group_membership.c \
+	src/kafka/api_group_offsets.c

@@ -85,7 +85,7 @@ int kaas_api_delete_topics(struct kaas_req *req);  /* pool */
 int kaas_api_create_partitions(struct kaas_req *req); /* pool */
 int kaas_api_describe_configs(struct kaas_req *req);
 int kaas_api_init_producer_id(struct kaas_req *req); /* pool: may claim a block */
-/* Groups (loop; src/broker/groups.c, group_offsets.c, api_group_admin.c). */
+/* Groups (loop; src/kafka/api_group_*.c over the coordinator in src/broker/groups/). */
 void kaas_api_join_group(struct kaas_req *req);
 void kaas_api_sync_group(struct kaas_req *req);
 void kaas_api_heartbeat(struct kaas_req *req);

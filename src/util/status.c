@@ -12,6 +12,24 @@ const char *kaas_strerror(int rc)
 		return "not the leader";
 	case KAAS_EOFFLINE:
 		return "offline";
+	case KAAS_ENOT_COORDINATOR:
+		return "not the group's coordinator";
+	case KAAS_ENO_COORDINATOR:
+		return "the group's coordinator is not available";
+	case KAAS_EUNKNOWN_MEMBER:
+		return "unknown group member";
+	case KAAS_EILLEGAL_GENERATION:
+		return "not the group's generation";
+	case KAAS_EREBALANCING:
+		return "the group is rebalancing";
+	case KAAS_EFENCED_INSTANCE:
+		return "the static instance id belongs to a newer member";
+	case KAAS_EMEMBER_ID_REQUIRED:
+		return "member id required: join with the given one";
+	case KAAS_EPROTOCOL_MISMATCH:
+		return "no protocol shared with the group";
+	case KAAS_EUNKNOWN_PARTITION:
+		return "unknown topic or partition";
 	default:
 		return KAAS_IS_STATUS(rc) ? "unknown kaas status" : strerror(-rc);
 	}

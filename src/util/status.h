@@ -16,6 +16,23 @@
  *   KAAS_EOFFLINE    the state cannot be served now (an offline topic);
  *                    a later round retries it.
  *
+ * The group coordinator's (src/broker/groups/groups.h), numbered from +20
+ * so other services can add theirs below:
+ *   KAAS_ENOT_COORDINATOR     another broker coordinates the group (or this
+ *                             one is draining): find the coordinator again.
+ *   KAAS_ENO_COORDINATOR      the group's coordinator slot has no leader, this
+ *                             broker has not taken it up yet, or its committed
+ *                             offsets cannot be read or written now.
+ *   KAAS_EUNKNOWN_MEMBER      no such member (or it has not completed its
+ *                             first join).
+ *   KAAS_EILLEGAL_GENERATION  the member names another generation.
+ *   KAAS_EREBALANCING         the group is rebalancing: rejoin.
+ *   KAAS_EFENCED_INSTANCE     the static instance id belongs to another
+ *                             member id (a newer incarnation replaced it).
+ *   KAAS_EMEMBER_ID_REQUIRED  a new member was given its id: join with it.
+ *   KAAS_EPROTOCOL_MISMATCH   the member shares no protocol with the group.
+ *   KAAS_EUNKNOWN_PARTITION   no such topic or partition.
+ *
  * The substrate never returns these; kaas_sub_fail passes them through
  * unchanged (a negative argument is returned as is), so a fence may be
  * reported with a detail: `return kaas_sub_fail(KAAS_EFENCED, "...")`.
@@ -27,6 +44,15 @@
 #define KAAS_EFENCED (-(KAAS_STATUS_BASE + 1))
 #define KAAS_ENOTLEADER (-(KAAS_STATUS_BASE + 2))
 #define KAAS_EOFFLINE (-(KAAS_STATUS_BASE + 3))
+#define KAAS_ENOT_COORDINATOR (-(KAAS_STATUS_BASE + 20))
+#define KAAS_ENO_COORDINATOR (-(KAAS_STATUS_BASE + 21))
+#define KAAS_EUNKNOWN_MEMBER (-(KAAS_STATUS_BASE + 22))
+#define KAAS_EILLEGAL_GENERATION (-(KAAS_STATUS_BASE + 23))
+#define KAAS_EREBALANCING (-(KAAS_STATUS_BASE + 24))
+#define KAAS_EFENCED_INSTANCE (-(KAAS_STATUS_BASE + 25))
+#define KAAS_EMEMBER_ID_REQUIRED (-(KAAS_STATUS_BASE + 26))
+#define KAAS_EPROTOCOL_MISMATCH (-(KAAS_STATUS_BASE + 27))
+#define KAAS_EUNKNOWN_PARTITION (-(KAAS_STATUS_BASE + 28))
 
 /* Is rc one of the statuses above (not an errno)? */
 #define KAAS_IS_STATUS(rc) ((rc) <= -KAAS_STATUS_BASE)

@@ -32,6 +32,20 @@ static void recv_join(int fd, struct kgroup_join *a)
 	kgroup_recv_join(fd, a);
 }
 
+/* SyncGroup of a follower whose assignments array is null (-1): no
+ * assignments, as an empty one. */
+static void send_sync_null(int fd, int32_t gen, const char *member)
+{
+	struct kaas_kw w;
+	start(&w, 14, 3);
+	kaas_kw_str(&w, 0, group);
+	kaas_kw_i32(&w, gen);
+	kaas_kw_str(&w, 0, member);
+	kaas_kw_str(&w, 0, NULL);
+	kaas_kw_i32(&w, -1);
+	send_req(fd, &w);
+}
+
 static int16_t recv_sync(int fd, char *assignment, size_t size)
 {
 	return kgroup_recv_sync(fd, assignment, size);
@@ -101,6 +115,9 @@ int main(int argc, char **argv)
 	send_sync(c1, 2, m1, m1, m2);
 	CHECK(recv_sync(c1, a, sizeof(a)) == 0 && strcmp(a, "for-1") == 0, "leader's sync: '%s'", a);
 	CHECK(recv_sync(c2, a, sizeof(a)) == 0 && strcmp(a, "for-2") == 0, "follower's sync: '%s'", a);
+	send_sync_null(c2, 2, m2);
+	CHECK(recv_sync(c2, a, sizeof(a)) == 0 && strcmp(a, "for-2") == 0,
+	      "follower's sync with a null assignments array: '%s'", a);
 	send_sync(c1, 1, m1, NULL, NULL);
 	CHECK(recv_sync(c1, a, sizeof(a)) == 22, "sync at an old generation: not ILLEGAL_GENERATION");
 

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
-#include "broker/groups.h"
+#include "broker/groups/groups.h"
 #include "broker/logging.h"
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
@@ -90,9 +90,8 @@ static void setup(void)
 	broker.cfg.advertise_port = 9092;
 	broker.draining = 1;
 	/* Groups: memory only; "draining" answers before any volume work. */
-	static struct kaas_groups groups;
-	groups.b = &broker;
-	broker.groups = &groups;
+	if (kaas_groups_init(&broker, &broker.groups) < 0)
+		abort();
 	strcpy(broker.cluster_id, "fuzz");
 }
 

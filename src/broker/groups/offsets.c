@@ -1,0 +1,377 @@
+/*
+ * offsets.c — committed offsets of the groups this broker coordinates: a
+ * queue of commit and fetch operations per group, run one at a time in
+ * arrival order over cluster/group_store.h.
+ *
+ * Checks run on the loop thread; the volume work (loading the group's
+ * committed offsets on first use at the slot's epoch, kaas_group_commit)
+ * runs on libuv's work queue, one operation per group at a time, so two
+ * commits never race on the group's document.  A commit completes with 0
+ * only after kaas_group_commit returned 0 (durable and not fenced); when it
+ * fails the in-memory state is dropped and reloaded from the volume by the
+ * next operation, so nothing not durable is ever served.  See groups.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "broker/broker.h"
+#include "broker/groups/internal.h"
+#include "broker/logging.h"
+#include "util/status.h"
+
+struct group_op {
+	struct group_op *next;
+	struct group *gr;
+	struct kaas_group_commit *commit; /* a commit's request, else NULL */
+	struct kaas_offset_batch *batch;  /* what to fetch (NULL: all) */
+	kaas_offsets_done done;
+	void *ctx;
+	int status;               /* the answer's (set before or after the work) */
+	int rc;                   /* the work's result (work thread) */
+};
+
+static void topic_id_hex(const struct kaas_topic *kt, char out[33])
+{
+	for (int i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", kt->id[i]);
+}
+
+/* Was commit c made to the incarnation of its topic listed now?  Offsets
+ * are committed per incarnation (names are not identities): after a delete
+ * and re-create, the earlier incarnation's offsets are not the new one's.
+ * A commit without an id (made before ids were recorded), or a topic not
+ * listed here, is taken as it is. */
+static int same_incarnation(struct kaas_broker *b, const struct kaas_committed *c)
+{
+	if (!c->topic_id[0])
+		return 1;
+	struct kaas_topic *kt = kaas_topics_get(b->topics, c->topic, (int)strlen(c->topic));
+	if (!kt)
+		return 1;
+	char hex[33];
+	topic_id_hex(kt, hex);
+	kaas_topic_put(kt);
+	return strcmp(hex, c->topic_id) == 0;
+}
+
+static void set_part(struct kaas_offset_part *p, const struct kaas_committed *c)
+{
+	p->offset = c ? c->offset : -1;
+	p->leader_epoch = c ? c->leader_epoch : -1;
+	p->metadata = c ? c->metadata : NULL;
+}
+
+/* A fetch of every committed offset: the group's topics in the order of
+ * their first commit, each with its partitions.  0, or -ENOMEM. */
+static int fetch_all(struct group *gr, const struct kaas_group_offsets *g,
+		     struct kaas_offset_batch *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!g || g->n == 0)
+		return 0;
+	struct kaas_broker *b = gr->reg->b;
+	if (!(out->topics = calloc(g->n, sizeof(*out->topics))))
+		return -ENOMEM;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct kaas_committed *c = &g->items[i];
+		struct kaas_offset_topic *t = NULL;
+		for (int32_t k = 0; k < out->nt && !t; k++)
+			if (strcmp(out->topics[k].name, c->topic) == 0)
+				t = &out->topics[k];
+		if (!t) {
+			t = &out->topics[out->nt++];
+			t->name = c->topic;
+			if (!(t->parts = calloc(g->n - i, sizeof(*t->parts))))
+				return -ENOMEM;
+		}
+		struct kaas_offset_part *p = &t->parts[t->n++];
+		p->partition = c->partition;
+		set_part(p, same_incarnation(b, c) ? c : NULL);
+	}
+	return 0;
+}
+
+static void fetch_all_free(struct kaas_offset_batch *v)
+{
+	for (int32_t i = 0; i < v->nt; i++)
+		free(v->topics[i].parts);
+	free(v->topics);
+}
+
+/* Complete op (loop thread): a fetch reads the group's loaded state now. */
+static void answer(struct group_op *op)
+{
+	if (op->commit) {
+		op->done(op->ctx, op->status, &op->commit->batch);
+		return;
+	}
+	struct group *gr = op->gr;
+	const struct kaas_group_offsets *g = gr && gr->loaded && !op->status ? &gr->offs : NULL;
+	if (!op->batch) {
+		struct kaas_offset_batch all;
+		int rc = fetch_all(gr, g, &all);
+		if (rc < 0) {
+			fetch_all_free(&all);
+			memset(&all, 0, sizeof(all));
+		}
+		op->done(op->ctx, rc < 0 ? rc : op->status, &all);
+		fetch_all_free(&all);
+		return;
+	}
+	for (int32_t i = 0; i < op->batch->nt; i++) {
+		struct kaas_offset_topic *t = &op->batch->topics[i];
+		for (int32_t j = 0; j < t->n; j++) {
+			const struct kaas_committed *c =
+				g && t->name ? kaas_group_get(g, t->name, t->parts[j].partition) : NULL;
+			if (c && !same_incarnation(gr->reg->b, c))
+				c = NULL; /* an earlier incarnation's: none */
+			set_part(&t->parts[j], c);
+		}
+	}
+	op->done(op->ctx, op->status, op->batch);
+}
+
+/* ------------------------------------------------------------ the queue */
+
+static void run_next(struct group *gr);
+
+/* Apply topic t's partitions not refused to the loaded state: how many,
+ * or -ENOMEM. */
+static int apply_topic(struct group *gr, const struct kaas_offset_topic *t, int64_t now)
+{
+	int n = 0;
+	for (int32_t j = 0; j < t->n; j++) {
+		const struct kaas_offset_part *p = &t->parts[j];
+		int rc = p->status ? 0
+				   : kaas_group_set(&gr->offs, t->name, p->partition, p->offset,
+						    p->leader_epoch, p->metadata, now);
+		if (rc == 0 && !p->status)
+			rc = kaas_group_set_topic_id(&gr->offs, t->name, p->partition, t->topic_id);
+		if (rc < 0)
+			return rc;
+		n += !p->status;
+	}
+	return n;
+}
+
+/* Apply a commit's partitions to the loaded state: 1 if any, 0 if none,
+ * or -ENOMEM. */
+static int apply_commit(struct group *gr, struct kaas_offset_batch *batch)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000; /* informational */
+	int any = 0;
+	for (int32_t i = 0; i < batch->nt; i++) {
+		int n = apply_topic(gr, &batch->topics[i], now);
+		if (n < 0)
+			return n;
+		any |= n > 0;
+	}
+	return any;
+}
+
+/* Work queue: load the group if needed, then apply and persist a commit. */
+static void op_work(uv_work_t *w)
+{
+	struct group *gr = w->data;
+	struct group_op *op = gr->ops_head;
+	struct kaas_substrate *cluster = gr->reg->b->cluster;
+	op->rc = 0;
+	if (!gr->loaded) {
+		kaas_group_offsets_free(&gr->offs);
+		memset(&gr->offs, 0, sizeof(gr->offs));
+		/* The slot's epoch now (0: no longer ours, so never take over). */
+		uint64_t epoch = kaas_groups_coordinator_epoch(gr->reg, gr->id);
+		int rc = epoch ? kaas_group_open(cluster, gr->id, epoch, &gr->offs) : KAAS_EFENCED;
+		if (rc < 0) {
+			kaas_warn("group %s: cannot load committed offsets: %s (%s)", gr->id,
+				  kaas_strerror(rc), kaas_sub_errdetail());
+			kaas_group_offsets_free(&gr->offs);
+			memset(&gr->offs, 0, sizeof(gr->offs));
+			op->rc = rc;
+			return;
+		}
+		gr->loaded = 1;
+	}
+	if (!op->commit)
+		return;
+	int any = apply_commit(gr, &op->commit->batch);
+	if (any < 0) {
+		op->rc = any;
+		gr->loaded = 0;
+		return;
+	}
+	if (!any)
+		return;
+	int rc = kaas_group_commit(cluster, &gr->offs);
+	if (rc < 0) {
+		kaas_warn("group %s: commit not durable: %s (%s)", gr->id, kaas_strerror(rc),
+			  kaas_sub_errdetail());
+		op->rc = rc;
+		gr->loaded = 0; /* reload from the volume before serving again */
+	}
+}
+
+/* Take the head operation off the queue (loop thread). */
+static struct group_op *pop(struct group *gr)
+{
+	struct group_op *op = gr->ops_head;
+	assert(op);
+	gr->ops_head = op->next;
+	gr->op_running = 0;
+	return op;
+}
+
+static void op_done(uv_work_t *w, int status)
+{
+	struct group *gr = w->data;
+	struct kaas_broker *b = gr->reg->b;
+	GROUPS_ON_LOOP(gr->reg);
+	assert(gr->op_running);
+	b->pool_jobs--;
+	struct group_op *op = pop(gr);
+	if (status < 0)
+		op->rc = -ECANCELED;
+	if (op->rc < 0 && !op->status)
+		op->status = op->rc == KAAS_EFENCED ? KAAS_ENOT_COORDINATOR : KAAS_ENO_COORDINATOR;
+	answer(op);
+	free(op);
+	if (gr->reload) {
+		gr->reload = 0;
+		gr->loaded = 0; /* dropped meanwhile: the next op loads at the new epoch */
+	}
+	run_next(gr);
+}
+
+static void run_next(struct group *gr)
+{
+	if (gr->op_running || !gr->ops_head)
+		return;
+	struct kaas_broker *b = gr->reg->b;
+	gr->op_running = 1;
+	gr->work.data = gr;
+	b->pool_jobs++;
+	if (uv_queue_work(b->loop, &gr->work, op_work, op_done) < 0) {
+		b->pool_jobs--;
+		struct group_op *op = pop(gr);
+		op->status = KAAS_ENO_COORDINATOR;
+		answer(op);
+		free(op);
+		run_next(gr);
+	}
+}
+
+static void enqueue(struct group *gr, struct group_op *op)
+{
+	op->gr = gr;
+	struct group_op **end = &gr->ops_head; /* a group's queue is short */
+	while (*end)
+		end = &(*end)->next;
+	*end = op;
+	run_next(gr);
+}
+
+/* ------------------------------------------------------------ operations */
+
+/* May `member_id` (instance `iid`) commit at generation `gen` now?  0 or
+ * the status. */
+static int commit_allowed(struct group *gr, const struct kaas_group_commit *rq)
+{
+	if (rq->generation < 0 && gr->state == GROUP_EMPTY)
+		return 0; /* a standalone commit (no group membership) */
+	if (gr->state == GROUP_COMPLETING)
+		return KAAS_EREBALANCING;
+	struct group_member *m = NULL;
+	int err = kaas_groups_member_check(gr, rq->member_id, rq->instance_id, &m);
+	if (err)
+		return err; /* unknown, or fenced by a newer instance (KIP-345) */
+	if (rq->generation != gr->generation)
+		return KAAS_EILLEGAL_GENERATION;
+	m->last_seen_ms = kaas_now_ms();
+	return 0;
+}
+
+/* Refuse, one by one, the partitions of topics this broker does not know,
+ * and record each topic's incarnation id. */
+static void check_partitions(struct kaas_broker *b, struct kaas_offset_batch *batch)
+{
+	for (int32_t i = 0; i < batch->nt; i++) {
+		struct kaas_offset_topic *t = &batch->topics[i];
+		struct kaas_topic *kt =
+			t->name ? kaas_topics_get(b->topics, t->name, (int)strlen(t->name)) : NULL;
+		for (int32_t j = 0; j < t->n; j++) {
+			struct kaas_offset_part *p = &t->parts[j];
+			if (!p->status && (!kt || p->partition < 0 || p->partition >= kt->npart))
+				p->status = KAAS_EUNKNOWN_PARTITION;
+		}
+		if (kt)
+			topic_id_hex(kt, t->topic_id);
+		kaas_topic_put(kt);
+	}
+}
+
+void kaas_groups_commit(struct kaas_groups *g, struct kaas_group_commit *rq,
+			kaas_offsets_done done, void *ctx)
+{
+	GROUPS_ON_LOOP(g);
+	struct group_op *op = calloc(1, sizeof(*op));
+	if (!op) {
+		done(ctx, -ENOMEM, &rq->batch);
+		return;
+	}
+	op->commit = rq;
+	op->done = done;
+	op->ctx = ctx;
+	struct group *gr = NULL;
+	int err = kaas_groups_check(g, rq->group);
+	if (!err && !(gr = kaas_groups_lookup(g, rq->group, 1)))
+		err = -ENOMEM;
+	if (!err)
+		err = commit_allowed(gr, rq);
+	if (!err)
+		check_partitions(g->b, &rq->batch);
+	if (err && gr)
+		kaas_info("group %s: commit by %s at generation %d refused (%s; group at generation %d, %s)",
+			  gr->id, rq->member_id, rq->generation, kaas_strerror(err), gr->generation,
+			  kaas_groups_state_name(gr->state));
+	if (err) {
+		op->status = err;
+		answer(op);
+		free(op);
+		if (gr)
+			kaas_groups_maybe_free(gr);
+		return;
+	}
+	enqueue(gr, op);
+}
+
+void kaas_groups_fetch(struct kaas_groups *g, const char *group, struct kaas_offset_batch *batch,
+		       kaas_offsets_done done, void *ctx)
+{
+	GROUPS_ON_LOOP(g);
+	struct group_op *op = calloc(1, sizeof(*op));
+	if (!op) {
+		struct kaas_offset_batch none = { 0 };
+		done(ctx, -ENOMEM, batch ? batch : &none);
+		return;
+	}
+	op->batch = batch;
+	op->done = done;
+	op->ctx = ctx;
+	struct group *gr = NULL;
+	int err = kaas_groups_check(g, group);
+	if (!err && !(gr = kaas_groups_lookup(g, group, 1)))
+		err = -ENOMEM;
+	if (err || (gr->loaded && !gr->op_running && !gr->ops_head)) {
+		op->status = err;
+		op->gr = gr;
+		answer(op);
+		free(op);
+		return;
+	}
+	enqueue(gr, op);
+}

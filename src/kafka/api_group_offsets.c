@@ -1,0 +1,257 @@
+/*
+ * api_group_offsets.c — the wire side of committed offsets: OffsetCommit
+ * 2–7 and OffsetFetch 1–5.  Each handler parses the request into a batch
+ * of topics and partitions, calls the group coordinator
+ * (broker/groups/groups.h), and encodes the answer when the coordinator's
+ * completion runs — later on the loop thread, once the volume answered, or
+ * at once.  Loop thread.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/broker.h"
+#include "broker/groups/groups.h"
+#include "kafka/group_wire.h"
+#include "kafka/protocol.h"
+#include "kafka/request.h"
+
+#define METADATA_MAX 4096
+
+/* One OffsetCommit or OffsetFetch in flight. */
+struct offsets_call {
+	struct kaas_req *req;
+	int commit;                    /* OffsetCommit: the metadata strings are ours */
+	int all;                       /* OffsetFetch of every topic */
+	struct kaas_kslice *names;     /* the topics' names as sent */
+	struct kaas_group_commit rq;   /* group, member, batch (fetch: group, batch) */
+};
+
+/* A call for req, or NULL (out of memory: the connection is closed). */
+static struct offsets_call *call_new(struct kaas_req *req, int commit)
+{
+	struct offsets_call *c = calloc(1, sizeof(*c));
+	if (!c) {
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return NULL;
+	}
+	c->req = req;
+	c->commit = commit;
+	return c;
+}
+
+static void call_free(struct offsets_call *c)
+{
+	struct kaas_offset_batch *b = &c->rq.batch;
+	for (int32_t i = 0; i < b->nt; i++) {
+		for (int32_t j = 0; j < b->topics[i].n; j++)
+			if (c->commit)
+				free((char *)b->topics[i].parts[j].metadata);
+		free(b->topics[i].parts);
+		free((char *)b->topics[i].name);
+	}
+	free(b->topics);
+	free(c->names);
+	free((char *)c->rq.group);
+	free((char *)c->rq.member_id);
+	free((char *)c->rq.instance_id);
+	free(c);
+}
+
+/* A commit's metadata: 0 and *out (NULL: none), or the status refusing the
+ * partition (-EMSGSIZE too large, -EINVAL holding a NUL, -ENOMEM). */
+static int parse_metadata(struct kaas_kslice meta, const char **out)
+{
+	*out = NULL;
+	if (meta.len > METADATA_MAX)
+		return -EMSGSIZE;
+	if (meta.len > 0 && memchr(meta.p, 0, (size_t)meta.len))
+		return -EINVAL;
+	if (meta.len >= 0 && !(*out = kaas_kslice_dup(meta)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Parse topics[name, partitions[...]] of a commit (commit = 1) or a fetch
+ * into c: 0, or -1 when malformed (or out of memory). */
+static int parse_topics(struct kaas_kr *r, struct offsets_call *c, int commit, int16_t v)
+{
+	struct kaas_offset_batch *b = &c->rq.batch;
+	int32_t nt = kaas_kr_array(r, 0, 6);
+	if (!kaas_kr_ok(r))
+		return -1;
+	if (nt < 0) {
+		if (commit || v < 2)
+			return -1;
+		c->all = 1;
+		return 0;
+	}
+	b->topics = calloc((size_t)nt + 1, sizeof(*b->topics));
+	c->names = calloc((size_t)nt + 1, sizeof(*c->names));
+	if (!b->topics || !c->names)
+		return -1;
+	b->nt = nt;
+	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
+		struct kaas_offset_topic *t = &b->topics[i];
+		c->names[i] = kaas_kr_str(r, 0);
+		int32_t np = kaas_kr_array(r, 0, 4);
+		if (!kaas_kr_ok(r) || np < 0)
+			return -1;
+		if (!(t->parts = calloc((size_t)np + 1, sizeof(*t->parts))))
+			return -1;
+		t->n = np;
+		struct kaas_kslice name = c->names[i];
+		if (name.len > 0 && !memchr(name.p, 0, (size_t)name.len))
+			t->name = kaas_kslice_dup(name); /* else NULL: no such topic */
+		for (int32_t j = 0; j < np && kaas_kr_ok(r); j++) {
+			struct kaas_offset_part *p = &t->parts[j];
+			p->partition = kaas_kr_i32(r);
+			p->offset = -1;
+			p->leader_epoch = -1;
+			if (!commit)
+				continue;
+			p->offset = kaas_kr_i64(r);
+			if (v >= 6)
+				p->leader_epoch = kaas_kr_i32(r);
+			p->status = parse_metadata(kaas_kr_nstr(r, 0), &p->metadata);
+		}
+	}
+	return kaas_kr_ok(r) ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ OffsetCommit */
+
+static int16_t part_kerr(int status)
+{
+	if (status == -EMSGSIZE)
+		return KAAS_KERR_OFFSET_METADATA_TOO_LARGE;
+	if (status == -EINVAL)
+		return KAAS_KERR_INVALID_REQUEST;
+	return kaas_group_kerr(status);
+}
+
+/* Answer a commit: each partition's own error, else `top`. */
+static void write_commit(struct offsets_call *c, int16_t top)
+{
+	struct kaas_req *req = c->req;
+	struct kaas_kw *w = &req->w;
+	const struct kaas_offset_batch *b = &c->rq.batch;
+	if (req->hdr.api_version >= 3)
+		kaas_kw_i32(w, 0);
+	kaas_kw_array(w, 0, b->nt);
+	for (int32_t i = 0; i < b->nt; i++) {
+		kaas_kw_strn(w, 0, c->names[i].p, c->names[i].len);
+		kaas_kw_array(w, 0, b->topics[i].n);
+		for (int32_t j = 0; j < b->topics[i].n; j++) {
+			const struct kaas_offset_part *p = &b->topics[i].parts[j];
+			kaas_kw_i32(w, p->partition);
+			kaas_kw_i16(w, p->status ? part_kerr(p->status) : top);
+		}
+	}
+	kaas_req_finish(req, KAAS_REQ_RESPOND);
+	call_free(c);
+}
+
+static void commit_done(void *ctx, int status, struct kaas_offset_batch *batch)
+{
+	(void)batch; /* the call's own */
+	write_commit(ctx, kaas_group_kerr(status));
+}
+
+void kaas_api_offset_commit(struct kaas_req *req)
+{
+	struct kaas_kr *r = &req->r;
+	int16_t v = req->hdr.api_version;
+	struct offsets_call *c = call_new(req, 1);
+	if (!c)
+		return;
+	struct kaas_group_member_ref ref;
+	kaas_group_read_member(r, v, 7, &ref);
+	if (v <= 4)
+		(void)kaas_kr_i64(r); /* retention_time_ms: offsets are kept */
+	if (!kaas_kr_ok(r) || parse_topics(r, c, 1, v) < 0) {
+		call_free(c);
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	int16_t err = 0;
+	int oom = 0;
+	c->rq.generation = ref.generation;
+	c->rq.member_id = kaas_kslice_dup(ref.member);
+	c->rq.instance_id = kaas_group_opt_dup(ref.instance, &oom);
+	c->rq.group = kaas_group_id_dup(ref.group, &err);
+	if (!err && (!c->rq.member_id || oom))
+		err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
+	if (err) {
+		write_commit(c, err);
+		return;
+	}
+	kaas_groups_commit(req->broker->groups, &c->rq, commit_done, c);
+}
+
+/* ------------------------------------------------------------ OffsetFetch */
+
+static void fetch_part(struct kaas_kw *w, int16_t v, const struct kaas_offset_part *p, int16_t err)
+{
+	kaas_kw_i32(w, p->partition);
+	kaas_kw_i64(w, !err ? p->offset : -1);
+	if (v >= 5)
+		kaas_kw_i32(w, !err ? p->leader_epoch : -1);
+	kaas_kw_str(w, 0, !err && p->metadata ? p->metadata : "");
+	kaas_kw_i16(w, err);
+}
+
+/* Answer a fetch: `b` is what the coordinator filled in (for a fetch of
+ * every topic, its own list). */
+static void write_fetch(struct offsets_call *c, int16_t err, const struct kaas_offset_batch *b)
+{
+	struct kaas_req *req = c->req;
+	struct kaas_kw *w = &req->w;
+	int16_t v = req->hdr.api_version;
+	/* v1 has no top-level error: it goes on every partition. */
+	int16_t perr = v >= 2 ? 0 : err;
+	if (v >= 3)
+		kaas_kw_i32(w, 0);
+	kaas_kw_array(w, 0, b->nt);
+	for (int32_t i = 0; i < b->nt; i++) {
+		const struct kaas_offset_topic *t = &b->topics[i];
+		if (c->all)
+			kaas_kw_str(w, 0, t->name);
+		else
+			kaas_kw_strn(w, 0, c->names[i].p, c->names[i].len);
+		kaas_kw_array(w, 0, t->n);
+		for (int32_t j = 0; j < t->n; j++)
+			fetch_part(w, v, &t->parts[j], c->all ? 0 : perr);
+	}
+	if (v >= 2)
+		kaas_kw_i16(w, err);
+	kaas_req_finish(req, KAAS_REQ_RESPOND);
+	call_free(c);
+}
+
+static void fetch_done(void *ctx, int status, struct kaas_offset_batch *batch)
+{
+	write_fetch(ctx, kaas_group_kerr(status), batch);
+}
+
+void kaas_api_offset_fetch(struct kaas_req *req)
+{
+	struct kaas_kr *r = &req->r;
+	struct offsets_call *c = call_new(req, 0);
+	if (!c)
+		return;
+	struct kaas_kslice gid = kaas_kr_str(r, 0);
+	if (!kaas_kr_ok(r) || parse_topics(r, c, 0, req->hdr.api_version) < 0) {
+		call_free(c);
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	int16_t err = 0;
+	if (!(c->rq.group = kaas_group_id_dup(gid, &err))) {
+		struct kaas_offset_batch none = { 0 };
+		write_fetch(c, err, c->all ? &none : &c->rq.batch);
+		return;
+	}
+	kaas_groups_fetch(req->broker->groups, c->rq.group, c->all ? NULL : &c->rq.batch, fetch_done,
+			  c);
+}
