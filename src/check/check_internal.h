@@ -38,6 +38,8 @@ void kaas_check_probe_errors(struct ctx *c, struct kaas_check_result *r);
 /* r->seen = printf(fmt, ...), truncated to fit. */
 void kaas_check_seen(struct kaas_check_result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* r->seen = ok when r->pass, else prefix followed by why. */
+void kaas_check_verdict(struct kaas_check_result *r, const char *ok, const char *prefix, const char *why);
 /* "<scratch>/<printf(fmt, ...)>" (malloc'd). */
 char *kaas_check_path(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -57,6 +59,9 @@ int kaas_check_read_handle(struct kaas_file *f, char **out, size_t *len);
  * what differed in why. */
 int kaas_check_verify_on(struct kaas_substrate *sub, const char *path, const unsigned char *want,
 			 size_t n, char *why, size_t whysz);
+/* Make the scratch subdirectory name: its path (malloc'd), or NULL with
+ * r->seen set. */
+char *kaas_check_mkdir(struct ctx *c, struct kaas_check_result *r, const char *name);
 /* Open host B (a new instance of c->peer): 0, or -1 with r->seen set. */
 int kaas_check_open_peer(struct ctx *c, struct kaas_check_result *r, struct kaas_substrate **b);
 /* n pseudo-random bytes determined by seed. */

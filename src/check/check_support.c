@@ -26,6 +26,14 @@ void kaas_check_seen(struct kaas_check_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
+void kaas_check_verdict(struct kaas_check_result *r, const char *ok, const char *prefix, const char *why)
+{
+	if (r->pass)
+		kaas_check_seen(r, "%s", ok);
+	else
+		kaas_check_seen(r, "%s%s", prefix, why);
+}
+
 char *kaas_check_path(struct ctx *c, const char *fmt, ...)
 {
 	char name[256];
@@ -260,4 +268,15 @@ int kaas_check_open_peer(struct ctx *c, struct kaas_check_result *r, struct kaas
 		return -1;
 	}
 	return 0;
+}
+
+char *kaas_check_mkdir(struct ctx *c, struct kaas_check_result *r, const char *name)
+{
+	char *dir = kaas_check_path(c, "%s", name);
+	if (kaas_sub_mkdir(c->sub, dir, 0755) < 0) {
+		kaas_check_seen(r, "mkdir: %s", kaas_sub_errdetail());
+		free(dir);
+		return NULL;
+	}
+	return dir;
 }

@@ -107,14 +107,12 @@ void kaas_check_probe_rename(struct ctx *c, struct kaas_check_result *r)
 		rc = kaas_sub_rename(c->sub, t0, target);
 	free(buf);
 	free(t0);
-	if (rc < 0) {
-		kaas_check_seen(r, "cannot create the first version: %s", kaas_sub_errdetail());
-		free(target);
-		return;
-	}
 	int stop[2];
-	if (pipe(stop) < 0) {
-		kaas_check_seen(r, "pipe: %s", strerror(errno));
+	if (rc < 0 || pipe(stop) < 0) {
+		if (rc < 0)
+			kaas_check_seen(r, "cannot create the first version: %s", kaas_sub_errdetail());
+		else
+			kaas_check_seen(r, "pipe: %s", strerror(errno));
 		free(target);
 		return;
 	}
@@ -237,13 +235,9 @@ void kaas_check_probe_excl(struct ctx *c, struct kaas_check_result *r)
 	unsigned procs = c->o->excl_procs ? c->o->excl_procs : 4;
 	if (procs > 16)
 		procs = 16;
-	char *dir = kaas_check_path(c, "excl");
-	int rc = kaas_sub_mkdir(c->sub, dir, 0755);
-	if (rc < 0) {
-		kaas_check_seen(r, "mkdir: %s", kaas_sub_errdetail());
-		free(dir);
+	char *dir = kaas_check_mkdir(c, r, "excl");
+	if (!dir)
 		return;
-	}
 	int go[2];
 	if (pipe(go) < 0) {
 		free(dir);

@@ -52,13 +52,10 @@ static int listing_complete(struct kaas_substrate *sub, const char *dir, unsigne
 void kaas_check_probe_readdir(struct ctx *c, struct kaas_check_result *r)
 {
 	unsigned n = c->o->files ? c->o->files : 300;
-	char *dir = kaas_check_path(c, "listing");
-	int rc = kaas_sub_mkdir(c->sub, dir, 0755);
-	if (rc < 0) {
-		kaas_check_seen(r, "mkdir: %s", kaas_sub_errdetail());
-		free(dir);
+	char *dir = kaas_check_mkdir(c, r, "listing");
+	if (!dir)
 		return;
-	}
+	int rc = 0;
 	for (unsigned i = 0; i < n && rc == 0; i++) {
 		char name[32];
 		snprintf(name, sizeof name, "f-%05u", i);
@@ -66,31 +63,27 @@ void kaas_check_probe_readdir(struct ctx *c, struct kaas_check_result *r)
 		rc = kaas_check_write_file(c->sub, p, KAAS_O_CREAT | KAAS_O_EXCL, "x", 1, 0);
 		free(p);
 	}
-	if (rc < 0) {
-		kaas_check_seen(r, "creating files: %s", kaas_sub_errdetail());
-		free(dir);
-		return;
-	}
 	char why[300];
 	size_t listed = 0, listed_b = 0;
+	if (rc < 0) {
+		kaas_check_seen(r, "creating files: %s", kaas_sub_errdetail());
+		goto out;
+	}
 	if (!listing_complete(c->sub, dir, n, &listed, why, sizeof why)) {
 		kaas_check_seen(r, "%s", why);
-		free(dir);
-		return;
+		goto out;
 	}
 	if (c->peer != c->url) {
 		struct kaas_substrate *b;
 		if (kaas_substrate_open(c->peer, &b) < 0) {
 			kaas_check_seen(r, "cannot open host B: %s", kaas_sub_errdetail());
-			free(dir);
-			return;
+			goto out;
 		}
 		int ok = listing_complete(b, dir, n, &listed_b, why, sizeof why);
 		kaas_substrate_close(b);
 		if (!ok) {
 			kaas_check_seen(r, "host B's listing: %s", why);
-			free(dir);
-			return;
+			goto out;
 		}
 	}
 	r->pass = 1;
@@ -99,6 +92,7 @@ void kaas_check_probe_readdir(struct ctx *c, struct kaas_check_result *r)
 		     listed, listed_b);
 	else
 		kaas_check_seen(r, "%u files created, %zu listed: each exactly once, typed as files", n, listed);
+out:
 	free(dir);
 }
 

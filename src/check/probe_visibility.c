@@ -92,10 +92,8 @@ void kaas_check_probe_fsync_visible(struct ctx *c, struct kaas_check_result *r)
 	} else {
 		snprintf(why, sizeof why, "create: %s", kaas_sub_errdetail());
 	}
-	if (r->pass)
-		kaas_check_seen(r, "256 KiB fsynced on host A (still open) read back whole by host B");
-	else
-		kaas_check_seen(r, "after fsync on host A, host B's open: %s", why);
+	kaas_check_verdict(r, "256 KiB fsynced on host A (still open) read back whole by host B",
+			   "after fsync on host A, host B's open: ", why);
 	free(want);
 	free(p);
 	kaas_substrate_close(b);
@@ -122,10 +120,8 @@ void kaas_check_probe_fsync_reopen(struct ctx *c, struct kaas_check_result *r)
 		else
 			r->pass = 1;
 	}
-	if (r->pass)
-		kaas_check_seen(r, "1 MiB + 4097 bytes written, fsynced, closed, reopened: identical; stat size right");
-	else
-		kaas_check_seen(r, "%s", why);
+	kaas_check_verdict(r, "1 MiB + 4097 bytes written, fsynced, closed, reopened: identical; stat size right",
+			   "", why);
 	free(want);
 	free(p);
 }

@@ -158,6 +158,30 @@ static int fence_partition(struct kaas_log *log, uint64_t mepoch)
 	return kaas_logi_fence_claim(log);
 }
 
+/* Steps 1 and 2 of the open.  1. Read the manifest; refuse if a newer
+ * leader owns the partition.  2. Fence before looking at the tail: from
+ * this claim on, an older leader's commit check fails, so whatever it
+ * acknowledged was fsynced before the tail scan and is recovered by it.
+ * The manifest is read again after the fence: a roll the old leader made
+ * just before it is then in view (a roll's manifest precedes any data in
+ * its segment).  0 or -errno. */
+static int fence_and_read_manifest(struct kaas_log *log)
+{
+	uint64_t mepoch = 0;
+	int rc = read_newest_manifest(log, &mepoch);
+	if (rc == 0)
+		rc = fence_partition(log, mepoch);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < log->nsegs; i++)
+		kaas_seg_free(log->segs[i]);
+	log->nsegs = 0;
+	log->log_start = 0;
+	log->ckpt_pos = 0;
+	log->ckpt_next = 0;
+	return read_newest_manifest(log, &mepoch);
+}
+
 static int check_cfg(const struct kaas_log_config *c)
 {
 	if (c->segment_bytes < 4096 || c->segment_bytes > (1ull << 32) - 1 ||
@@ -214,26 +238,8 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	if (rc < 0)
 		goto fail;
 
-	/* 1. Read the manifest; refuse if a newer leader owns the partition. */
-	uint64_t mepoch = 0;
-	rc = read_newest_manifest(log, &mepoch);
-	if (rc < 0)
-		goto fail;
-	/* 2. Fence before looking at the tail: from this claim on, an older
-	 * leader's commit check fails, so whatever it acknowledged was fsynced
-	 * before the scan below and is recovered by it.  The manifest is read
-	 * again after the fence: a roll the old leader made just before it is
-	 * then in view (a roll's manifest precedes any data in its segment). */
-	rc = fence_partition(log, mepoch);
-	if (rc < 0)
-		goto fail;
-	for (size_t i = 0; i < log->nsegs; i++)
-		kaas_seg_free(log->segs[i]);
-	log->nsegs = 0;
-	log->log_start = 0;
-	log->ckpt_pos = 0;
-	log->ckpt_next = 0;
-	rc = read_newest_manifest(log, &mepoch);
+	/* 1-2. Manifest, fence, manifest again. */
+	rc = fence_and_read_manifest(log);
 	if (rc < 0)
 		goto fail;
 	kaas_step("log.open.after-fence");

@@ -3,6 +3,7 @@
  * state (snapshot plus the log after it), orphaned segment files. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,11 +210,11 @@ int kaas_logi_sweep_orphans(struct kaas_log *log)
 	return rc < 0 ? rc : 0;
 }
 
-/* Before touching anything: a segment with data whose epoch is above the
- * manifest's, and which the manifest does not name, means the manifest lost
- * a newer leader's segments (an older leader's manifest write landed over
- * it).  Refuse with an error naming the file rather than sweep it away. */
-int kaas_logi_check_unlisted(struct kaas_log *log, uint64_t mepoch)
+/* Look for a segment file in log->dir that holds data, of an epoch above
+ * `above` (-1: any epoch) and not named by the manifest's list (log->segs).
+ * 1 with its name copied to name and its epoch in *epoch, 0 if there is
+ * none, or -errno. */
+static int unnamed_data(struct kaas_log *log, int64_t above, char *name, size_t namesz, uint32_t *epoch)
 {
 	struct kaas_dirlist l;
 	int rc = kaas_sub_list(log->sub, log->dir, &l);
@@ -224,47 +225,46 @@ int kaas_logi_check_unlisted(struct kaas_log *log, uint64_t mepoch)
 		uint32_t ep;
 		const char *ext;
 		if (kaas_seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || strcmp(ext, "log") ||
-		    ep <= mepoch)
+		    (int64_t)ep <= above || listed(log, base, ep))
 			continue;
-		if (listed(log, base, ep))
-			continue;
-		int d = holds_data(log, l.names[i]);
-		if (d > 0)
-			rc = kaas_sub_fail(EUCLEAN, "%s/%s: holds data of leader epoch %" PRIu32
-					   " but %s (epoch %" PRIu64 ") does not name it: refusing to "
-					   "open (an older leader's manifest write may have replaced a "
-					   "newer one)", log->dir, l.names[i], ep,
-					   log->loaded_manifest ? log->loaded_manifest : MANIFEST_NAME, mepoch);
-		else if (d < 0)
-			rc = d;
+		rc = holds_data(log, l.names[i]);
+		if (rc > 0) {
+			snprintf(name, namesz, "%s", l.names[i]);
+			*epoch = ep;
+		}
 	}
 	kaas_dirlist_free(&l);
 	return rc;
 }
 
+/* Before touching anything: a segment with data whose epoch is above the
+ * manifest's, and which the manifest does not name, means the manifest lost
+ * a newer leader's segments (an older leader's manifest write landed over
+ * it).  Refuse with an error naming the file rather than sweep it away. */
+int kaas_logi_check_unlisted(struct kaas_log *log, uint64_t mepoch)
+{
+	char name[256];
+	uint32_t ep = 0;
+	int rc = unnamed_data(log, (int64_t)mepoch, name, sizeof name, &ep);
+	if (rc > 0)
+		return kaas_sub_fail(EUCLEAN, "%s/%s: holds data of leader epoch %" PRIu32
+				     " but %s (epoch %" PRIu64 ") does not name it: refusing to "
+				     "open (an older leader's manifest write may have replaced a "
+				     "newer one)", log->dir, name, ep,
+				     log->loaded_manifest ? log->loaded_manifest : MANIFEST_NAME, mepoch);
+	return rc;
+}
+
 /* No manifest: allowed only when no segment holds a byte (a first open that
- * crashed before its first manifest). */
+ * crashed before its first manifest; the segment list is empty). */
 int kaas_logi_check_fresh(struct kaas_log *log)
 {
-	struct kaas_dirlist l;
-	int rc = kaas_sub_list(log->sub, log->dir, &l);
-	if (rc < 0)
-		return rc;
-	for (size_t i = 0; i < l.n && rc == 0; i++) {
-		int64_t base;
-		uint32_t ep;
-		const char *ext;
-		if (kaas_seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || strcmp(ext, "log"))
-			continue;
-		int d = holds_data(log, l.names[i]);
-		if (d > 0)
-			rc = kaas_sub_fail(EUCLEAN, "%s/%s: segment with data but no %s: refusing to "
-					   "start the partition empty", log->dir, l.names[i],
-					   MANIFEST_NAME);
-		else if (d < 0)
-			rc = d;
-	}
-	kaas_dirlist_free(&l);
+	char name[256];
+	uint32_t ep = 0;
+	int rc = unnamed_data(log, -1, name, sizeof name, &ep);
+	if (rc > 0)
+		return kaas_sub_fail(EUCLEAN, "%s/%s: segment with data but no %s: refusing to "
+				     "start the partition empty", log->dir, name, MANIFEST_NAME);
 	return rc;
 }
 
