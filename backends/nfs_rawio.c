@@ -20,6 +20,7 @@
 
 #include "backends/nfs_rpc.h"
 #include "backends/nfs_sub.h"
+#include "util/assert_held.h"
 
 /* ------------------------------------------------------------------ */
 /* NFSv3 WRITE/COMMIT with write verifiers, exclusive CREATE (nfs_rpc.h)  */
@@ -56,6 +57,7 @@ int call_result(struct kaas_nfs_sub *s, const char *path, const char *what, cons
 int kaas_nfs_v3_excl_create(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, const char *path, const char *ap, int o, int mode,
 			  struct nfsfh **fh)
 {
+	assert_held(&c->lock);
 	static unsigned seq;
 	char *dir = kaas_path_dirname(path);
 	char *adir = dir ? kaas_nfs_abspath(dir) : NULL;
@@ -123,6 +125,7 @@ int kaas_nfs_v3_excl_create(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, con
 ssize_t kaas_nfs_v3_write(struct kaas_nfs_sub *s, struct kaas_file *f, const void *buf, size_t len, uint64_t off,
 			const nfs_fh3 *fh3)
 {
+	assert_held(&F(f)->c->lock);
 	struct kaas_nfs_call r;
 	if (kaas_nfs_write3(F(f)->c->nfs, fh3, buf, len, off, &r) < 0)
 		return kaas_sub_fail(ENOMEM, "write %s/%s: cannot queue the WRITE", s->root, f->path);
@@ -142,6 +145,7 @@ ssize_t kaas_nfs_v3_write(struct kaas_nfs_sub *s, struct kaas_file *f, const voi
 /* COMMIT, then check the verifier against the writes'.  c->lock held. */
 int kaas_nfs_v3_commit(struct kaas_nfs_sub *s, struct kaas_file *f, const nfs_fh3 *fh3)
 {
+	assert_held(&F(f)->c->lock);
 	struct kaas_nfs_call r;
 	if (kaas_nfs_commit3(F(f)->c->nfs, fh3, &r) < 0)
 		return kaas_sub_fail(ENOMEM, "fsync (COMMIT) %s/%s: cannot queue the COMMIT", s->root, f->path);
@@ -177,6 +181,7 @@ int kaas_nfs_v3_commit(struct kaas_nfs_sub *s, struct kaas_file *f, const nfs_fh
 int kaas_nfs_v4_excl_create(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, const char *path, const char *ap, int o, int mode,
 			  struct nfsfh **fh)
 {
+	assert_held(&c->lock);
 	char *dir = kaas_path_dirname(path);
 	if (!dir)
 		return -ENOMEM;
