@@ -17,7 +17,7 @@
 #include "check/substrate_check.h"
 #include "substrate/substrate.h"
 
-struct ctx {
+struct kaas_check_ctx {
 	const char *url;
 	const char *peer;       /* host B's URL: the peer, or url again */
 	const struct kaas_check_opts *o;
@@ -26,14 +26,14 @@ struct ctx {
 };
 
 /* The probes, one per kaas_check_id. */
-void kaas_check_probe_rename(struct ctx *c, struct kaas_check_result *r);
-void kaas_check_probe_excl(struct ctx *c, struct kaas_check_result *r);
-void kaas_check_probe_c2o(struct ctx *c, struct kaas_check_result *r);
-void kaas_check_probe_fsync_visible(struct ctx *c, struct kaas_check_result *r);
-void kaas_check_probe_fsync_reopen(struct ctx *c, struct kaas_check_result *r);
-void kaas_check_probe_readdir(struct ctx *c, struct kaas_check_result *r);
-void kaas_check_probe_rmdir(struct ctx *c, struct kaas_check_result *r);
-void kaas_check_probe_errors(struct ctx *c, struct kaas_check_result *r);
+void kaas_check_probe_rename(struct kaas_check_ctx *c, struct kaas_check_result *r);
+void kaas_check_probe_excl(struct kaas_check_ctx *c, struct kaas_check_result *r);
+void kaas_check_probe_c2o(struct kaas_check_ctx *c, struct kaas_check_result *r);
+void kaas_check_probe_fsync_visible(struct kaas_check_ctx *c, struct kaas_check_result *r);
+void kaas_check_probe_fsync_reopen(struct kaas_check_ctx *c, struct kaas_check_result *r);
+void kaas_check_probe_readdir(struct kaas_check_ctx *c, struct kaas_check_result *r);
+void kaas_check_probe_rmdir(struct kaas_check_ctx *c, struct kaas_check_result *r);
+void kaas_check_probe_errors(struct kaas_check_ctx *c, struct kaas_check_result *r);
 
 /* r->seen = printf(fmt, ...), truncated to fit. */
 void kaas_check_seen(struct kaas_check_result *r, const char *fmt, ...)
@@ -41,7 +41,7 @@ void kaas_check_seen(struct kaas_check_result *r, const char *fmt, ...)
 /* r->seen = ok when r->pass, else prefix followed by why. */
 void kaas_check_verdict(struct kaas_check_result *r, const char *ok, const char *prefix, const char *why);
 /* "<scratch>/<printf(fmt, ...)>" (malloc'd). */
-char *kaas_check_path(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *kaas_check_path(struct kaas_check_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Version v of a self-verifying payload: a header line with its length and
  * CRC, then bytes that depend on v (malloc'd; *len its size). */
@@ -61,9 +61,9 @@ int kaas_check_verify_on(struct kaas_substrate *sub, const char *path, const uns
 			 size_t n, char *why, size_t whysz);
 /* Make the scratch subdirectory name: its path (malloc'd), or NULL with
  * r->seen set. */
-char *kaas_check_mkdir(struct ctx *c, struct kaas_check_result *r, const char *name);
+char *kaas_check_mkdir(struct kaas_check_ctx *c, struct kaas_check_result *r, const char *name);
 /* Open host B (a new instance of c->peer): 0, or -1 with r->seen set. */
-int kaas_check_open_peer(struct ctx *c, struct kaas_check_result *r, struct kaas_substrate **b);
+int kaas_check_open_peer(struct kaas_check_ctx *c, struct kaas_check_result *r, struct kaas_substrate **b);
 /* n pseudo-random bytes determined by seed. */
 void kaas_check_fill(unsigned char *b, size_t n, unsigned seed);
 

@@ -34,7 +34,7 @@ void kaas_check_verdict(struct kaas_check_result *r, const char *ok, const char 
 		kaas_check_seen(r, "%s%s", prefix, why);
 }
 
-char *kaas_check_path(struct ctx *c, const char *fmt, ...)
+char *kaas_check_path(struct kaas_check_ctx *c, const char *fmt, ...)
 {
 	char name[256];
 	va_list ap;
@@ -261,7 +261,7 @@ int kaas_check_verify_on(struct kaas_substrate *sub, const char *path, const uns
 	return ok ? 0 : -1;
 }
 
-int kaas_check_open_peer(struct ctx *c, struct kaas_check_result *r, struct kaas_substrate **b)
+int kaas_check_open_peer(struct kaas_check_ctx *c, struct kaas_check_result *r, struct kaas_substrate **b)
 {
 	if (kaas_substrate_open(c->peer, b) < 0) {
 		kaas_check_seen(r, "cannot open a second host: %s", kaas_sub_errdetail());
@@ -270,7 +270,7 @@ int kaas_check_open_peer(struct ctx *c, struct kaas_check_result *r, struct kaas
 	return 0;
 }
 
-char *kaas_check_mkdir(struct ctx *c, struct kaas_check_result *r, const char *name)
+char *kaas_check_mkdir(struct kaas_check_ctx *c, struct kaas_check_result *r, const char *name)
 {
 	char *dir = kaas_check_path(c, "%s", name);
 	if (kaas_sub_mkdir(c->sub, dir, 0755) < 0) {

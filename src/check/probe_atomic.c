@@ -94,7 +94,7 @@ static void reader_job_run(void *arg, int ctlfd, int outfd)
 	reader_child(j->url, j->target, ctlfd, outfd);
 }
 
-void kaas_check_probe_rename(struct ctx *c, struct kaas_check_result *r)
+void kaas_check_probe_rename(struct kaas_check_ctx *c, struct kaas_check_result *r)
 {
 	unsigned n = c->o->renames ? c->o->renames : 1000;
 	unsigned readers = c->o->readers ? c->o->readers : 2;
@@ -229,7 +229,7 @@ static void excl_job_run(void *arg, int ctlfd, int outfd)
 	excl_child(j->next % 2 ? j->peer : j->url, j->dir, j->rounds, ctlfd, outfd);
 }
 
-void kaas_check_probe_excl(struct ctx *c, struct kaas_check_result *r)
+void kaas_check_probe_excl(struct kaas_check_ctx *c, struct kaas_check_result *r)
 {
 	unsigned rounds = c->o->excl_rounds ? c->o->excl_rounds : 200;
 	unsigned procs = c->o->excl_procs ? c->o->excl_procs : 4;

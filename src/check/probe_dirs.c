@@ -49,7 +49,7 @@ static int listing_complete(struct kaas_substrate *sub, const char *dir, unsigne
 	return !extra && !dup && !missing;
 }
 
-void kaas_check_probe_readdir(struct ctx *c, struct kaas_check_result *r)
+void kaas_check_probe_readdir(struct kaas_check_ctx *c, struct kaas_check_result *r)
 {
 	unsigned n = c->o->files ? c->o->files : 300;
 	char *dir = kaas_check_mkdir(c, r, "listing");
@@ -98,7 +98,7 @@ out:
 
 /* ---- probe 7: rmdir of a non-empty directory ---- */
 
-void kaas_check_probe_rmdir(struct ctx *c, struct kaas_check_result *r)
+void kaas_check_probe_rmdir(struct kaas_check_ctx *c, struct kaas_check_result *r)
 {
 	char *dir = kaas_check_path(c, "nonempty");
 	char *f = kaas_check_path(c, "nonempty/a");
@@ -134,7 +134,7 @@ struct errcase {
 	int got;
 };
 
-void kaas_check_probe_errors(struct ctx *c, struct kaas_check_result *r)
+void kaas_check_probe_errors(struct kaas_check_ctx *c, struct kaas_check_result *r)
 {
 	char *missing = kaas_check_path(c, "missing");
 	char *e = kaas_check_path(c, "exists");

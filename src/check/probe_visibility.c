@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void kaas_check_probe_c2o(struct ctx *c, struct kaas_check_result *r)
+void kaas_check_probe_c2o(struct kaas_check_ctx *c, struct kaas_check_result *r)
 {
 	struct kaas_substrate *b;
 	if (kaas_check_open_peer(c, r, &b) < 0)
@@ -67,7 +67,7 @@ out:
 
 /* ---- probe 4: an fsynced write is visible to another host's new open ---- */
 
-void kaas_check_probe_fsync_visible(struct ctx *c, struct kaas_check_result *r)
+void kaas_check_probe_fsync_visible(struct kaas_check_ctx *c, struct kaas_check_result *r)
 {
 	struct kaas_substrate *b;
 	if (kaas_check_open_peer(c, r, &b) < 0)
@@ -101,7 +101,7 @@ void kaas_check_probe_fsync_visible(struct ctx *c, struct kaas_check_result *r)
 
 /* ---- probe 5: fsync, close, reopen ---- */
 
-void kaas_check_probe_fsync_reopen(struct ctx *c, struct kaas_check_result *r)
+void kaas_check_probe_fsync_reopen(struct kaas_check_ctx *c, struct kaas_check_result *r)
 {
 	char *p = kaas_check_path(c, "fsync-reopen");
 	size_t n = (1u << 20) + 4097;

@@ -31,7 +31,7 @@ static const struct {
 
 /* 0 if host B (the peer URL) sees the scratch directory host A just made,
  * else -errno with the detail set (-ENOENT: the peer is another volume). */
-static int peer_sees(struct ctx *c)
+static int peer_sees(struct kaas_check_ctx *c)
 {
 	struct kaas_substrate *b;
 	char why[300];
@@ -68,7 +68,7 @@ int kaas_substrate_check(const char *url, const struct kaas_check_opts *opts,
 	static const struct kaas_check_opts defaults;
 	static unsigned counter;
 	memset(rep, 0, sizeof *rep);
-	struct ctx c = {.url = url, .o = opts ? opts : &defaults};
+	struct kaas_check_ctx c = {.url = url, .o = opts ? opts : &defaults};
 	c.peer = c.o->peer_url ? c.o->peer_url : url;
 	rep->peer_url = c.o->peer_url;
 	unsigned long mask = c.o->mask ? c.o->mask : ~0ul;
@@ -105,7 +105,7 @@ int kaas_substrate_check(const char *url, const struct kaas_check_opts *opts,
 		rep->all_pass = 0;
 		return rc;
 	}
-	static void (*const probes[KAAS_CHECK_COUNT])(struct ctx *, struct kaas_check_result *) = {
+	static void (*const probes[KAAS_CHECK_COUNT])(struct kaas_check_ctx *, struct kaas_check_result *) = {
 		kaas_check_probe_rename, kaas_check_probe_excl, kaas_check_probe_c2o,
 		kaas_check_probe_fsync_visible, kaas_check_probe_fsync_reopen, kaas_check_probe_readdir,
 		kaas_check_probe_rmdir, kaas_check_probe_errors,

@@ -1,6 +1,13 @@
 /*
  * log_internal.h — shared between the files of the partition log engine.
  * Not for use outside src/log/.
+ *
+ * Names: what is shared between the files is prefixed by what it is about:
+ * kaas_seg_ (a segment and its file), kaas_segidx_ (a segment's sparse
+ * index), kaas_pstate_ (producer state), kaas_manifest_ (manifest files),
+ * kaas_logi_ (the rest of the engine: threads, roll, checkpoint, fence,
+ * recovery).  Everything else is static to its file.  A `_locked` suffix
+ * says which lock the caller holds; the function asserts it (assert_held).
  */
 #ifndef KAAS_LOG_INTERNAL_H
 #define KAAS_LOG_INTERNAL_H
