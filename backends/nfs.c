@@ -38,6 +38,41 @@ int kaas_nfs_again(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, int rc, int 
 	return idem && attempt == 0 && kaas_nfs_redrive(s, c, e);
 }
 
+int kaas_nfs_by_name(struct kaas_nfs_sub *s, const char *path, const char *what, int idem,
+		     kaas_nfs_call_fn fn, kaas_nfs_fail_fn fail, void *arg)
+{
+	char *ap;
+	struct kaas_nfs_conn *c;
+	int r = kaas_nfs_borrow_for(s, path, &ap, &c);
+	if (r < 0)
+		return r;
+	int rc;
+	for (int attempt = 0;; attempt++) {
+		rc = fn(c->nfs, ap, arg);
+		if (rc >= 0 || !kaas_nfs_again(s, c, rc, attempt, idem))
+			break;
+	}
+	r = rc >= 0 ? 0 : fail ? fail(s, c, rc, arg) : kaas_nfs_fail(s, c, rc, what, path);
+	pthread_mutex_unlock(&c->lock);
+	free(ap);
+	return r;
+}
+
+int kaas_nfs_borrow_for(struct kaas_nfs_sub *s, const char *path, char **ap, struct kaas_nfs_conn **c)
+{
+	*ap = kaas_nfs_abspath(path);
+	if (!*ap)
+		return -ENOMEM;
+	int err = 0;
+	*c = kaas_nfs_conn_borrow(s, &err);
+	if (!*c) {
+		free(*ap);
+		*ap = NULL;
+		return err;
+	}
+	return 0;
+}
+
 void kaas_nfs_fill_stat(const struct nfs_stat_64 *n, struct kaas_stat *st)
 {
 	st->size = n->nfs_size;

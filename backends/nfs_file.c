@@ -20,6 +20,7 @@
 
 #include "backends/nfs_rpc.h"
 #include "backends/nfs_sub.h"
+#include "backends/posix.h"
 
 /* GETATTR on a handle the server just gave us (or that just failed a
  * READ/WRITE).  nfs-ganesha 4.3 sometimes drops (never answers) an RPC on a
@@ -77,19 +78,7 @@ int kaas_nfs_op_open(struct kaas_substrate *sub, const char *path, int flags, ui
 			 struct kaas_file *f)
 {
 	struct kaas_nfs_sub *s = S(sub);
-	int o = 0;
-	if ((flags & KAAS_O_READ) && (flags & KAAS_O_WRITE))
-		o = O_RDWR;
-	else if (flags & KAAS_O_WRITE)
-		o = O_WRONLY;
-	else
-		o = O_RDONLY;
-	if (flags & KAAS_O_CREAT)
-		o |= O_CREAT;
-	if (flags & KAAS_O_EXCL)
-		o |= O_EXCL;
-	if (flags & KAAS_O_TRUNC)
-		o |= O_TRUNC;
+	int o = kaas_posix_open_flags(flags); /* O_DIRECTORY: handled below, by name */
 	if (flags & KAAS_O_DIRECTORY) {
 		/* A directory handle carries no NFS file handle (libnfs's NFSv4
 		 * open refuses directories): fstat goes by name, data ops fail

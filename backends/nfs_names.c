@@ -20,124 +20,78 @@
 #include "backends/nfs_rpc.h"
 #include "backends/nfs_sub.h"
 
+static int call_stat(struct nfs_context *nfs, const char *ap, void *st)
+{
+	return nfs_stat64(nfs, ap, st);
+}
+
 int kaas_nfs_op_stat(struct kaas_substrate *sub, const char *path, struct kaas_stat *st)
 {
-	struct kaas_nfs_sub *s = S(sub);
-	char *ap = kaas_nfs_abspath(path);
-	if (!ap)
-		return -ENOMEM;
 	struct nfs_stat_64 n;
-	int r = 0;
-	do {
-		int err_ = 0;
-		struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err_);
-		if (!c) {
-			r = err_;
-			break;
-		}
-		int rc;
-		for (int attempt = 0;; attempt++) {
-			rc = nfs_stat64(c->nfs, ap, &n);
-			if (rc >= 0 || !kaas_nfs_again(s, c, rc, attempt, 1))
-				break;
-		}
-		r = rc < 0 ? kaas_nfs_fail(s, c, rc, "stat", path) : 0;
-		pthread_mutex_unlock(&c->lock);
-	} while (0);
-	free(ap);
+	int r = kaas_nfs_by_name(S(sub), path, "stat", 1, call_stat, NULL, &n);
 	if (r == 0)
 		kaas_nfs_fill_stat(&n, st);
 	return r;
 }
 
+struct rename_args {
+	const char *from, *to;
+	char *ato; /* "/" + to */
+};
+
+static int call_rename(struct nfs_context *nfs, const char *afrom, void *arg)
+{
+	return nfs_rename(nfs, afrom, ((struct rename_args *)arg)->ato);
+}
+
+static int rename_failed(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, int rc, void *arg)
+{
+	struct rename_args *a = arg;
+	const char *msg = nfs_get_error(c->nfs);
+	int e = kaas_nfs_map_err(rc, msg);
+	return kaas_sub_fail(e, "rename %s/%s -> %s: %s", s->root, a->from, a->to,
+			     msg && *msg ? msg : strerror(e));
+}
+
 int kaas_nfs_op_rename(struct kaas_substrate *sub, const char *from, const char *to)
 {
-	struct kaas_nfs_sub *s = S(sub);
-	char *af = kaas_nfs_abspath(from), *at = kaas_nfs_abspath(to);
-	int r = 0;
-	if (!af || !at) {
-		r = -ENOMEM;
-	} else {
-		int err = 0;
-		struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err);
-		if (!c) {
-			r = err;
-		} else {
-			int rc;
-			for (int attempt = 0;; attempt++) {
-				rc = nfs_rename(c->nfs, af, at);
-				if (rc >= 0 || !kaas_nfs_again(s, c, rc, attempt, 0))
-					break;
-			}
-			if (rc < 0) {
-				const char *msg = nfs_get_error(c->nfs);
-				int e = kaas_nfs_map_err(rc, msg);
-				r = kaas_sub_fail(e, "rename %s/%s -> %s: %s", s->root, from, to,
-						  msg && *msg ? msg : strerror(e));
-			}
-			pthread_mutex_unlock(&c->lock);
-		}
-	}
-	free(af);
-	free(at);
+	struct rename_args a = {from, to, kaas_nfs_abspath(to)};
+	if (!a.ato)
+		return -ENOMEM;
+	int r = kaas_nfs_by_name(S(sub), from, "rename", 0, call_rename, rename_failed, &a);
+	free(a.ato);
 	return r;
+}
+
+static int call_mkdir(struct nfs_context *nfs, const char *ap, void *mode)
+{
+	return nfs_mkdir2(nfs, ap, *(int *)mode);
 }
 
 int kaas_nfs_op_mkdir(struct kaas_substrate *sub, const char *path, uint32_t mode)
 {
-	struct kaas_nfs_sub *s = S(sub);
-	char *ap = kaas_nfs_abspath(path);
-	if (!ap)
-		return -ENOMEM;
-	int r = 0;
-	int err = 0;
-	struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err);
-	if (!c) {
-		r = err;
-	} else {
-		int rc;
-		for (int attempt = 0;; attempt++) {
-			rc = nfs_mkdir2(c->nfs, ap, (int)(mode ? mode : 0755));
-			if (rc >= 0 || !kaas_nfs_again(s, c, rc, attempt, 0))
-				break;
-		}
-		if (rc < 0)
-			r = kaas_nfs_fail(s, c, rc, "mkdir", path);
-		pthread_mutex_unlock(&c->lock);
-	}
-	free(ap);
-	return r;
+	int m = (int)(mode ? mode : 0755);
+	return kaas_nfs_by_name(S(sub), path, "mkdir", 0, call_mkdir, NULL, &m);
+}
+
+static int call_rmdir(struct nfs_context *nfs, const char *ap, void *unused)
+{
+	return nfs_rmdir(nfs, ap);
+}
+
+/* NFS answers NFS3ERR_NOTEMPTY, which libnfs maps to EEXIST: ENOTEMPTY. */
+static int rmdir_failed(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, int rc, void *path)
+{
+	const char *msg = nfs_get_error(c->nfs);
+	int e = kaas_nfs_map_err(rc, msg);
+	if (e == EEXIST)
+		e = ENOTEMPTY;
+	return kaas_sub_fail(e, "rmdir %s/%s: %s", s->root, (const char *)path, msg && *msg ? msg : strerror(e));
 }
 
 int kaas_nfs_op_rmdir(struct kaas_substrate *sub, const char *path)
 {
-	struct kaas_nfs_sub *s = S(sub);
-	char *ap = kaas_nfs_abspath(path);
-	if (!ap)
-		return -ENOMEM;
-	int r = 0;
-	int err = 0;
-	struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err);
-	if (!c) {
-		r = err;
-	} else {
-		int rc;
-		for (int attempt = 0;; attempt++) {
-			rc = nfs_rmdir(c->nfs, ap);
-			if (rc >= 0 || !kaas_nfs_again(s, c, rc, attempt, 0))
-				break;
-		}
-		if (rc < 0) {
-			const char *msg = nfs_get_error(c->nfs);
-			int e = kaas_nfs_map_err(rc, msg);
-			if (e == EEXIST)
-				e = ENOTEMPTY;
-			r = kaas_sub_fail(e, "rmdir %s/%s: %s", s->root, path, msg && *msg ? msg : strerror(e));
-		}
-		pthread_mutex_unlock(&c->lock);
-	}
-	free(ap);
-	return r;
+	return kaas_nfs_by_name(S(sub), path, "rmdir", 0, call_rmdir, rmdir_failed, (void *)path);
 }
 
 static enum kaas_file_type dirent_type(const struct nfsdirent *d)
@@ -152,15 +106,11 @@ static enum kaas_file_type dirent_type(const struct nfsdirent *d)
 int kaas_nfs_op_readdir(struct kaas_substrate *sub, const char *path, kaas_dirent_cb cb, void *arg)
 {
 	struct kaas_nfs_sub *s = S(sub);
-	char *ap = kaas_nfs_abspath(path);
-	if (!ap)
-		return -ENOMEM;
-	int err = 0;
-	struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err);
-	if (!c) {
-		free(ap);
+	char *ap;
+	struct kaas_nfs_conn *c;
+	int err = kaas_nfs_borrow_for(s, path, &ap, &c);
+	if (err < 0)
 		return err;
-	}
 	struct nfsdir *d = NULL;
 	int rc;
 	for (int attempt = 0;; attempt++) {
@@ -223,30 +173,15 @@ int kaas_nfs_op_fsync_dir(struct kaas_substrate *sub, const char *path)
 	return 0;
 }
 
+static int call_statvfs(struct nfs_context *nfs, const char *ap, void *v)
+{
+	return nfs_statvfs64(nfs, ap, v);
+}
+
 int kaas_nfs_op_statfs(struct kaas_substrate *sub, const char *path, struct kaas_statfs *out)
 {
-	struct kaas_nfs_sub *s = S(sub);
-	char *ap = kaas_nfs_abspath(path);
-	if (!ap)
-		return -ENOMEM;
 	struct nfs_statvfs_64 v;
-	int r = 0;
-	int err = 0;
-	struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err);
-	if (!c) {
-		r = err;
-	} else {
-		int rc;
-		for (int attempt = 0;; attempt++) {
-			rc = nfs_statvfs64(c->nfs, ap, &v);
-			if (rc >= 0 || !kaas_nfs_again(s, c, rc, attempt, 1))
-				break;
-		}
-		if (rc < 0)
-			r = kaas_nfs_fail(s, c, rc, "statfs", path);
-		pthread_mutex_unlock(&c->lock);
-	}
-	free(ap);
+	int r = kaas_nfs_by_name(S(sub), path, "statfs", 1, call_statvfs, NULL, &v);
 	if (r == 0) {
 		out->total_bytes = v.f_blocks * v.f_frsize;
 		out->free_bytes = v.f_bavail * v.f_frsize;

@@ -109,6 +109,20 @@ int kaas_nfs_redrive(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, int rc);
  * replaced it) a few times, or once a connection error on an op safe to
  * repeat (idem).  1 or 0. */
 int kaas_nfs_again(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, int rc, int attempt, int idem);
+/* For an op by name: "/" + path (*ap, malloc'd) and a borrowed context
+ * (*c, returned locked).  0, or -errno with nothing to give back. */
+int kaas_nfs_borrow_for(struct kaas_nfs_sub *s, const char *path, char **ap, struct kaas_nfs_conn **c);
+/* One libnfs call by name on context nfs (ap: "/" + the path; arg: the op's). */
+typedef int (*kaas_nfs_call_fn)(struct nfs_context *nfs, const char *ap, void *arg);
+/* What an op by name makes of libnfs's failure rc on c (c->lock held):
+ * the -errno, with the detail recorded. */
+typedef int (*kaas_nfs_fail_fn)(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, int rc, void *arg);
+/* An op by name: a borrowed context, fn(ap, arg) sent again by the rules of
+ * kaas_nfs_again (idem: also once after a connection error), the context
+ * given back.  0 (fn returned >= 0), or -errno: fail(s, c, rc, arg) when
+ * given, else kaas_nfs_fail(s, c, rc, what, path). */
+int kaas_nfs_by_name(struct kaas_nfs_sub *s, const char *path, const char *what, int idem,
+		     kaas_nfs_call_fn fn, kaas_nfs_fail_fn fail, void *arg);
 /* libnfs's attributes as a kaas_stat. */
 void kaas_nfs_fill_stat(const struct nfs_stat_64 *n, struct kaas_stat *st);
 

@@ -93,15 +93,11 @@ int silly_name(struct kaas_nfs_sub *s, const char *path, uint64_t ino, char **ou
 int kaas_nfs_op_unlink(struct kaas_substrate *sub, const char *path)
 {
 	struct kaas_nfs_sub *s = S(sub);
-	char *ap = kaas_nfs_abspath(path);
-	if (!ap)
-		return -ENOMEM;
-	int err = 0;
-	struct kaas_nfs_conn *c = kaas_nfs_conn_borrow(s, &err);
-	if (!c) {
-		free(ap);
+	char *ap;
+	struct kaas_nfs_conn *c;
+	int err = kaas_nfs_borrow_for(s, path, &ap, &c);
+	if (err < 0)
 		return err;
-	}
 	int r = 0;
 	pthread_mutex_lock(&s->lock);
 	int any_open = s->inos != NULL;

@@ -171,11 +171,9 @@ void kaas_ff_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 		      struct fuse_file_info *fi)
 {
 	struct host_session *s = kaas_ff_me(req);
-	char *p = kaas_ll_child_path(s->nodes, parent, name);
-	if (!p) {
-		fuse_reply_err(req, ESTALE);
+	char *p = kaas_ff_child_path(req, s, parent, name);
+	if (!p)
 		return;
-	}
 	int k = kflags(fi->flags) | KAAS_O_CREAT;
 	if (fi->flags & O_EXCL)
 		k |= KAAS_O_EXCL;

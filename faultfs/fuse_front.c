@@ -47,6 +47,14 @@ void kaas_ff_fill(const struct kaas_stat *ks, struct stat *st)
 	st->st_ctim = st->st_mtim;
 }
 
+char *kaas_ff_child_path(fuse_req_t req, struct host_session *s, fuse_ino_t parent, const char *name)
+{
+	char *p = kaas_ll_child_path(s->nodes, parent, name);
+	if (!p)
+		fuse_reply_err(req, ESTALE);
+	return p;
+}
+
 static void ff_init(void *userdata, struct fuse_conn_info *conn)
 {
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;

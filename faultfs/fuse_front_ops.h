@@ -50,6 +50,9 @@ struct ff_dir {
 
 /* The request's session; also tells the model which process calls. */
 struct host_session *kaas_ff_me(fuse_req_t req);
+/* The model's path of name in node parent (malloc'd), or NULL after
+ * replying ESTALE (the parent node is gone). */
+char *kaas_ff_child_path(fuse_req_t req, struct host_session *s, fuse_ino_t parent, const char *name);
 /* The model's attributes as a struct stat. */
 void kaas_ff_fill(const struct kaas_stat *ks, struct stat *st);
 /* Reply with a fresh entry for `name` in `parent` whose attributes are ks;

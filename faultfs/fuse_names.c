@@ -20,11 +20,9 @@
 void kaas_ff_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct host_session *s = kaas_ff_me(req);
-	char *p = kaas_ll_child_path(s->nodes, parent, name);
-	if (!p) {
-		fuse_reply_err(req, ESTALE);
+	char *p = kaas_ff_child_path(req, s, parent, name);
+	if (!p)
 		return;
-	}
 	struct kaas_stat ks;
 	int rc = kaas_fault_stat(s->m, s->host, p, &ks);
 	free(p);
@@ -52,11 +50,9 @@ void kaas_ff_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data 
 void kaas_ff_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct host_session *s = kaas_ff_me(req);
-	char *p = kaas_ll_child_path(s->nodes, parent, name);
-	if (!p) {
-		fuse_reply_err(req, ESTALE);
+	char *p = kaas_ff_child_path(req, s, parent, name);
+	if (!p)
 		return;
-	}
 	char *silly = NULL;
 	int rc = kaas_fault_unlink_silly(s->m, s->host, p, &silly);
 	free(p);
@@ -73,11 +69,9 @@ void kaas_ff_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 void kaas_ff_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	struct host_session *s = kaas_ff_me(req);
-	char *p = kaas_ll_child_path(s->nodes, parent, name);
-	if (!p) {
-		fuse_reply_err(req, ESTALE);
+	char *p = kaas_ff_child_path(req, s, parent, name);
+	if (!p)
 		return;
-	}
 	struct kaas_stat ks;
 	int rc = kaas_fault_mkdir(s->m, s->host, p, (uint32_t)(mode & 07777));
 	if (rc == 0)
@@ -92,11 +86,9 @@ void kaas_ff_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 void kaas_ff_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct host_session *s = kaas_ff_me(req);
-	char *p = kaas_ll_child_path(s->nodes, parent, name);
-	if (!p) {
-		fuse_reply_err(req, ESTALE);
+	char *p = kaas_ff_child_path(req, s, parent, name);
+	if (!p)
 		return;
-	}
 	int rc = kaas_fault_rmdir(s->m, s->host, p);
 	free(p);
 	if (rc == 0)
