@@ -1,6 +1,7 @@
 /* nfs_conn.c — the libnfs backend's pool of contexts (connect, borrow,
  * bind, reconnect) and its error mapping; see nfs_sub.h. */
 #include "backends/nfs_sub.h"
+#include "util/assert_held.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -200,6 +201,7 @@ struct kaas_nfs_conn *kaas_nfs_conn_new(struct kaas_nfs_sub *s, int *err)
  * Only done when no handle is bound to it: handles belong to a context. */
 int kaas_nfs_conn_reconnect(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c)
 {
+	assert_held(&c->lock);
 	int err = 0;
 	struct nfs_context *nfs = connect_ctx(s, &err);
 	if (!nfs)

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/time.h>
+#include <sys/types.h>
 
 #include <nfsc/libnfs.h>
 #include <nfsc/libnfs-raw-nfs.h>
@@ -24,7 +25,14 @@ struct kaas_nfs_conn {
 	uint64_t writemax;
 };
 
-struct open_ino; /* nfs.c: open files by file id, for silly rename */
+/* The files of this substrate that are open, by server file id, for silly
+ * rename (under sub->lock; nfs_unlink.c). */
+struct open_ino {
+	struct open_ino *next;
+	uint64_t ino;
+	unsigned refs;
+	char *silly; /* set once unlinked while open: remove at last close */
+};
 
 struct kaas_nfs_sub {
 	struct kaas_substrate base;
@@ -93,5 +101,78 @@ unsigned kaas_nfs_conn_bound(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c);
 /* After an op that is safe to repeat failed with -rc: reconnect c if no
  * handle is bound to it, and say (1/0) whether to send the op again. */
 int kaas_nfs_redrive(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, int rc);
+
+/* ---- shared by the ops (nfs.c) ---- */
+
+/* Whether to send an op by name again after it failed with libnfs's rc on
+ * attempt (0, 1, ...): ESTALE (a name looked up just before another host
+ * replaced it) a few times, or once a connection error on an op safe to
+ * repeat (idem).  1 or 0. */
+int kaas_nfs_again(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, int rc, int attempt, int idem);
+/* For an op by name: "/" + path (*ap, malloc'd) and a borrowed context
+ * (*c, returned locked).  0, or -errno with nothing to give back. */
+int kaas_nfs_borrow_for(struct kaas_nfs_sub *s, const char *path, char **ap, struct kaas_nfs_conn **c);
+/* One libnfs call by name on context nfs (ap: "/" + the path; arg: the op's). */
+typedef int (*kaas_nfs_call_fn)(struct nfs_context *nfs, const char *ap, void *arg);
+/* What an op by name makes of libnfs's failure rc on c (c->lock held):
+ * the -errno, with the detail recorded. */
+typedef int (*kaas_nfs_fail_fn)(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, int rc, void *arg);
+/* An op by name: a borrowed context, fn(ap, arg) sent again by the rules of
+ * kaas_nfs_again (idem: also once after a connection error), the context
+ * given back.  0 (fn returned >= 0), or -errno: fail(s, c, rc, arg) when
+ * given, else kaas_nfs_fail(s, c, rc, what, path). */
+int kaas_nfs_by_name(struct kaas_nfs_sub *s, const char *path, const char *what, int idem,
+		     kaas_nfs_call_fn fn, kaas_nfs_fail_fn fail, void *arg);
+/* libnfs's attributes as a kaas_stat. */
+void kaas_nfs_fill_stat(const struct nfs_stat_64 *n, struct kaas_stat *st);
+
+/* ---- the substrate ops (substrate.h has their contracts) ---- */
+
+/* nfs_file.c */
+int kaas_nfs_op_open(struct kaas_substrate *sub, const char *path, int flags, uint32_t mode,
+		     struct kaas_file *f);
+int kaas_nfs_op_close(struct kaas_file *f);
+ssize_t kaas_nfs_op_pread(struct kaas_file *f, void *buf, size_t len, uint64_t off);
+ssize_t kaas_nfs_op_pwrite(struct kaas_file *f, const void *buf, size_t len, uint64_t off);
+int kaas_nfs_op_fsync(struct kaas_file *f);
+int kaas_nfs_op_ftruncate(struct kaas_file *f, uint64_t size);
+int kaas_nfs_op_fstat(struct kaas_file *f, struct kaas_stat *st);
+/* nfs_names.c */
+int kaas_nfs_op_stat(struct kaas_substrate *sub, const char *path, struct kaas_stat *st);
+int kaas_nfs_op_rename(struct kaas_substrate *sub, const char *from, const char *to);
+int kaas_nfs_op_mkdir(struct kaas_substrate *sub, const char *path, uint32_t mode);
+int kaas_nfs_op_rmdir(struct kaas_substrate *sub, const char *path);
+int kaas_nfs_op_readdir(struct kaas_substrate *sub, const char *path, kaas_dirent_cb cb, void *arg);
+int kaas_nfs_op_fsync_dir(struct kaas_substrate *sub, const char *path);
+int kaas_nfs_op_statfs(struct kaas_substrate *sub, const char *path, struct kaas_statfs *out);
+/* nfs_unlink.c */
+int kaas_nfs_op_unlink(struct kaas_substrate *sub, const char *path);
+
+/* ---- open files by file id, for silly rename (nfs_unlink.c) ---- */
+
+/* Count a handle open on server file id ino: 0 or -ENOMEM. */
+int kaas_nfs_ino_ref(struct kaas_nfs_sub *s, uint64_t ino);
+/* Drop a reference; returns the silly name to remove (malloc'd) if this was
+ * the last handle on an unlinked-while-open file, else NULL. */
+char *kaas_nfs_ino_unref(struct kaas_nfs_sub *s, uint64_t ino);
+
+/* ---- what libnfs gets wrong, sent by hand (nfs_rawio.c) ---- */
+
+/* NFSv3 exclusive create with CREATE EXCLUSIVE and a verifier, then SETATTR
+ * of the mode and an open by name checked to be the created file.
+ * c->lock held.  0 with *fh, or the final -errno with the detail recorded. */
+int kaas_nfs_v3_excl_create(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, const char *path,
+			    const char *ap, int o, int mode, struct nfsfh **fh);
+/* One UNSTABLE WRITE, its verifier compared with the handle's; bytes
+ * written or -errno.  c->lock held. */
+ssize_t kaas_nfs_v3_write(struct kaas_nfs_sub *s, struct kaas_file *f, const void *buf, size_t len,
+			  uint64_t off, const nfs_fh3 *fh3);
+/* COMMIT of the handle's unstable writes: 0, or -EIO when a verifier
+ * changed (the server lost unstable data), or -errno.  c->lock held. */
+int kaas_nfs_v3_commit(struct kaas_nfs_sub *s, struct kaas_file *f, const nfs_fh3 *fh3);
+/* NFSv4 exclusive create: private new name, LINK to the target, REMOVE of
+ * the private name.  c->lock held; 0 with *fh open, or libnfs's -errno. */
+int kaas_nfs_v4_excl_create(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, const char *path,
+			    const char *ap, int o, int mode, struct nfsfh **fh);
 
 #endif

@@ -40,16 +40,15 @@ static void posix_destroy(struct kaas_substrate *sub)
 	free(sub);
 }
 
-static int posix_open(struct kaas_substrate *sub, const char *path, int flags, uint32_t mode,
-		      struct kaas_file *f)
+int kaas_posix_open_flags(int flags)
 {
-	int o = O_CLOEXEC;
+	int o;
 	if ((flags & KAAS_O_READ) && (flags & KAAS_O_WRITE))
-		o |= O_RDWR;
+		o = O_RDWR;
 	else if (flags & KAAS_O_WRITE)
-		o |= O_WRONLY;
+		o = O_WRONLY;
 	else
-		o |= O_RDONLY;
+		o = O_RDONLY;
 	if (flags & KAAS_O_CREAT)
 		o |= O_CREAT;
 	if (flags & KAAS_O_EXCL)
@@ -58,6 +57,13 @@ static int posix_open(struct kaas_substrate *sub, const char *path, int flags, u
 		o |= O_TRUNC;
 	if (flags & KAAS_O_DIRECTORY)
 		o |= O_DIRECTORY;
+	return o;
+}
+
+static int posix_open(struct kaas_substrate *sub, const char *path, int flags, uint32_t mode,
+		      struct kaas_file *f)
+{
+	int o = O_CLOEXEC | kaas_posix_open_flags(flags);
 	int fd;
 	do
 		fd = openat(P(sub)->rootfd, REL(path), o, (mode_t)(mode ? mode : 0644));

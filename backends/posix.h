@@ -21,4 +21,8 @@ extern const struct kaas_backend kaas_backend_posix;
  * not a posix one.  "file:///a/b" -> "/a/b"; "rel" -> "rel". */
 char *kaas_posix_url_path(const char *url);
 
+/* The open(2) flags for KAAS_O_* flags: the access mode, O_CREAT, O_EXCL,
+ * O_TRUNC, O_DIRECTORY (not O_CLOEXEC).  libnfs takes the same flags. */
+int kaas_posix_open_flags(int flags);
+
 #endif

@@ -8,6 +8,7 @@ libkaas_a_SOURCES += faultfs/model.h faultfs/internal.h faultfs/model.c faultfs/
 if WITH_FUSE
 bin_PROGRAMS += faultfs/faultfs
 faultfs_faultfs_SOURCES = faultfs/main.c faultfs/fuse_front.c faultfs/fuse_front.h \
+	faultfs/fuse_front_ops.h faultfs/fuse_files.c faultfs/fuse_names.c \
 	faultfs/fuse_nodes.c faultfs/fuse_nodes.h \
 	faultfs/ctl_socket.c faultfs/ctl_socket.h
 faultfs_faultfs_LDADD = $(KAAS_LIBS) $(FUSE_LIBS)

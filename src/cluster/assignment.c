@@ -10,6 +10,7 @@
 #include "contract/contract.h"
 #include "contract/doc.h"
 #include "contract/epoch_fence.h"
+#include "cluster/partition_entry.h"
 #include "util/step.h"
 #include "util/status.h"
 
@@ -55,12 +56,9 @@ static cJSON *to_json(const struct kaas_assignment *a)
 	kaas_json_add_u64(o, "version", a->version);
 	cJSON *arr = cJSON_AddArrayToObject(o, "slots");
 	for (size_t i = 0; i < a->n; i++) {
-		cJSON *s = cJSON_CreateObject();
-		cJSON_AddStringToObject(s, "topic", a->e[i].topic);
-		kaas_json_add_i64(s, "partition", a->e[i].partition);
+		cJSON *s = kaas_partition_entry_add(arr, a->e[i].topic, a->e[i].partition);
 		kaas_json_add_i64(s, "leader", a->e[i].leader);
 		kaas_json_add_u64(s, "leader_epoch", a->e[i].leader_epoch);
-		cJSON_AddItemToArray(arr, s);
 	}
 	return o;
 }
@@ -106,20 +104,20 @@ int kaas_assignment_read(struct kaas_substrate *cluster, struct kaas_assignment 
 	const cJSON *s;
 	cJSON_ArrayForEach(s, slots)
 	{
-		const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "topic");
-		int64_t p, l;
+		const char *topic;
+		int32_t p;
+		int64_t l;
 		uint64_t ep;
-		if (!cJSON_IsString(t) || strlen(t->valuestring) >= sizeof a->e[0].topic ||
-		    kaas_json_get_i64(s, "partition", &p) < 0 || kaas_json_get_i64(s, "leader", &l) < 0 ||
-		    kaas_json_get_u64(s, "leader_epoch", &ep) < 0 || p < 0 || p > INT32_MAX ||
+		if (kaas_partition_entry_get(s, &topic, &p) < 0 || strlen(topic) >= sizeof a->e[0].topic ||
+		    kaas_json_get_i64(s, "leader", &l) < 0 || kaas_json_get_u64(s, "leader_epoch", &ep) < 0 ||
 		    l < -1 || l > INT32_MAX || ep > UINT32_MAX) {
 			cJSON_Delete(o);
 			kaas_assignment_free(a);
 			return kaas_sub_fail(EBADMSG, KAAS_ASSIGNMENT_PATH ": malformed slot");
 		}
 		struct kaas_assign_entry *e = &a->e[a->n++];
-		snprintf(e->topic, sizeof e->topic, "%s", t->valuestring);
-		e->partition = (int32_t)p;
+		snprintf(e->topic, sizeof e->topic, "%s", topic);
+		e->partition = p;
 		e->leader = (int32_t)l;
 		e->leader_epoch = (uint32_t)ep;
 	}

@@ -10,6 +10,7 @@
 #include "contract/contract.h"
 #include "contract/epoch_fence.h"
 #include "contract/doc.h"
+#include "cluster/partition_entry.h"
 #include "util/status.h"
 
 #define DOC_KIND "group-offsets"
@@ -209,21 +210,21 @@ static int load_doc(struct kaas_substrate *sub, const char *dir, const char *gro
 	const cJSON *it;
 	cJSON_ArrayForEach(it, offs)
 	{
-		const cJSON *t = cJSON_GetObjectItemCaseSensitive(it, "topic");
 		const cJSON *md = cJSON_GetObjectItemCaseSensitive(it, "metadata");
-		int64_t p, o, le = -1, ms = 0;
-		if (!cJSON_IsString(t) || kaas_json_get_i64(it, "partition", &p) < 0 ||
-		    kaas_json_get_i64(it, "offset", &o) < 0 || p < 0 || p > INT32_MAX) {
+		const char *topic;
+		int32_t p;
+		int64_t o, le = -1, ms = 0;
+		if (kaas_partition_entry_get(it, &topic, &p) < 0 || kaas_json_get_i64(it, "offset", &o) < 0) {
 			cJSON_Delete(body);
 			return kaas_sub_fail(EBADMSG, "%s: malformed offset entry", path);
 		}
 		kaas_json_get_i64(it, "leader_epoch", &le);
 		kaas_json_get_i64(it, "commit_ms", &ms);
-		rc = kaas_group_set(g, t->valuestring, (int32_t)p, o, (int32_t)le,
+		rc = kaas_group_set(g, topic, p, o, (int32_t)le,
 				    cJSON_IsString(md) ? md->valuestring : NULL, ms);
 		const cJSON *tid = cJSON_GetObjectItemCaseSensitive(it, "topic_id");
 		if (rc == 0)
-			rc = kaas_group_set_topic_id(g, t->valuestring, (int32_t)p,
+			rc = kaas_group_set_topic_id(g, topic, p,
 						     cJSON_IsString(tid) ? tid->valuestring : "");
 		if (rc < 0) {
 			cJSON_Delete(body);
@@ -242,15 +243,26 @@ static int load_newest(struct kaas_substrate *sub, const char *dir, const char *
 	return load_doc(sub, dir, group, s->newest_offsets, g);
 }
 
+/* g->group and g->epoch set, then the newest state the scan found loaded
+ * into g: 0 or -errno (g is the caller's to free either way). */
+static int load_as(struct kaas_substrate *cluster, const char *dir, const char *group,
+		   const struct scan *s, uint64_t epoch, struct kaas_group_offsets *g)
+{
+	g->group = strdup(group);
+	g->epoch = epoch;
+	if (!g->group)
+		return -ENOMEM;
+	return load_newest(cluster, dir, group, s, g);
+}
+
 int kaas_group_open(struct kaas_substrate *cluster, const char *group, uint64_t epoch,
 		    struct kaas_group_offsets *g)
 {
 	memset(g, 0, sizeof *g);
 	char dir[512];
 	int rc = group_path(group, dir, sizeof dir);
-	if (rc < 0)
-		return rc;
-	rc = kaas_sub_mkdirs(cluster, dir, 0755);
+	if (rc == 0)
+		rc = kaas_sub_mkdirs(cluster, dir, 0755);
 	if (rc < 0)
 		return rc;
 	/* 1. Claim the takeover first (contract/epoch_fence.h): from now on a
@@ -275,14 +287,9 @@ int kaas_group_open(struct kaas_substrate *cluster, const char *group, uint64_t 
 	if (rc < 0)
 		return rc;
 	rc = scan_dir(cluster, dir, &s); /* again: what a zombie committed before our claim */
-	if (rc < 0)
-		return rc;
 	/* 2. Then load the newest state. */
-	g->group = strdup(group);
-	g->epoch = epoch;
-	if (!g->group)
-		return -ENOMEM;
-	rc = load_newest(cluster, dir, group, &s, g);
+	if (rc == 0)
+		rc = load_as(cluster, dir, group, &s, epoch, g);
 	/* 3. Publish the loaded state under our epoch at once, so readers of
 	 * the newest document never see a zombie's unacknowledged commit. */
 	if (rc == 0 && (!s.have_offsets || s.newest_offsets < epoch))
@@ -296,18 +303,15 @@ int kaas_group_peek(struct kaas_substrate *cluster, const char *group, struct ka
 {
 	memset(g, 0, sizeof *g);
 	char dir[512];
-	int rc = group_path(group, dir, sizeof dir);
-	if (rc < 0)
-		return rc;
 	struct scan s;
-	rc = scan_dir(cluster, dir, &s);
+	int rc = group_path(group, dir, sizeof dir);
+	if (rc == 0)
+		rc = scan_dir(cluster, dir, &s);
 	if (rc < 0)
 		return rc;
 	if (!s.have_offsets)
 		return -ENOENT;
-	g->group = strdup(group);
-	g->epoch = s.newest_offsets;
-	rc = load_newest(cluster, dir, group, &s, g);
+	rc = load_as(cluster, dir, group, &s, s.newest_offsets, g);
 	if (rc < 0)
 		kaas_group_offsets_free(g);
 	return rc;
@@ -321,9 +325,7 @@ static cJSON *to_json(const struct kaas_group_offsets *g)
 	cJSON *arr = cJSON_AddArrayToObject(b, "offsets");
 	for (size_t i = 0; i < g->n; i++) {
 		const struct kaas_committed *c = &g->items[i];
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "topic", c->topic);
-		kaas_json_add_i64(o, "partition", c->partition);
+		cJSON *o = kaas_partition_entry_add(arr, c->topic, c->partition);
 		kaas_json_add_i64(o, "offset", c->offset);
 		kaas_json_add_i64(o, "leader_epoch", c->leader_epoch);
 		if (c->metadata)
@@ -331,30 +333,28 @@ static cJSON *to_json(const struct kaas_group_offsets *g)
 		kaas_json_add_i64(o, "commit_ms", c->commit_ms);
 		if (c->topic_id[0])
 			cJSON_AddStringToObject(o, "topic_id", c->topic_id);
-		cJSON_AddItemToArray(arr, o);
 	}
 	return b;
 }
 
-struct prune {
-	struct kaas_substrate *sub;
-	const char *dir;
-	uint64_t below;
-	int rc;
-};
-
-static int prune_cb(void *arg, const char *name, enum kaas_file_type t)
+/* Remove the offsets and takeover files of epochs below `below` (a failed
+ * unlink is left for the next commit). */
+static void prune_older(struct kaas_substrate *cluster, const char *dir, uint64_t below)
 {
-	struct prune *p = arg;
-	uint64_t e;
-	if ((parse_offsets_name(name, &e) == 0 || kaas_claim_parse(name, "takeover", &e) == 0) && e < p->below) {
-		char path[512];
-		snprintf(path, sizeof path, "%s/%s", p->dir, name);
-		int rc = kaas_sub_unlink(p->sub, path);
-		if (rc < 0 && rc != -ENOENT)
-			p->rc = rc;
+	struct kaas_dirlist l;
+	if (kaas_sub_list(cluster, dir, &l) < 0)
+		return;
+	for (size_t i = 0; i < l.n; i++) {
+		const char *name = l.names[i];
+		uint64_t e;
+		if ((parse_offsets_name(name, &e) == 0 || kaas_claim_parse(name, "takeover", &e) == 0) &&
+		    e < below) {
+			char path[1024];
+			snprintf(path, sizeof path, "%s/%s", dir, name);
+			kaas_sub_unlink(cluster, path);
+		}
 	}
-	return 0;
+	kaas_dirlist_free(&l);
 }
 
 int kaas_group_commit(struct kaas_substrate *cluster, const struct kaas_group_offsets *g)
@@ -381,7 +381,6 @@ int kaas_group_commit(struct kaas_substrate *cluster, const struct kaas_group_of
 	if (rc < 0)
 		return rc;
 	/* Older incarnations' files: removed now, or by the next commit. */
-	struct prune p = {cluster, dir, g->epoch, 0};
-	kaas_sub_readdir(cluster, dir, prune_cb, &p);
+	prune_older(cluster, dir, g->epoch);
 	return 0;
 }

@@ -74,31 +74,22 @@ int kaas_claim(struct kaas_substrate *sub, const char *dir, const char *prefix, 
 			     (unsigned long long)from, (unsigned long long)(from + tries - 1));
 }
 
-struct latest_acc {
-	const char *prefix;
-	uint64_t max;
-	int found;
-};
-
-static int latest_cb(void *arg, const char *name, enum kaas_file_type type)
-{
-	struct latest_acc *a = arg;
-	uint64_t n;
-	if (kaas_claim_parse(name, a->prefix, &n) == 0 && (!a->found || n > a->max)) {
-		a->max = n;
-		a->found = 1;
-	}
-	return 0;
-}
-
 int kaas_claim_latest(struct kaas_substrate *sub, const char *dir, const char *prefix, uint64_t *n)
 {
-	struct latest_acc a = {.prefix = prefix};
-	int rc = kaas_sub_readdir(sub, dir, latest_cb, &a);
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(sub, dir, &l);
 	if (rc < 0)
 		return rc;
-	if (!a.found)
+	uint64_t max = 0, k;
+	int found = 0;
+	for (size_t i = 0; i < l.n; i++)
+		if (kaas_claim_parse(l.names[i], prefix, &k) == 0 && (!found || k > max)) {
+			max = k;
+			found = 1;
+		}
+	kaas_dirlist_free(&l);
+	if (!found)
 		return -ENOENT;
-	*n = a.max;
+	*n = max;
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* epoch_fence.c — epochs owned by exclusive create (see epoch_fence.h). */
 #include "contract/epoch_fence.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -148,6 +149,8 @@ int kaas_fence_claim(struct kaas_substrate *sub, const char *dir, uint64_t epoch
 		if (rc < 0 && rc != -EEXIST)
 			return rc;
 	}
+	/* Fence epochs only grow: we claim above the highest seen, within the gap. */
+	assert(epoch > high && epoch - high - 1 <= KAAS_FENCE_MAX_GAP);
 	rc = kaas_claim_exact(sub, dir, KAAS_FENCE_PREFIX, epoch, note);
 	if (rc == -EEXIST)
 		return kaas_sub_fail(EEXIST, "fence %s: epoch %" PRIu64 " belongs to someone else", dir,

@@ -1,6 +1,13 @@
 /*
  * log_internal.h — shared between the files of the partition log engine.
  * Not for use outside src/log/.
+ *
+ * Names: what is shared between the files is prefixed by what it is about:
+ * kaas_seg_ (a segment and its file), kaas_segidx_ (a segment's sparse
+ * index), kaas_pstate_ (producer state), kaas_manifest_ (manifest files),
+ * kaas_logi_ (the rest of the engine: threads, roll, checkpoint, fence,
+ * recovery).  Everything else is static to its file.  A `_locked` suffix
+ * says which lock the caller holds; the function asserts it (assert_held).
  */
 #ifndef KAAS_LOG_INTERNAL_H
 #define KAAS_LOG_INTERNAL_H
@@ -60,12 +67,12 @@ struct seg_index {
 	uint64_t last_pos; /* position of the last entry (for the interval) */
 };
 
-int idx_push(struct seg_index *ix, uint32_t rel, uint32_t pos, int64_t ts);
-void idx_free(struct seg_index *ix);
+int kaas_segidx_push(struct seg_index *ix, uint32_t rel, uint32_t pos, int64_t ts);
+void kaas_segidx_free(struct seg_index *ix);
 /* Last entry with rel <= rel (or NULL). */
-const struct idx_entry *idx_floor_rel(const struct seg_index *ix, uint32_t rel);
+const struct idx_entry *kaas_segidx_floor_rel(const struct seg_index *ix, uint32_t rel);
 /* Last entry with ts < ts (or NULL). */
-const struct idx_entry *idx_floor_ts(const struct seg_index *ix, int64_t ts);
+const struct idx_entry *kaas_segidx_floor_ts(const struct seg_index *ix, int64_t ts);
 
 /* ----------------------------------------------------------- segment */
 
@@ -93,10 +100,15 @@ struct segment {
 };
 
 /* "<base:020>-<epoch:010>.log" parsing: 0 and the fields, -EINVAL. */
-int seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, const char **ext);
-char *seg_path(const char *dir, int64_t base, uint32_t epoch, const char *ext);
-struct segment *seg_new(const char *dir, int64_t base, uint32_t epoch);
-void seg_free(struct segment *s);
+int kaas_seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, const char **ext);
+char *kaas_seg_path(const char *dir, int64_t base, uint32_t epoch, const char *ext);
+struct segment *kaas_seg_new(const char *dir, int64_t base, uint32_t epoch);
+void kaas_seg_free(struct segment *s);
+/* Take / drop a reference (refs: the log's list + every slice or reader
+ * using the segment).  Either asserts the count was positive: a segment
+ * whose count reached 0 is doomed and may be unlinked by the reaper. */
+void kaas_seg_ref(struct segment *s);
+void kaas_seg_unref(struct segment *s);
 
 /* Scan batches in f from pos up to limit (UINT64_MAX: to EOF), starting at
  * offset `expect` (the next batch must have that base offset; < 0: any).
@@ -106,17 +118,17 @@ void seg_free(struct segment *s);
  * *next_offset of the last valid batch's end, or -errno (read failure). */
 typedef int (*scan_cb)(void *arg, const struct kaas_batch_header *h, uint64_t pos,
 		       const unsigned char *batch, size_t len);
-int seg_scan(struct kaas_file *f, uint64_t pos, int64_t expect, uint64_t limit, int check_crc,
+int kaas_seg_scan(struct kaas_file *f, uint64_t pos, int64_t expect, uint64_t limit, int check_crc,
 	     int want_body, scan_cb cb, void *arg, uint64_t *end_pos, int64_t *next_offset);
 
 /* Make sure s->ix covers the segment up to s->end (sealed: load the index
  * files or rebuild and write them). */
-int seg_index_ensure(struct kaas_substrate *sub, struct segment *s, uint32_t interval,
+int kaas_seg_index_ensure(struct kaas_substrate *sub, struct segment *s, uint32_t interval,
 		     int may_write);
 /* Write the .index/.timeindex files of a sealed segment (replace). */
-int seg_index_write(struct kaas_substrate *sub, struct segment *s);
+int kaas_seg_index_write(struct kaas_substrate *sub, struct segment *s);
 /* Open the read handle if needed (rlock held). */
-int seg_open_read(struct kaas_substrate *sub, struct segment *s);
+int kaas_seg_open_read(struct kaas_substrate *sub, struct segment *s);
 
 /* ------------------------------------------------------ producer state */
 
@@ -131,16 +143,16 @@ struct pstate {
 	int64_t next_offset;  /* the state covers batches below this */
 };
 
-int pstate_init(struct pstate *ps);
-void pstate_free(struct pstate *ps);
+int kaas_pstate_init(struct pstate *ps);
+void kaas_pstate_free(struct pstate *ps);
 /* Record a batch (ignored for producer_id < 0). */
-int pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t base_seq,
+int kaas_pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t base_seq,
 		 int32_t last_delta, int64_t base_offset, int64_t ts);
-struct producer *pstate_find(const struct pstate *ps, int64_t pid);
+struct producer *kaas_pstate_find(const struct pstate *ps, int64_t pid);
 /* Snapshot as a JSON body (cJSON *) / load from one. */
 struct cJSON;
-struct cJSON *pstate_to_json(const struct pstate *ps);
-int pstate_from_json(struct pstate *ps, const struct cJSON *body);
+struct cJSON *kaas_pstate_to_json(const struct pstate *ps);
+int kaas_pstate_from_json(struct pstate *ps, const struct cJSON *body);
 
 /* --------------------------------------------------------------- log */
 
@@ -227,74 +239,72 @@ struct kaas_log {
 };
 
 /* Fence and manifest I/O (manifest.c).
- * fence_claim: claim our epoch in fence/ (kaas_fence_claim): 0, or
+ * kaas_logi_fence_claim: claim our epoch in fence/ (kaas_fence_claim): 0, or
  * KAAS_LOG_EFENCED if a newer epoch exists or ours is someone else's.
- * manifest_check_epoch: 0 while no epoch above ours is claimed,
+ * kaas_manifest_check_epoch: 0 while no epoch above ours is claimed,
  * KAAS_LOG_EFENCED if one is, -EUCLEAN if the fence is gone, or -errno.
- * manifest_write checks first, then replaces manifest.json.
- * legacy_fence_read: the epoch in an older version's leader.json. */
-int manifest_write(struct kaas_log *log);
-int manifest_write_unchecked(struct kaas_log *log);
+ * kaas_manifest_write checks first, then replaces our manifest-<epoch>.json.
+ * kaas_logi_legacy_fence_read: the epoch in an older version's leader.json. */
+int kaas_manifest_write(struct kaas_log *log);
 /* Manifests are named by the epoch of the leader that writes them, so a
  * zombie's late manifest write lands in its own older file, never over the
  * new leader's (issue 13, defect 10).  Readers take the highest epoch.
- * manifest_path_for: "<dir>/manifest-<epoch:010>.json" (malloc'd).
- * manifest_parse_name: 0 and *epoch for such a name, else -EINVAL.
- * manifest_find: the newest manifest of the directory: 0 with *path
+ * kaas_manifest_path_for: "<dir>/manifest-<epoch:010>.json" (malloc'd).
+ * kaas_manifest_find: the newest manifest of the directory: 0 with *path
  * (malloc'd) and *name_epoch (0 for a legacy manifest.json, only used when
  * no numbered one exists), -ENOENT if none, or -errno.
- * manifest_sweep_older: remove the manifests of older epochs and the legacy
+ * kaas_manifest_sweep_older: remove the manifests of older epochs and the legacy
  * manifest.json (after ours is written; what a zombie writes later is older
  * than ours and ignored, and swept at the next open).  Returns the number
  * removed or -errno. */
-char *manifest_path_for(const char *dir, uint32_t epoch);
-int manifest_parse_name(const char *name, uint32_t *epoch);
-int manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch);
-int manifest_sweep_older(struct kaas_log *log);
-int manifest_check_epoch(struct kaas_log *log);
-int fence_claim(struct kaas_log *log);
-int legacy_fence_read(struct kaas_log *log, uint64_t *epoch);
+char *kaas_manifest_path_for(const char *dir, uint32_t epoch);
+int kaas_manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch);
+int kaas_manifest_sweep_older(struct kaas_log *log);
+int kaas_manifest_check_epoch(struct kaas_log *log);
+int kaas_logi_fence_claim(struct kaas_log *log);
+int kaas_logi_legacy_fence_read(struct kaas_log *log, uint64_t *epoch);
 /* Producer snapshot, epoch-checked as the manifest (call with wlock). */
-int pstate_write(struct kaas_log *log);
+int kaas_pstate_write(struct kaas_log *log);
 
+/* Append s to log->segs, the new last (active) segment (mu held):
+ * 0 or -ENOMEM. */
+int kaas_logi_add_segment(struct kaas_log *log, struct segment *s);
 /* Roll (wlock held, queue drained to disk). */
-int log_roll_locked(struct kaas_log *log);
+int kaas_logi_roll_locked(struct kaas_log *log);
 /* Checkpoint (wlock held): producer snapshot then manifest. */
-int log_checkpoint_locked(struct kaas_log *log);
-/* Drop a segment reference; unlinks when doomed and unreferenced (mu held). */
-void seg_unref_locked(struct kaas_log *log, struct segment *s);
+int kaas_logi_checkpoint_locked(struct kaas_log *log);
 /* Unlink the files of doomed segments without references (wlock held,
  * takes mu).  Returns the number removed. */
-int log_reap_doomed(struct kaas_log *log);
+int kaas_logi_reap_doomed(struct kaas_log *log);
 /* Record a failure: every waiter is woken with it (mu held). */
-void log_fail_locked(struct kaas_log *log, int err);
+void kaas_logi_fail_locked(struct kaas_log *log, int err);
 /* Create segment "<base>-<our epoch>.log" and make it the active one
  * (wlock held, or during open). */
-int log_start_segment(struct kaas_log *log, int64_t base);
+int kaas_logi_start_segment(struct kaas_log *log, int64_t base);
 /* The sync thread: writes queued batches as rounds and fsyncs them. */
-void *log_sync_main(void *arg);
+void *kaas_logi_sync_main(void *arg);
 /* The ack thread: fence check, publication and completions, per round. */
-void *log_ack_main(void *arg);
+void *kaas_logi_ack_main(void *arg);
 
-int64_t now_ms_wall(void);
+int64_t kaas_logi_now_ms_wall(void);
 /* Drop least recently used sealed-segment indexes beyond
  * cfg.max_loaded_indexes, never keep's (no segment lock held). */
-void evict_indexes(struct kaas_log *log, struct segment *keep);
+void kaas_logi_evict_indexes(struct kaas_log *log, struct segment *keep);
 
 /* Opening (log_recover.c).  Each returns 0 or -errno with a detail naming
  * the file concerned. */
 /* Apply producer state from the batches in [from, to) of the segments. */
-int pstate_scan(struct kaas_log *log, int64_t from, int64_t to);
+int kaas_pstate_scan(struct kaas_log *log, int64_t from, int64_t to);
 /* Scan the active segment L from the checkpoint by length and CRC; fsync
  * what is valid; seal L at that end. */
-int recover_tail(struct kaas_log *log, struct segment *L);
+int kaas_logi_recover_tail(struct kaas_log *log, struct segment *L);
 /* Load producer-state.json; *from = the offset it covers up to. */
-int load_pstate(struct kaas_log *log, int64_t *from);
+int kaas_pstate_load(struct kaas_log *log, int64_t *from);
 /* Remove segment files no manifest entry names (epoch <= ours). */
-int sweep_orphans(struct kaas_log *log);
+int kaas_logi_sweep_orphans(struct kaas_log *log);
 /* -EUCLEAN if a segment of an epoch above mepoch holds data unnamed. */
-int check_unlisted(struct kaas_log *log, uint64_t mepoch);
+int kaas_logi_check_unlisted(struct kaas_log *log, uint64_t mepoch);
 /* -EUCLEAN if there is no manifest but a segment holds data. */
-int check_fresh(struct kaas_log *log);
+int kaas_logi_check_fresh(struct kaas_log *log);
 
 #endif

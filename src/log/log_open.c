@@ -40,14 +40,14 @@ static void log_free(struct kaas_log *log)
 		pthread_join(log->ack_thread, NULL);
 	}
 	for (size_t i = 0; i < log->nsegs; i++)
-		seg_free(log->segs[i]);
+		kaas_seg_free(log->segs[i]);
 	for (size_t i = 0; i < log->ndoomed; i++)
-		seg_free(log->doomed[i]);
+		kaas_seg_free(log->doomed[i]);
 	free(log->segs);
 	free(log->doomed);
 	if (log->wfile)
 		kaas_sub_close(log->wfile);
-	pstate_free(&log->ps);
+	kaas_pstate_free(&log->ps);
 	pthread_mutex_destroy(&log->mu);
 	pthread_mutex_destroy(&log->wlock);
 	pthread_mutex_destroy(&log->mf_lock);
@@ -66,22 +66,8 @@ static void log_free(struct kaas_log *log)
 	free(log);
 }
 
-static int push_seg(struct kaas_log *log, struct segment *s)
-{
-	if (log->nsegs == log->capsegs) {
-		size_t nc = log->capsegs ? log->capsegs * 2 : 16;
-		struct segment **ns = realloc(log->segs, nc * sizeof *ns);
-		if (!ns)
-			return -ENOMEM;
-		log->segs = ns;
-		log->capsegs = nc;
-	}
-	log->segs[log->nsegs++] = s;
-	return 0;
-}
-
 /* Load the manifest's segment list into log (no I/O on segments). */
-static int manifest_load(struct kaas_log *log, const cJSON *body, uint64_t *mepoch)
+static int segments_from_manifest(struct kaas_log *log, const cJSON *body, uint64_t *mepoch)
 {
 	const char *m = log->loaded_manifest;
 	if (kaas_json_get_u64(body, "epoch", mepoch) < 0 || *mepoch > UINT32_MAX ||
@@ -102,9 +88,12 @@ static int manifest_load(struct kaas_log *log, const cJSON *body, uint64_t *mepo
 		    ep > UINT32_MAX || next < base || (prev_next >= 0 && base < prev_next) ||
 		    (log->nsegs && !log->segs[log->nsegs - 1]->sealed))
 			return kaas_sub_fail(EBADMSG, "%s: segment entry %zu is invalid", m, log->nsegs);
-		struct segment *s = seg_new(log->dir, base, (uint32_t)ep);
-		if (!s || push_seg(log, s) < 0) {
-			seg_free(s);
+		struct segment *s = kaas_seg_new(log->dir, base, (uint32_t)ep);
+		pthread_mutex_lock(&log->mu);
+		int pushed = s ? kaas_logi_add_segment(log, s) : -ENOMEM;
+		pthread_mutex_unlock(&log->mu);
+		if (pushed < 0) {
+			kaas_seg_free(s);
 			return -ENOMEM;
 		}
 		s->sealed = cJSON_IsTrue(sealed);
@@ -124,7 +113,7 @@ static int manifest_load(struct kaas_log *log, const cJSON *body, uint64_t *mepo
  * older version's manifest.json) into log (segments, log start, checkpoint)
  * and check it: refuse a newer epoch, a missing manifest beside data, or
  * data of a newer epoch that the manifest does not name. */
-static int load_manifest(struct kaas_log *log, uint64_t *mepoch)
+static int read_newest_manifest(struct kaas_log *log, uint64_t *mepoch)
 {
 	cJSON *body = NULL;
 	int ver = 0;
@@ -132,15 +121,15 @@ static int load_manifest(struct kaas_log *log, uint64_t *mepoch)
 	free(log->loaded_manifest);
 	log->loaded_manifest = NULL;
 	uint32_t named = 0;
-	int rc = manifest_find(log, &log->loaded_manifest, &named);
+	int rc = kaas_manifest_find(log, &log->loaded_manifest, &named);
 	if (rc == 0)
 		rc = kaas_doc_read(log->sub, log->loaded_manifest, MANIFEST_KIND, MANIFEST_VERSION,
 				   &body, &ver);
 	if (rc == -ENOENT)
-		return check_fresh(log);
+		return kaas_logi_check_fresh(log);
 	if (rc < 0)
 		return rc; /* -EBADMSG names the file: the partition stays offline */
-	rc = manifest_load(log, body, mepoch);
+	rc = segments_from_manifest(log, body, mepoch);
 	cJSON_Delete(body);
 	if (rc < 0)
 		return rc;
@@ -150,7 +139,7 @@ static int load_manifest(struct kaas_log *log, uint64_t *mepoch)
 	if (*mepoch > log->epoch)
 		return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: leader epoch %" PRIu64 " is above "
 				     "ours (%" PRIu32 ")", log->loaded_manifest, *mepoch, log->epoch);
-	return check_unlisted(log, *mepoch);
+	return kaas_logi_check_unlisted(log, *mepoch);
 }
 
 /* Claim our epoch in the fence directory: refuse if the manifest (epoch
@@ -159,14 +148,38 @@ static int load_manifest(struct kaas_log *log, uint64_t *mepoch)
 static int fence_partition(struct kaas_log *log, uint64_t mepoch)
 {
 	uint64_t legacy = 0;
-	int rc = legacy_fence_read(log, &legacy);
+	int rc = kaas_logi_legacy_fence_read(log, &legacy);
 	if (rc < 0 && rc != -ENOENT)
 		return rc; /* -EBADMSG names leader.json: offline, never guessed */
 	uint64_t floor = legacy > mepoch ? legacy : mepoch;
 	if (floor > log->epoch)
 		return kaas_sub_fail(KAAS_LOG_EFENCED, "%s: fenced: leader epoch %" PRIu64
 				     " is above ours (%" PRIu32 ")", log->dir, floor, log->epoch);
-	return fence_claim(log);
+	return kaas_logi_fence_claim(log);
+}
+
+/* Steps 1 and 2 of the open.  1. Read the manifest; refuse if a newer
+ * leader owns the partition.  2. Fence before looking at the tail: from
+ * this claim on, an older leader's commit check fails, so whatever it
+ * acknowledged was fsynced before the tail scan and is recovered by it.
+ * The manifest is read again after the fence: a roll the old leader made
+ * just before it is then in view (a roll's manifest precedes any data in
+ * its segment).  0 or -errno. */
+static int fence_and_read_manifest(struct kaas_log *log)
+{
+	uint64_t mepoch = 0;
+	int rc = read_newest_manifest(log, &mepoch);
+	if (rc == 0)
+		rc = fence_partition(log, mepoch);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < log->nsegs; i++)
+		kaas_seg_free(log->segs[i]);
+	log->nsegs = 0;
+	log->log_start = 0;
+	log->ckpt_pos = 0;
+	log->ckpt_next = 0;
+	return read_newest_manifest(log, &mepoch);
 }
 
 static int check_cfg(const struct kaas_log_config *c)
@@ -208,12 +221,12 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		goto fail;
 	rc = -ENOMEM;
 	log->dir = strdup(dir);
-	log->manifest_path = manifest_path_for(dir, leader_epoch);
+	log->manifest_path = kaas_manifest_path_for(dir, leader_epoch);
 	log->fence_dir = kaas_path_join(dir, FENCE_DIR);
 	log->legacy_fence_path = kaas_path_join(dir, FENCE_NAME);
 	log->pstate_path = kaas_path_join(dir, PSTATE_NAME);
 	if (!log->dir || !log->manifest_path || !log->fence_dir || !log->legacy_fence_path || !log->pstate_path ||
-	    pstate_init(&log->ps) < 0)
+	    kaas_pstate_init(&log->ps) < 0)
 		goto fail;
 	if (log->cfg.parent_must_exist) {
 		rc = kaas_sub_mkdir(data, dir, 0755);
@@ -225,26 +238,8 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	if (rc < 0)
 		goto fail;
 
-	/* 1. Read the manifest; refuse if a newer leader owns the partition. */
-	uint64_t mepoch = 0;
-	rc = load_manifest(log, &mepoch);
-	if (rc < 0)
-		goto fail;
-	/* 2. Fence before looking at the tail: from this claim on, an older
-	 * leader's commit check fails, so whatever it acknowledged was fsynced
-	 * before the scan below and is recovered by it.  The manifest is read
-	 * again after the fence: a roll the old leader made just before it is
-	 * then in view (a roll's manifest precedes any data in its segment). */
-	rc = fence_partition(log, mepoch);
-	if (rc < 0)
-		goto fail;
-	for (size_t i = 0; i < log->nsegs; i++)
-		seg_free(log->segs[i]);
-	log->nsegs = 0;
-	log->log_start = 0;
-	log->ckpt_pos = 0;
-	log->ckpt_next = 0;
-	rc = load_manifest(log, &mepoch);
+	/* 1-2. Manifest, fence, manifest again. */
+	rc = fence_and_read_manifest(log);
 	if (rc < 0)
 		goto fail;
 	kaas_step("log.open.after-fence");
@@ -255,20 +250,20 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 
 	/* 4. Producer state snapshot, then the tail by CRC from the checkpoint. */
 	int64_t ps_from = 0;
-	rc = load_pstate(log, &ps_from);
+	rc = kaas_pstate_load(log, &ps_from);
 	if (rc < 0)
 		goto fail;
 	struct segment *L = log->nsegs ? log->segs[log->nsegs - 1] : NULL;
 	int64_t tail_from = L && !L->sealed ? log->ckpt_next : (L ? L->next : log->log_start);
 	if (ps_from < tail_from) {
 		/* The snapshot is older than the checkpoint: catch up from the log. */
-		rc = pstate_scan(log, ps_from < log->log_start ? log->log_start : ps_from, tail_from);
+		rc = kaas_pstate_scan(log, ps_from < log->log_start ? log->log_start : ps_from, tail_from);
 		if (rc < 0)
 			goto fail;
 		log->ps.next_offset = tail_from;
 	}
 	if (L && !L->sealed) {
-		rc = recover_tail(log, L);
+		rc = kaas_logi_recover_tail(log, L);
 		if (rc < 0)
 			goto fail;
 	}
@@ -276,13 +271,13 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	if (log->ps.next_offset > next) {
 		/* A snapshot ahead of the valid log (batches it saw were never
 		 * made durable): derive the state again from the log itself. */
-		pstate_free(&log->ps);
-		if (pstate_init(&log->ps) < 0) {
+		kaas_pstate_free(&log->ps);
+		if (kaas_pstate_init(&log->ps) < 0) {
 			rc = -ENOMEM;
 			goto fail;
 		}
 		log->ps.next_offset = log->log_start;
-		rc = pstate_scan(log, log->log_start, next);
+		rc = kaas_pstate_scan(log, log->log_start, next);
 		if (rc < 0)
 			goto fail;
 	}
@@ -294,29 +289,29 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	/* 5. Drop an empty recovered segment, start ours, swap the manifest. */
 	if (L && L->end == 0) {
 		log->nsegs--;
-		seg_free(L); /* its file is an orphan now: swept below */
+		kaas_seg_free(L); /* its file is an orphan now: swept below */
 	}
-	rc = log_start_segment(log, next);
+	rc = kaas_logi_start_segment(log, next);
 	if (rc < 0)
 		goto fail;
-	rc = pstate_write(log);
+	rc = kaas_pstate_write(log);
 	if (rc == 0)
-		rc = manifest_write(log);
+		rc = kaas_manifest_write(log);
 	if (rc < 0)
 		goto fail;
 	/* Older epochs' manifests are garbage now (ours is the newest name);
 	 * a failure to remove them is harmless and retried at the next open. */
-	(void)manifest_sweep_older(log);
-	rc = sweep_orphans(log);
+	(void)kaas_manifest_sweep_older(log);
+	rc = kaas_logi_sweep_orphans(log);
 	if (rc < 0)
 		goto fail;
 	log->stats.segments = log->nsegs;
 
-	rc = -pthread_create(&log->ack_thread, NULL, log_ack_main, log);
+	rc = -pthread_create(&log->ack_thread, NULL, kaas_logi_ack_main, log);
 	if (rc < 0)
 		goto fail;
 	log->ack_started = true;
-	rc = -pthread_create(&log->thread, NULL, log_sync_main, log);
+	rc = -pthread_create(&log->thread, NULL, kaas_logi_sync_main, log);
 	if (rc < 0)
 		goto fail;
 	log->thread_started = true;
@@ -347,14 +342,14 @@ int kaas_log_close(struct kaas_log *log)
 	pthread_mutex_lock(&log->wlock);
 	int rc = log->failed;
 	if (!rc)
-		rc = log_checkpoint_locked(log);
+		rc = kaas_logi_checkpoint_locked(log);
 	if (log->wfile) {
 		int c = kaas_sub_close(log->wfile);
 		log->wfile = NULL;
 		if (rc == 0)
 			rc = c;
 	}
-	log_reap_doomed(log);
+	kaas_logi_reap_doomed(log);
 	pthread_mutex_unlock(&log->wlock);
 	log_free(log);
 	return rc;

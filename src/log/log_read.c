@@ -6,17 +6,13 @@
 #include <time.h>
 
 #include "log/log_internal.h"
-
-void seg_unref_locked(struct kaas_log *log, struct segment *s)
-{
-	(void)log;
-	atomic_fetch_sub(&s->refs, 1);
-}
+#include "util/assert_held.h"
 
 /* Segment index holding `offset` (mu held): the last with base <= offset,
  * moved forward past segments that end at or before it.  -1 if none. */
 static long find_seg(struct kaas_log *log, int64_t offset)
 {
+	assert_held(&log->mu);
 	size_t lo = 0, hi = log->nsegs;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -72,7 +68,7 @@ static int locate_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
 /* Keep at most cfg.max_loaded_indexes sealed segments' indexes in memory:
  * drop the least recently used other than `keep` (it is rebuilt, from its
  * files, on its next use).  No lock held on entry. */
-void evict_indexes(struct kaas_log *log, struct segment *keep)
+void kaas_logi_evict_indexes(struct kaas_log *log, struct segment *keep)
 {
 	struct segment *victim = NULL;
 	pthread_mutex_lock(&log->mu);
@@ -92,25 +88,25 @@ void evict_indexes(struct kaas_log *log, struct segment *keep)
 	if (loaded <= log->cfg.max_loaded_indexes)
 		victim = NULL;
 	if (victim)
-		atomic_fetch_add(&victim->refs, 1);
+		kaas_seg_ref(victim);
 	pthread_mutex_unlock(&log->mu);
 	if (!victim)
 		return;
 	pthread_mutex_lock(&victim->ilock);
 	if (victim->sealed && victim->index_ready) {
-		idx_free(&victim->ix);
+		kaas_segidx_free(&victim->ix);
 		victim->index_ready = false;
 		atomic_store(&victim->ix_loaded, false);
 	}
 	pthread_mutex_unlock(&victim->ilock);
-	seg_unref_locked(log, victim);
+	kaas_seg_unref(victim);
 }
 
 static int seg_locate(struct kaas_log *log, struct segment *s, uint64_t limit, struct locate *l)
 {
 	pthread_mutex_lock(&s->ilock);
 	int was_ready = s->index_ready;
-	int rc = seg_index_ensure(log->sub, s, log->cfg.index_interval_bytes, s->sealed);
+	int rc = kaas_seg_index_ensure(log->sub, s, log->cfg.index_interval_bytes, s->sealed);
 	int loaded_now = rc == 0 && !was_ready && s->sealed;
 	if (loaded_now)
 		atomic_store(&s->ix_loaded, true);
@@ -118,9 +114,9 @@ static int seg_locate(struct kaas_log *log, struct segment *s, uint64_t limit, s
 	const struct idx_entry *e = NULL;
 	if (rc == 0) {
 		if (l->by_time)
-			e = idx_floor_ts(&s->ix, l->ts);
+			e = kaas_segidx_floor_ts(&s->ix, l->ts);
 		else
-			e = idx_floor_rel(&s->ix, (uint32_t)(l->offset - s->base));
+			e = kaas_segidx_floor_rel(&s->ix, (uint32_t)(l->offset - s->base));
 	}
 	uint64_t pos = e ? e->pos : 0;
 	int64_t expect = e ? s->base + e->rel : s->base;
@@ -128,13 +124,13 @@ static int seg_locate(struct kaas_log *log, struct segment *s, uint64_t limit, s
 	if (rc < 0)
 		return rc;
 	if (loaded_now)
-		evict_indexes(log, s);
+		kaas_logi_evict_indexes(log, s);
 	pthread_mutex_lock(&s->rlock);
-	rc = seg_open_read(log->sub, s);
+	rc = kaas_seg_open_read(log->sub, s);
 	uint64_t end;
 	int64_t next;
 	if (rc == 0)
-		rc = seg_scan(s->rfile, pos, expect, limit, 0, 0, locate_cb, l, &end, &next);
+		rc = kaas_seg_scan(s->rfile, pos, expect, limit, 0, 0, locate_cb, l, &end, &next);
 	pthread_mutex_unlock(&s->rlock);
 	return rc;
 }
@@ -161,13 +157,13 @@ int kaas_log_read(struct kaas_log *log, int64_t offset, size_t max_bytes, struct
 	}
 	struct segment *s = log->segs[i];
 	uint64_t limit = s->end;
-	atomic_fetch_add(&s->refs, 1);
+	kaas_seg_ref(s);
 	pthread_mutex_unlock(&log->mu);
 
 	struct locate l = { .offset = offset, .max = max_bytes };
 	int rc = seg_locate(log, s, limit, &l);
 	if (rc < 0 || !l.found) {
-		seg_unref_locked(log, s);
+		kaas_seg_unref(s);
 		if (rc == 0 && !l.found)
 			rc = kaas_sub_fail(EUCLEAN, "read %s: offset %lld not found below the recorded end",
 					   s->path, (long long)offset);
@@ -214,7 +210,7 @@ void kaas_log_slice_release(struct kaas_log_slice *s)
 	struct segment *seg = s->seg_;
 	s->seg_ = NULL;
 	s->file = NULL;
-	atomic_fetch_sub(&seg->refs, 1);
+	kaas_seg_unref(seg);
 }
 
 int kaas_log_read_copy(struct kaas_log *log, int64_t offset, size_t max_bytes, void **buf,
@@ -266,12 +262,12 @@ int kaas_log_offset_for_time_from(struct kaas_log *log, int64_t ts, int64_t from
 			return -ENOENT;
 		}
 		uint64_t limit = s->end;
-		atomic_fetch_add(&s->refs, 1);
+		kaas_seg_ref(s);
 		pthread_mutex_unlock(&log->mu);
 		struct locate l = { .by_time = 1, .ts = ts, .offset = start };
 		int rc = seg_locate(log, s, limit, &l);
 		after = s->base;
-		seg_unref_locked(log, s);
+		kaas_seg_unref(s);
 		if (rc < 0)
 			return rc;
 		if (l.found && l.next > start) {

@@ -3,6 +3,7 @@
  * state (snapshot plus the log after it), orphaned segment files. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,14 +28,14 @@ static int tail_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
 	if (t->track_ts && h->max_timestamp > t->s->max_ts)
 		t->s->max_ts = h->max_timestamp;
 	if (h->base_offset >= t->from && h->base_offset < t->to)
-		return pstate_apply(&t->log->ps, h->producer_id, h->producer_epoch, h->base_sequence,
+		return kaas_pstate_apply(&t->log->ps, h->producer_id, h->producer_epoch, h->base_sequence,
 				    h->last_offset_delta, h->base_offset, h->max_timestamp);
 	return 0;
 }
 
 /* Apply producer state from the batches in [from, to) of the sealed
  * segments (lengths only: below recorded ends). */
-int pstate_scan(struct kaas_log *log, int64_t from, int64_t to)
+int kaas_pstate_scan(struct kaas_log *log, int64_t from, int64_t to)
 {
 	for (size_t i = 0; i < log->nsegs && from < to; i++) {
 		struct segment *s = log->segs[i];
@@ -48,7 +49,7 @@ int pstate_scan(struct kaas_log *log, int64_t from, int64_t to)
 		struct tail t = { .log = log, .s = s, .from = from, .to = to };
 		uint64_t end;
 		int64_t next;
-		rc = seg_scan(f, 0, s->base, s->sealed ? s->end : log->ckpt_pos, 0, 0, tail_cb, &t,
+		rc = kaas_seg_scan(f, 0, s->base, s->sealed ? s->end : log->ckpt_pos, 0, 0, tail_cb, &t,
 			      &end, &next);
 		kaas_sub_close(f);
 		if (rc < 0)
@@ -91,7 +92,7 @@ static int rewrite_range(struct kaas_file *f, uint64_t from, uint64_t to)
 	return rc;
 }
 
-int recover_tail(struct kaas_log *log, struct segment *L)
+int kaas_logi_recover_tail(struct kaas_log *log, struct segment *L)
 {
 	/* Opened for writing to make the adopted tail durable: see
 	 * rewrite_range for why it is rewritten before the fsync. */
@@ -110,7 +111,7 @@ int recover_tail(struct kaas_log *log, struct segment *L)
 	uint64_t end = 0;
 	int64_t next = 0;
 	if (rc == 0)
-		rc = seg_scan(f, log->ckpt_pos, log->ckpt_next, UINT64_MAX, 1, 1, tail_cb, &t, &end,
+		rc = kaas_seg_scan(f, log->ckpt_pos, log->ckpt_next, UINT64_MAX, 1, 1, tail_cb, &t, &end,
 			      &next);
 	/* Named step: a new leader stopped here has scanned the dead leader's
 	 * tail but made none of it durable yet (scripts/chaos pauses here). */
@@ -132,7 +133,7 @@ int recover_tail(struct kaas_log *log, struct segment *L)
 	return 0;
 }
 
-int load_pstate(struct kaas_log *log, int64_t *from)
+int kaas_pstate_load(struct kaas_log *log, int64_t *from)
 {
 	cJSON *body = NULL;
 	int ver = 0;
@@ -143,7 +144,7 @@ int load_pstate(struct kaas_log *log, int64_t *from)
 	}
 	if (rc < 0)
 		return rc;
-	rc = pstate_from_json(&log->ps, body);
+	rc = kaas_pstate_from_json(&log->ps, body);
 	cJSON_Delete(body);
 	if (rc < 0)
 		return rc == -EBADMSG ? kaas_sub_fail(EBADMSG, "%s: malformed producer state",
@@ -152,10 +153,32 @@ int load_pstate(struct kaas_log *log, int64_t *from)
 	return 0;
 }
 
+/* Whether the manifest's segment list (log->segs) names base/epoch. */
+static bool listed(const struct kaas_log *log, int64_t base, uint32_t ep)
+{
+	for (size_t k = 0; k < log->nsegs; k++)
+		if (log->segs[k]->base == base && log->segs[k]->epoch == ep)
+			return true;
+	return false;
+}
+
+/* Whether the file `name` in log->dir holds data: 1, 0 (empty or gone), or
+ * -errno. */
+static int holds_data(struct kaas_log *log, const char *name)
+{
+	char *p = kaas_path_join(log->dir, name);
+	struct kaas_stat st;
+	int rc = p ? kaas_sub_stat(log->sub, p, &st) : -ENOMEM;
+	free(p);
+	if (rc == -ENOENT)
+		return 0;
+	return rc < 0 ? rc : st.size > 0;
+}
+
 /* Remove segment files no manifest entry names (epoch <= ours): a roll that
  * crashed before its manifest swap, a zombie's late segment, or a retention
  * delete that crashed between the manifest and the unlink. */
-int sweep_orphans(struct kaas_log *log)
+int kaas_logi_sweep_orphans(struct kaas_log *log)
 {
 	struct kaas_dirlist l;
 	int rc = kaas_sub_list(log->sub, log->dir, &l);
@@ -165,14 +188,11 @@ int sweep_orphans(struct kaas_log *log)
 		int64_t base;
 		uint32_t ep;
 		const char *ext;
-		if (seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || ep > log->epoch)
+		if (kaas_seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || ep > log->epoch)
 			continue;
 		if (strcmp(ext, "log") && strcmp(ext, "index") && strcmp(ext, "timeindex"))
 			continue;
-		int known = 0;
-		for (size_t k = 0; k < log->nsegs && !known; k++)
-			known = log->segs[k]->base == base && log->segs[k]->epoch == ep;
-		if (known)
+		if (listed(log, base, ep))
 			continue;
 		char *p = kaas_path_join(log->dir, l.names[i]);
 		if (!p) {
@@ -190,11 +210,11 @@ int sweep_orphans(struct kaas_log *log)
 	return rc < 0 ? rc : 0;
 }
 
-/* Before touching anything: a segment with data whose epoch is above the
- * manifest's, and which the manifest does not name, means the manifest lost
- * a newer leader's segments (an older leader's manifest write landed over
- * it).  Refuse with an error naming the file rather than sweep it away. */
-int check_unlisted(struct kaas_log *log, uint64_t mepoch)
+/* Look for a segment file in log->dir that holds data, of an epoch above
+ * `above` (-1: any epoch) and not named by the manifest's list (log->segs).
+ * 1 with its name copied to name and its epoch in *epoch, 0 if there is
+ * none, or -errno. */
+static int unnamed_data(struct kaas_log *log, int64_t above, char *name, size_t namesz, uint32_t *epoch)
 {
 	struct kaas_dirlist l;
 	int rc = kaas_sub_list(log->sub, log->dir, &l);
@@ -204,56 +224,47 @@ int check_unlisted(struct kaas_log *log, uint64_t mepoch)
 		int64_t base;
 		uint32_t ep;
 		const char *ext;
-		if (seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || strcmp(ext, "log") ||
-		    ep <= mepoch)
+		if (kaas_seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || strcmp(ext, "log") ||
+		    (int64_t)ep <= above || listed(log, base, ep))
 			continue;
-		int known = 0;
-		for (size_t k = 0; k < log->nsegs && !known; k++)
-			known = log->segs[k]->base == base && log->segs[k]->epoch == ep;
-		if (known)
-			continue;
-		char *p = kaas_path_join(log->dir, l.names[i]);
-		struct kaas_stat st;
-		int s2 = p ? kaas_sub_stat(log->sub, p, &st) : -ENOMEM;
-		if (s2 == 0 && st.size > 0)
-			rc = kaas_sub_fail(EUCLEAN, "%s: holds data of leader epoch %" PRIu32
-					   " but %s (epoch %" PRIu64 ") does not name it: refusing to "
-					   "open (an older leader's manifest write may have replaced a "
-					   "newer one)", p, ep, log->loaded_manifest ? log->loaded_manifest : MANIFEST_NAME, mepoch);
-		else if (s2 < 0 && s2 != -ENOENT)
-			rc = s2;
-		free(p);
+		rc = holds_data(log, l.names[i]);
+		if (rc > 0) {
+			snprintf(name, namesz, "%s", l.names[i]);
+			*epoch = ep;
+		}
 	}
 	kaas_dirlist_free(&l);
 	return rc;
 }
 
-/* No manifest: allowed only when no segment holds a byte (a first open that
- * crashed before its first manifest). */
-int check_fresh(struct kaas_log *log)
+/* Before touching anything: a segment with data whose epoch is above the
+ * manifest's, and which the manifest does not name, means the manifest lost
+ * a newer leader's segments (an older leader's manifest write landed over
+ * it).  Refuse with an error naming the file rather than sweep it away. */
+int kaas_logi_check_unlisted(struct kaas_log *log, uint64_t mepoch)
 {
-	struct kaas_dirlist l;
-	int rc = kaas_sub_list(log->sub, log->dir, &l);
-	if (rc < 0)
-		return rc;
-	for (size_t i = 0; i < l.n && rc == 0; i++) {
-		int64_t base;
-		uint32_t ep;
-		const char *ext;
-		if (seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || strcmp(ext, "log"))
-			continue;
-		char *p = kaas_path_join(log->dir, l.names[i]);
-		struct kaas_stat st;
-		int s = p ? kaas_sub_stat(log->sub, p, &st) : -ENOMEM;
-		free(p);
-		if (s == 0 && st.size > 0)
-			rc = kaas_sub_fail(EUCLEAN, "%s/%s: segment with data but no %s: refusing to "
-					   "start the partition empty", log->dir, l.names[i],
-					   MANIFEST_NAME);
-		else if (s < 0 && s != -ENOENT)
-			rc = s;
-	}
-	kaas_dirlist_free(&l);
+	char name[256];
+	uint32_t ep = 0;
+	int rc = unnamed_data(log, (int64_t)mepoch, name, sizeof name, &ep);
+	if (rc > 0)
+		return kaas_sub_fail(EUCLEAN, "%s/%s: holds data of leader epoch %" PRIu32
+				     " but %s (epoch %" PRIu64 ") does not name it: refusing to "
+				     "open (an older leader's manifest write may have replaced a "
+				     "newer one)", log->dir, name, ep,
+				     log->loaded_manifest ? log->loaded_manifest : MANIFEST_NAME, mepoch);
+	return rc;
+}
+
+/* No manifest: allowed only when no segment holds a byte (a first open that
+ * crashed before its first manifest; the segment list is empty). */
+int kaas_logi_check_fresh(struct kaas_log *log)
+{
+	char name[256];
+	uint32_t ep = 0;
+	int rc = unnamed_data(log, -1, name, sizeof name, &ep);
+	if (rc > 0)
+		return kaas_sub_fail(EUCLEAN, "%s/%s: segment with data but no %s: refusing to "
+				     "start the partition empty", log->dir, name, MANIFEST_NAME);
 	return rc;
 }
 

@@ -12,12 +12,13 @@
 
 #include "contract/contract.h"
 #include "log/log_internal.h"
+#include "util/assert_held.h"
 
 static int unlink_seg_files(struct kaas_log *log, struct segment *s)
 {
 	static const char *const exts[] = { "index", "timeindex", "log" };
 	for (size_t i = 0; i < 3; i++) {
-		char *p = seg_path(log->dir, s->base, s->epoch, exts[i]);
+		char *p = kaas_seg_path(log->dir, s->base, s->epoch, exts[i]);
 		if (!p)
 			return -ENOMEM;
 		int rc = kaas_sub_unlink(log->sub, p);
@@ -28,8 +29,10 @@ static int unlink_seg_files(struct kaas_log *log, struct segment *s)
 	return 0;
 }
 
-int log_reap_doomed(struct kaas_log *log)
+int kaas_logi_reap_doomed(struct kaas_log *log)
 {
+	assert_held(&log->wlock);
+	assert_not_held(&log->mu);
 	int removed = 0;
 	for (;;) {
 		struct segment *s = NULL;
@@ -55,7 +58,7 @@ int log_reap_doomed(struct kaas_log *log)
 			pthread_mutex_unlock(&log->mu);
 			break;
 		}
-		seg_free(s);
+		kaas_seg_free(s);
 		removed++;
 	}
 	return removed;
@@ -65,6 +68,7 @@ int log_reap_doomed(struct kaas_log *log)
  * manifest, then reap them.  wlock held. */
 static int drop_front(struct kaas_log *log, size_t k, int64_t new_start)
 {
+	assert_held(&log->wlock);
 	if (k == 0 && new_start <= log->log_start)
 		return 0;
 	pthread_mutex_lock(&log->mu);
@@ -91,7 +95,7 @@ static int drop_front(struct kaas_log *log, size_t k, int64_t new_start)
 		log->log_start = new_start;
 	pthread_mutex_unlock(&log->mu);
 
-	int rc = manifest_write(log);
+	int rc = kaas_manifest_write(log);
 	pthread_mutex_lock(&log->mu);
 	if (rc < 0) {
 		/* Nothing changed on the volume: put the segments back. */
@@ -100,11 +104,11 @@ static int drop_front(struct kaas_log *log, size_t k, int64_t new_start)
 		log->nsegs += k;
 		log->log_start = old_start;
 		if (rc == KAAS_LOG_EFENCED || rc == -EBADMSG)
-			log_fail_locked(log, rc);
+			kaas_logi_fail_locked(log, rc);
 	} else {
 		for (size_t i = 0; i < k; i++) {
 			gone[i]->doomed = true;
-			atomic_fetch_sub(&gone[i]->refs, 1); /* the list's reference */
+			kaas_seg_unref(gone[i]); /* the list's reference */
 			log->doomed[log->ndoomed++] = gone[i];
 		}
 	}
@@ -112,14 +116,14 @@ static int drop_front(struct kaas_log *log, size_t k, int64_t new_start)
 	free(gone);
 	if (rc < 0)
 		return rc;
-	log_reap_doomed(log);
+	kaas_logi_reap_doomed(log);
 	return (int)k;
 }
 
 int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms)
 {
 	if (!now_ms)
-		now_ms = now_ms_wall();
+		now_ms = kaas_logi_now_ms_wall();
 	pthread_mutex_lock(&log->wlock);
 	pthread_mutex_lock(&log->mu);
 	int rc = log->failed;
@@ -133,7 +137,7 @@ int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms)
 	int old = a->end > 0 && now_ms - a->created_ms >= log->cfg.segment_ms;
 	pthread_mutex_unlock(&log->mu);
 	if (log->cfg.segment_ms > 0 && old) {
-		rc = log_roll_locked(log);
+		rc = kaas_logi_roll_locked(log);
 		if (rc < 0) {
 			pthread_mutex_unlock(&log->wlock);
 			return rc;
@@ -163,7 +167,7 @@ int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms)
 	pthread_mutex_unlock(&log->mu);
 	rc = drop_front(log, k, new_start);
 	if (rc >= 0)
-		log_reap_doomed(log); /* re-drive earlier unlinks that did not finish */
+		kaas_logi_reap_doomed(log); /* re-drive earlier unlinks that did not finish */
 	pthread_mutex_unlock(&log->wlock);
 	return rc;
 }

@@ -1,33 +1,50 @@
-/* log_state.c — reading the log's in-memory state: offsets, status,
- * statistics, producer state. */
+/* log_state.c — the log's in-memory state: reading offsets, status,
+ * statistics and producer state; appending to the segment list. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log/log_internal.h"
+#include "util/assert_held.h"
+
+int kaas_logi_add_segment(struct kaas_log *log, struct segment *s)
+{
+	assert_held(&log->mu);
+	if (log->nsegs == log->capsegs) {
+		size_t nc = log->capsegs ? log->capsegs * 2 : 16;
+		struct segment **ns = realloc(log->segs, nc * sizeof *ns);
+		if (!ns)
+			return -ENOMEM;
+		log->segs = ns;
+		log->capsegs = nc;
+	}
+	log->segs[log->nsegs++] = s;
+	return 0;
+}
+
+/* *field (one of log's offsets), read under mu. */
+static int64_t offset_under_mu(struct kaas_log *log, const int64_t *field)
+{
+	pthread_mutex_lock(&log->mu);
+	int64_t v = *field;
+	pthread_mutex_unlock(&log->mu);
+	return v;
+}
 
 int64_t kaas_log_high_watermark(struct kaas_log *log)
 {
-	pthread_mutex_lock(&log->mu);
-	int64_t v = log->hwm;
-	pthread_mutex_unlock(&log->mu);
-	return v;
+	return offset_under_mu(log, &log->hwm);
 }
 
 int64_t kaas_log_start_offset(struct kaas_log *log)
 {
-	pthread_mutex_lock(&log->mu);
-	int64_t v = log->log_start;
-	pthread_mutex_unlock(&log->mu);
-	return v;
+	return offset_under_mu(log, &log->log_start);
 }
 
 int64_t kaas_log_end_offset(struct kaas_log *log)
 {
-	pthread_mutex_lock(&log->mu);
-	int64_t v = log->leo;
-	pthread_mutex_unlock(&log->mu);
-	return v;
+	return offset_under_mu(log, &log->leo);
 }
 
 uint32_t kaas_log_epoch(struct kaas_log *log)
@@ -62,7 +79,7 @@ void kaas_log_get_stats(struct kaas_log *log, struct kaas_log_stats *out)
 int kaas_log_producer_get(struct kaas_log *log, int64_t producer_id, struct kaas_log_producer *out)
 {
 	pthread_mutex_lock(&log->mu);
-	struct producer *p = pstate_find(&log->ps, producer_id);
+	struct producer *p = kaas_pstate_find(&log->ps, producer_id);
 	if (p)
 		*out = p->st;
 	pthread_mutex_unlock(&log->mu);
@@ -92,7 +109,7 @@ int kaas_log_producer_find(struct kaas_log *log, int64_t producer_id, int16_t ep
 {
 	int found = 0;
 	pthread_mutex_lock(&log->mu);
-	struct producer *p = pstate_find(&log->ps, producer_id);
+	struct producer *p = kaas_pstate_find(&log->ps, producer_id);
 	if (p && p->st.epoch == epoch) {
 		for (unsigned i = 0; i < p->st.n && !found; i++) {
 			if (p->st.batches[i].first_seq == first_seq && p->st.batches[i].last_seq == last_seq) {
@@ -150,7 +167,7 @@ int kaas_log_producer_pending(struct kaas_log *log, int64_t producer_id,
 	int known = 0;
 	memset(out, 0, sizeof *out);
 	pthread_mutex_lock(&log->mu);
-	struct producer *p = pstate_find(&log->ps, producer_id);
+	struct producer *p = kaas_pstate_find(&log->ps, producer_id);
 	if (p) {
 		*out = p->st;
 		known = 1;

@@ -1,4 +1,5 @@
 /* log_write.c — append with group commit: the sync thread, rolls, checkpoints. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -8,8 +9,9 @@
 
 #include "contract/contract.h"
 #include "log/log_internal.h"
+#include "util/assert_held.h"
 
-int64_t now_ms_wall(void)
+int64_t kaas_logi_now_ms_wall(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -24,8 +26,9 @@ static void complete(struct pending *p, int64_t result)
 	free(p);
 }
 
-void log_fail_locked(struct kaas_log *log, int err)
+void kaas_logi_fail_locked(struct kaas_log *log, int err)
 {
+	assert_held(&log->mu);
 	if (!log->failed)
 		log->failed = err < 0 ? err : -EIO;
 	pthread_cond_broadcast(&log->data_cv);
@@ -128,22 +131,9 @@ int64_t kaas_log_append_sync(struct kaas_log *log, const struct kaas_log_batch *
 
 /* ------------------------------------------------------------ roll */
 
-static int add_segment(struct kaas_log *log, struct segment *s)
+int kaas_logi_checkpoint_locked(struct kaas_log *log)
 {
-	if (log->nsegs == log->capsegs) {
-		size_t nc = log->capsegs ? log->capsegs * 2 : 16;
-		struct segment **ns = realloc(log->segs, nc * sizeof *ns);
-		if (!ns)
-			return -ENOMEM;
-		log->segs = ns;
-		log->capsegs = nc;
-	}
-	log->segs[log->nsegs++] = s;
-	return 0;
-}
-
-int log_checkpoint_locked(struct kaas_log *log)
-{
+	assert_held(&log->wlock);
 	struct segment *a = log->segs[log->nsegs - 1];
 	pthread_mutex_lock(&log->mu);
 	uint64_t pos = a->end;
@@ -152,14 +142,14 @@ int log_checkpoint_locked(struct kaas_log *log)
 	/* Producer state first (it covers exactly the synced batches), then the
 	 * manifest's checkpoint: recovery scans from the checkpoint and, for the
 	 * producer state, from the snapshot's next offset. */
-	int rc = pstate_write(log);
+	int rc = kaas_pstate_write(log);
 	if (rc < 0)
 		return rc;
 	uint64_t opos = log->ckpt_pos;
 	int64_t onext = log->ckpt_next;
 	log->ckpt_pos = pos;
 	log->ckpt_next = next;
-	rc = manifest_write(log);
+	rc = kaas_manifest_write(log);
 	if (rc < 0) {
 		log->ckpt_pos = opos;
 		log->ckpt_next = onext;
@@ -172,7 +162,7 @@ int log_checkpoint_locked(struct kaas_log *log)
 	/* The active segment's index up to here, so that the first read of
 	 * this segment after a failover rebuilds only the part after it. */
 	pthread_mutex_lock(&a->ilock);
-	seg_index_write(log->sub, a); /* derived data: a failure costs a rebuild */
+	kaas_seg_index_write(log->sub, a); /* derived data: a failure costs a rebuild */
 	pthread_mutex_unlock(&a->ilock);
 	return 0;
 }
@@ -196,24 +186,24 @@ static int create_segment_file(struct kaas_log *log, struct segment *s, struct k
 	return rc;
 }
 
-int log_start_segment(struct kaas_log *log, int64_t base)
+int kaas_logi_start_segment(struct kaas_log *log, int64_t base)
 {
-	struct segment *s = seg_new(log->dir, base, log->epoch);
+	struct segment *s = kaas_seg_new(log->dir, base, log->epoch);
 	if (!s)
 		return -ENOMEM;
 	s->index_ready = true;
 	struct kaas_file *wf = NULL;
 	int rc = create_segment_file(log, s, &wf);
 	if (rc < 0) {
-		seg_free(s);
+		kaas_seg_free(s);
 		return rc;
 	}
 	pthread_mutex_lock(&log->mu);
-	rc = add_segment(log, s);
+	rc = kaas_logi_add_segment(log, s);
 	pthread_mutex_unlock(&log->mu);
 	if (rc < 0) {
 		kaas_sub_close(wf);
-		seg_free(s);
+		kaas_seg_free(s);
 		return rc;
 	}
 	log->wfile = wf;
@@ -235,8 +225,10 @@ static void wait_acks_drained(struct kaas_log *log)
 	pthread_mutex_unlock(&log->mu);
 }
 
-int log_roll_locked(struct kaas_log *log)
+int kaas_logi_roll_locked(struct kaas_log *log)
 {
+	assert_held(&log->wlock);
+	assert_not_held(&log->mu); /* it waits for the ack thread, which takes mu */
 	wait_acks_drained(log);
 	pthread_mutex_lock(&log->mu);
 	int failed = log->failed;
@@ -261,17 +253,17 @@ int log_roll_locked(struct kaas_log *log)
 	pthread_mutex_unlock(&a->ilock);
 	pthread_mutex_lock(&a->ilock); /* a reader may evict it once sealed */
 	if (a->index_ready)
-		seg_index_write(log->sub, a); /* derived: a failure costs a rebuild later */
+		kaas_seg_index_write(log->sub, a); /* derived: a failure costs a rebuild later */
 	pthread_mutex_unlock(&a->ilock);
 	log->wfile = NULL;
-	int rc = log_start_segment(log, next);
+	int rc = kaas_logi_start_segment(log, next);
 	if (rc == 0)
-		rc = pstate_write(log);
+		rc = kaas_pstate_write(log);
 	if (rc == 0)
-		rc = manifest_write(log);
+		rc = kaas_manifest_write(log);
 	if (rc < 0) {
 		pthread_mutex_lock(&log->mu);
-		log_fail_locked(log, rc);
+		kaas_logi_fail_locked(log, rc);
 		pthread_mutex_unlock(&log->mu);
 		kaas_sub_close(oldw);
 		return rc;
@@ -279,20 +271,20 @@ int log_roll_locked(struct kaas_log *log)
 	int crc = kaas_sub_close(oldw);
 	if (crc < 0) {
 		pthread_mutex_lock(&log->mu);
-		log_fail_locked(log, crc);
+		kaas_logi_fail_locked(log, crc);
 		pthread_mutex_unlock(&log->mu);
 		return crc;
 	}
 	log->stats.rolls++;
 	log->stats.checkpoints++;
-	evict_indexes(log, NULL);
+	kaas_logi_evict_indexes(log, NULL);
 	return 0;
 }
 
 int kaas_log_roll(struct kaas_log *log)
 {
 	pthread_mutex_lock(&log->wlock);
-	int rc = log_roll_locked(log);
+	int rc = kaas_logi_roll_locked(log);
 	pthread_mutex_unlock(&log->wlock);
 	return rc;
 }
@@ -303,8 +295,9 @@ int kaas_log_roll(struct kaas_log *log)
  * fsync it.  wlock held.  Returns 0 or -errno. */
 static int write_round(struct kaas_log *log, struct round *r)
 {
+	assert_held(&log->wlock);
 	if (log->wpos > 0 && log->wpos + r->bytes > log->cfg.segment_bytes) {
-		int rc = log_roll_locked(log);
+		int rc = kaas_logi_roll_locked(log);
 		if (rc < 0)
 			return rc;
 	}
@@ -362,9 +355,9 @@ static void publish(struct kaas_log *log, struct round *r)
 		if (p->max_ts > run)
 			run = p->max_ts;
 		if (a->ix.n == 0 || at - a->ix.last_pos >= log->cfg.index_interval_bytes)
-			idx_push(&a->ix, (uint32_t)(p->base - a->base), (uint32_t)at, run);
+			kaas_segidx_push(&a->ix, (uint32_t)(p->base - a->base), (uint32_t)at, run);
 		const unsigned char *d = p->data;
-		pstate_apply(&log->ps, (int64_t)rd64(d + 43), (int16_t)rd16(d + 51),
+		kaas_pstate_apply(&log->ps, (int64_t)rd64(d + 43), (int16_t)rd16(d + 51),
 			     (int32_t)rd32(d + 53), (int32_t)rd32(d + 23), p->base, p->max_ts);
 		at += p->len;
 		a->next = p->base + p->count;
@@ -372,6 +365,7 @@ static void publish(struct kaas_log *log, struct round *r)
 	a->ix.covered = at;
 	a->end = at;
 	a->max_ts = run;
+	assert(a->next >= log->hwm); /* the high watermark only moves forward */
 	log->hwm = a->next;
 	log->ps.next_offset = a->next;
 	log->stats.bytes += r->bytes;
@@ -393,13 +387,13 @@ static void ack_one(struct kaas_log *log, struct round *r)
 	 * tail.  If no newer epoch is claimed now, after our fsync, the
 	 * new leader (if any) will scan these bytes: the ack is safe. */
 	if (rc == 0 && log->cfg.fence_check)
-		rc = manifest_check_epoch(log);
+		rc = kaas_manifest_check_epoch(log);
 	if (rc == 0)
 		publish(log, r);
 
 	pthread_mutex_lock(&log->mu);
 	if (rc < 0)
-		log_fail_locked(log, rc);
+		kaas_logi_fail_locked(log, rc);
 	log->ackq_head = r->next;
 	if (!log->ackq_head) {
 		log->ackq_tail = NULL;
@@ -428,7 +422,7 @@ static void ack_one(struct kaas_log *log, struct round *r)
 /* The sync thread: takes the queue as one round, writes and fsyncs it, and
  * hands it to the ack thread — then goes on with the next round while the
  * ack thread checks the fence and completes the previous one. */
-void *log_sync_main(void *arg)
+void *kaas_logi_sync_main(void *arg)
 {
 	struct kaas_log *log = arg;
 	pthread_mutex_lock(&log->mu);
@@ -473,7 +467,7 @@ void *log_sync_main(void *arg)
 		r->rc = rc;
 		pthread_mutex_lock(&log->mu);
 		if (rc < 0)
-			log_fail_locked(log, rc);
+			kaas_logi_fail_locked(log, rc);
 		log->writing = NULL;
 		if (log->ackq_tail)
 			log->ackq_tail->next = r;
@@ -490,10 +484,10 @@ void *log_sync_main(void *arg)
 			pthread_cond_signal(&log->ack_cv);
 		pthread_mutex_unlock(&log->mu);
 		if (rc == 0 && log->since_ckpt >= log->cfg.checkpoint_bytes) {
-			int c = log_checkpoint_locked(log);
+			int c = kaas_logi_checkpoint_locked(log);
 			if (c == KAAS_LOG_EFENCED || c == -EBADMSG) {
 				pthread_mutex_lock(&log->mu);
-				log_fail_locked(log, c);
+				kaas_logi_fail_locked(log, c);
 				pthread_mutex_unlock(&log->mu);
 			}
 			/* Other checkpoint failures are retried at the next round:
@@ -510,7 +504,7 @@ void *log_sync_main(void *arg)
 
 /* The ack thread: for each written round, in order, checks the fence,
  * publishes it and runs its completions. */
-void *log_ack_main(void *arg)
+void *kaas_logi_ack_main(void *arg)
 {
 	struct kaas_log *log = arg;
 	pthread_mutex_lock(&log->mu);

@@ -25,7 +25,7 @@
 #include "log/log_internal.h"
 #include "util/step.h"
 
-int legacy_fence_read(struct kaas_log *log, uint64_t *epoch)
+int kaas_logi_legacy_fence_read(struct kaas_log *log, uint64_t *epoch)
 {
 	cJSON *body = NULL;
 	int ver = 0;
@@ -56,18 +56,18 @@ static int fence_err(struct kaas_log *log, int rc)
 	return rc;
 }
 
-int fence_claim(struct kaas_log *log)
+int kaas_logi_fence_claim(struct kaas_log *log)
 {
 	char note[128];
 	snprintf(note, sizeof note, "leader of %s: host %s\n", log->dir, log->sub->host);
 	int rc = kaas_fence_claim(log->sub, log->fence_dir, log->epoch, note,
 				  "log.open.before-fence-claim");
 	if (rc == 0)
-		rc = manifest_check_epoch(log); /* primes the directory identity */
+		rc = kaas_manifest_check_epoch(log); /* primes the directory identity */
 	return fence_err(log, rc);
 }
 
-int manifest_check_epoch(struct kaas_log *log)
+int kaas_manifest_check_epoch(struct kaas_log *log)
 {
 	/* One open of the fence directory and one lookup of epoch-<ours+1>
 	 * (contract/epoch_fence.h says why that is fresh).  The cost matches
@@ -92,7 +92,9 @@ static int add_seg(cJSON *arr, const struct segment *s, uint64_t end, int64_t ne
 	return 0;
 }
 
-int manifest_write_unchecked(struct kaas_log *log)
+/* Replace our manifest-<epoch>.json with the segment list, without the
+ * fence check (kaas_manifest_write checks first): 0 or -errno. */
+static int manifest_write_unchecked(struct kaas_log *log)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON *arr = root ? cJSON_AddArrayToObject(root, "segments") : NULL;
@@ -123,14 +125,15 @@ out:
 	return rc;
 }
 
-char *manifest_path_for(const char *dir, uint32_t epoch)
+char *kaas_manifest_path_for(const char *dir, uint32_t epoch)
 {
 	char name[64];
 	snprintf(name, sizeof name, MANIFEST_PREFIX "%010" PRIu32 ".json", epoch);
 	return kaas_path_join(dir, name);
 }
 
-int manifest_parse_name(const char *name, uint32_t *epoch)
+/* 0 and *epoch for a name "manifest-<epoch:010>.json", else -EINVAL. */
+static int manifest_parse_name(const char *name, uint32_t *epoch)
 {
 	size_t pl = strlen(MANIFEST_PREFIX);
 	if (strncmp(name, MANIFEST_PREFIX, pl) != 0 || strlen(name) != pl + 10 + 5 ||
@@ -167,7 +170,7 @@ static int mf_scan_cb(void *arg, const char *name, enum kaas_file_type type)
 	return 0;
 }
 
-int manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch)
+int kaas_manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch)
 {
 	struct mf_scan m = { 0 };
 	*path = NULL;
@@ -177,7 +180,7 @@ int manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch)
 		return rc;
 	if (m.numbered) {
 		*name_epoch = m.max;
-		*path = manifest_path_for(log->dir, m.max);
+		*path = kaas_manifest_path_for(log->dir, m.max);
 	} else if (m.legacy) {
 		*path = kaas_path_join(log->dir, MANIFEST_NAME);
 	} else {
@@ -186,7 +189,7 @@ int manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch)
 	return *path ? 0 : -ENOMEM;
 }
 
-int manifest_sweep_older(struct kaas_log *log)
+int kaas_manifest_sweep_older(struct kaas_log *log)
 {
 	/* List first, unlink after: no substrate call inside a listing. */
 	struct kaas_dirlist l;
@@ -211,21 +214,21 @@ int manifest_sweep_older(struct kaas_log *log)
 	return rc < 0 ? rc : removed;
 }
 
-int manifest_write(struct kaas_log *log)
+int kaas_manifest_write(struct kaas_log *log)
 {
-	int rc = manifest_check_epoch(log);
+	int rc = kaas_manifest_check_epoch(log);
 	if (rc == 0)
 		kaas_step("log.manifest.before-rename");
 	return rc < 0 ? rc : manifest_write_unchecked(log);
 }
 
-int pstate_write(struct kaas_log *log)
+int kaas_pstate_write(struct kaas_log *log)
 {
-	int rc = manifest_check_epoch(log);
+	int rc = kaas_manifest_check_epoch(log);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&log->mu);
-	cJSON *body = pstate_to_json(&log->ps);
+	cJSON *body = kaas_pstate_to_json(&log->ps);
 	if (body)
 		kaas_json_add_u64(body, "epoch", log->epoch);
 	pthread_mutex_unlock(&log->mu);

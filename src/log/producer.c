@@ -16,7 +16,7 @@ static size_t hash_pid(int64_t pid, size_t nb)
 	return (size_t)(x >> 32) & (nb - 1);
 }
 
-int pstate_init(struct pstate *ps)
+int kaas_pstate_init(struct pstate *ps)
 {
 	memset(ps, 0, sizeof *ps);
 	ps->nb = 64;
@@ -24,7 +24,7 @@ int pstate_init(struct pstate *ps)
 	return ps->tab ? 0 : -ENOMEM;
 }
 
-void pstate_free(struct pstate *ps)
+void kaas_pstate_free(struct pstate *ps)
 {
 	for (size_t i = 0; ps->tab && i < ps->nb; i++) {
 		struct producer *p = ps->tab[i];
@@ -38,7 +38,7 @@ void pstate_free(struct pstate *ps)
 	memset(ps, 0, sizeof *ps);
 }
 
-struct producer *pstate_find(const struct pstate *ps, int64_t pid)
+struct producer *kaas_pstate_find(const struct pstate *ps, int64_t pid)
 {
 	for (struct producer *p = ps->tab[hash_pid(pid, ps->nb)]; p; p = p->next)
 		if (p->st.producer_id == pid)
@@ -68,12 +68,12 @@ static int grow(struct pstate *ps)
 	return 0;
 }
 
-int pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t base_seq,
+int kaas_pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t base_seq,
 		 int32_t last_delta, int64_t base_offset, int64_t ts)
 {
 	if (pid < 0)
 		return 0;
-	struct producer *p = pstate_find(ps, pid);
+	struct producer *p = kaas_pstate_find(ps, pid);
 	if (!p) {
 		if (ps->count >= ps->nb && grow(ps) < 0)
 			return -ENOMEM;
@@ -108,7 +108,7 @@ int pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t base_seq
 	return 0;
 }
 
-cJSON *pstate_to_json(const struct pstate *ps)
+cJSON *kaas_pstate_to_json(const struct pstate *ps)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON *arr = root ? cJSON_AddArrayToObject(root, "producers") : NULL;
@@ -145,7 +145,7 @@ fail:
 	return NULL;
 }
 
-int pstate_from_json(struct pstate *ps, const cJSON *body)
+int kaas_pstate_from_json(struct pstate *ps, const cJSON *body)
 {
 	if (kaas_json_get_i64(body, "next_offset", &ps->next_offset) < 0)
 		return -EBADMSG;
@@ -177,17 +177,17 @@ int pstate_from_json(struct pstate *ps, const cJSON *body)
 			    kaas_json_get_i64(e, "last", &last) < 0 || fs < 0 || fs > INT32_MAX ||
 			    ls < 0 || ls > INT32_MAX || last < base || last - base > INT32_MAX)
 				return -EBADMSG;
-			int rc = pstate_apply(ps, pid, (int16_t)ep, (int32_t)fs, (int32_t)(last - base),
+			int rc = kaas_pstate_apply(ps, pid, (int16_t)ep, (int32_t)fs, (int32_t)(last - base),
 					      base, lts);
 			if (rc < 0)
 				return rc;
 			any = 1;
 		}
 		if (!any) {
-			int rc = pstate_apply(ps, pid, (int16_t)ep, 0, 0, 0, lts);
+			int rc = kaas_pstate_apply(ps, pid, (int16_t)ep, 0, 0, 0, lts);
 			if (rc < 0)
 				return rc;
-			pstate_find(ps, pid)->st.n = 0;
+			kaas_pstate_find(ps, pid)->st.n = 0;
 		}
 	}
 	return 0;

@@ -1,4 +1,5 @@
 /* segment.c — segment files: names, scanning batches, sparse indexes. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,9 +8,10 @@
 
 #include "contract/contract.h"
 #include "log/log_internal.h"
+#include "util/assert_held.h"
 #include "util/crc32c.h"
 
-int seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, const char **ext)
+int kaas_seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, const char **ext)
 {
 	/* 20 digits, '-', 10 digits, '.', extension */
 	for (int i = 0; i < 20; i++)
@@ -35,19 +37,19 @@ int seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, const char 
 	return 0;
 }
 
-char *seg_path(const char *dir, int64_t base, uint32_t epoch, const char *ext)
+char *kaas_seg_path(const char *dir, int64_t base, uint32_t epoch, const char *ext)
 {
 	char name[64];
 	snprintf(name, sizeof name, "%020" PRId64 "-%010" PRIu32 ".%s", base, epoch, ext);
 	return kaas_path_join(dir, name);
 }
 
-struct segment *seg_new(const char *dir, int64_t base, uint32_t epoch)
+struct segment *kaas_seg_new(const char *dir, int64_t base, uint32_t epoch)
 {
 	struct segment *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
-	s->path = seg_path(dir, base, epoch, "log");
+	s->path = kaas_seg_path(dir, base, epoch, "log");
 	if (!s->path) {
 		free(s);
 		return NULL;
@@ -57,27 +59,42 @@ struct segment *seg_new(const char *dir, int64_t base, uint32_t epoch)
 	s->epoch = epoch;
 	s->max_ts = -1;
 	atomic_init(&s->refs, 1);
-	s->created_ms = now_ms_wall();
+	s->created_ms = kaas_logi_now_ms_wall();
 	pthread_mutex_init(&s->rlock, NULL);
 	pthread_mutex_init(&s->ilock, NULL);
 	return s;
 }
 
-void seg_free(struct segment *s)
+void kaas_seg_ref(struct segment *s)
+{
+	int old = atomic_fetch_add(&s->refs, 1);
+	assert(old > 0); /* a segment with no reference may already be unlinked */
+	(void)old;
+}
+
+void kaas_seg_unref(struct segment *s)
+{
+	int old = atomic_fetch_sub(&s->refs, 1);
+	assert(old > 0);
+	(void)old;
+}
+
+void kaas_seg_free(struct segment *s)
 {
 	if (!s)
 		return;
 	if (s->rfile)
 		kaas_sub_close(s->rfile);
-	idx_free(&s->ix);
+	kaas_segidx_free(&s->ix);
 	pthread_mutex_destroy(&s->rlock);
 	pthread_mutex_destroy(&s->ilock);
 	free(s->path);
 	free(s);
 }
 
-int seg_open_read(struct kaas_substrate *sub, struct segment *s)
+int kaas_seg_open_read(struct kaas_substrate *sub, struct segment *s)
 {
+	assert_held(&s->rlock);
 	if (s->rfile)
 		return 0;
 	return kaas_sub_open(sub, s->path, KAAS_O_READ, 0, &s->rfile);
@@ -85,7 +102,7 @@ int seg_open_read(struct kaas_substrate *sub, struct segment *s)
 
 /* ------------------------------------------------------------ index */
 
-int idx_push(struct seg_index *ix, uint32_t rel, uint32_t pos, int64_t ts)
+int kaas_segidx_push(struct seg_index *ix, uint32_t rel, uint32_t pos, int64_t ts)
 {
 	if (ix->n == ix->cap) {
 		size_t nc = ix->cap ? ix->cap * 2 : 64;
@@ -100,13 +117,13 @@ int idx_push(struct seg_index *ix, uint32_t rel, uint32_t pos, int64_t ts)
 	return 0;
 }
 
-void idx_free(struct seg_index *ix)
+void kaas_segidx_free(struct seg_index *ix)
 {
 	free(ix->e);
 	memset(ix, 0, sizeof *ix);
 }
 
-const struct idx_entry *idx_floor_rel(const struct seg_index *ix, uint32_t rel)
+const struct idx_entry *kaas_segidx_floor_rel(const struct seg_index *ix, uint32_t rel)
 {
 	size_t lo = 0, hi = ix->n; /* first entry with e.rel > rel */
 	while (lo < hi) {
@@ -119,7 +136,7 @@ const struct idx_entry *idx_floor_rel(const struct seg_index *ix, uint32_t rel)
 	return lo ? &ix->e[lo - 1] : NULL;
 }
 
-const struct idx_entry *idx_floor_ts(const struct seg_index *ix, int64_t ts)
+const struct idx_entry *kaas_segidx_floor_ts(const struct seg_index *ix, int64_t ts)
 {
 	size_t lo = 0, hi = ix->n; /* entries' ts never decrease */
 	while (lo < hi) {
@@ -134,7 +151,21 @@ const struct idx_entry *idx_floor_ts(const struct seg_index *ix, int64_t ts)
 
 /* ------------------------------------------------------------- scan */
 
-int seg_scan(struct kaas_file *f, uint64_t pos, int64_t expect, uint64_t limit, int check_crc,
+/* Read the scan's window: up to cap bytes (no more than room) at pos into
+ * buf, which then holds [*bpos, *bpos + *blen).  0 or -errno. */
+static int scan_window(struct kaas_file *f, unsigned char *buf, size_t cap, uint64_t room, uint64_t pos,
+		       uint64_t *bpos, size_t *blen)
+{
+	size_t want = room < cap ? (size_t)room : cap;
+	ssize_t n = kaas_sub_pread_full(f, buf, want, pos);
+	if (n < 0)
+		return (int)n;
+	*bpos = pos;
+	*blen = (size_t)n;
+	return 0;
+}
+
+int kaas_seg_scan(struct kaas_file *f, uint64_t pos, int64_t expect, uint64_t limit, int check_crc,
 	     int want_body, scan_cb cb, void *arg, uint64_t *end_pos, int64_t *next_offset)
 {
 	int body = check_crc || want_body;
@@ -152,15 +183,8 @@ int seg_scan(struct kaas_file *f, uint64_t pos, int64_t expect, uint64_t limit, 
 		if (room < KAAS_BATCH_HEADER_LEN)
 			break;
 		if (pos < bpos || pos + KAAS_BATCH_HEADER_LEN > bpos + blen) {
-			size_t want = room < cap ? (size_t)room : cap;
-			ssize_t n = kaas_sub_pread_full(f, buf, want, pos);
-			if (n < 0) {
-				rc = (int)n;
-				break;
-			}
-			bpos = pos;
-			blen = (size_t)n;
-			if (blen < KAAS_BATCH_HEADER_LEN)
+			rc = scan_window(f, buf, cap, room, pos, &bpos, &blen);
+			if (rc < 0 || blen < KAAS_BATCH_HEADER_LEN)
 				break;
 		}
 		struct kaas_batch_header h;
@@ -183,15 +207,8 @@ int seg_scan(struct kaas_file *f, uint64_t pos, int64_t expect, uint64_t limit, 
 					buf = nb;
 					cap = (size_t)total;
 				}
-				size_t want = room < cap ? (size_t)room : cap;
-				ssize_t n = kaas_sub_pread_full(f, buf, want, pos);
-				if (n < 0) {
-					rc = (int)n;
-					break;
-				}
-				bpos = pos;
-				blen = (size_t)n;
-				if (blen < total)
+				rc = scan_window(f, buf, cap, room, pos, &bpos, &blen);
+				if (rc < 0 || blen < total)
 					break;
 			}
 			bb = buf + (pos - bpos);
@@ -232,7 +249,7 @@ static void idx_header(unsigned char *p, const char *magic, int64_t base, uint64
 	wr32(p + 28, crc);
 }
 
-int seg_index_write(struct kaas_substrate *sub, struct segment *s)
+int kaas_seg_index_write(struct kaas_substrate *sub, struct segment *s)
 {
 	size_t n = s->ix.n;
 	size_t olen = IDX_HDR + n * 8, tlen = IDX_HDR + n * 8;
@@ -330,16 +347,16 @@ static int idx_load(struct kaas_substrate *sub, struct segment *s)
 					      ts < ix.e[ix.n - 1].ts)))
 			rc = -EBADMSG;
 		else
-			rc = idx_push(&ix, rel, pos, ts);
+			rc = kaas_segidx_push(&ix, rel, pos, ts);
 	}
 	free(o);
 	free(t);
 	if (rc < 0) {
-		idx_free(&ix);
+		kaas_segidx_free(&ix);
 		return rc;
 	}
 	ix.covered = co;
-	idx_free(&s->ix);
+	kaas_segidx_free(&s->ix);
 	s->ix = ix;
 	return 0;
 }
@@ -359,11 +376,11 @@ static int rebuild_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos
 		r->run_max = h->max_timestamp;
 	struct seg_index *ix = &r->s->ix;
 	if (ix->n == 0 || pos - ix->last_pos >= r->interval)
-		return idx_push(ix, (uint32_t)(h->base_offset - r->s->base), (uint32_t)pos, r->run_max);
+		return kaas_segidx_push(ix, (uint32_t)(h->base_offset - r->s->base), (uint32_t)pos, r->run_max);
 	return 0;
 }
 
-int seg_index_ensure(struct kaas_substrate *sub, struct segment *s, uint32_t interval,
+int kaas_seg_index_ensure(struct kaas_substrate *sub, struct segment *s, uint32_t interval,
 		     int may_write)
 {
 	if (s->index_ready)
@@ -384,26 +401,26 @@ int seg_index_ensure(struct kaas_substrate *sub, struct segment *s, uint32_t int
 		expect = s->base + last->rel;
 		r.run_max = last->ts;
 	} else {
-		idx_free(&s->ix);
+		kaas_segidx_free(&s->ix);
 	}
 	int rc = 0;
 	pthread_mutex_lock(&s->rlock);
-	rc = seg_open_read(sub, s);
+	rc = kaas_seg_open_read(sub, s);
 	uint64_t end = 0;
 	int64_t next = 0;
 	if (rc == 0)
-		rc = seg_scan(s->rfile, from, expect, s->end, 0, 0, rebuild_cb, &r, &end, &next);
+		rc = kaas_seg_scan(s->rfile, from, expect, s->end, 0, 0, rebuild_cb, &r, &end, &next);
 	pthread_mutex_unlock(&s->rlock);
 	if (rc == 0 && end != s->end)
 		rc = kaas_sub_fail(EUCLEAN, "segment %s: batches end at %" PRIu64
 				   " but the manifest records %" PRIu64, s->path, end, s->end);
 	if (rc < 0) {
-		idx_free(&s->ix);
+		kaas_segidx_free(&s->ix);
 		return rc;
 	}
 	s->ix.covered = s->end;
 	s->index_ready = true;
 	if (may_write)
-		seg_index_write(sub, s); /* derived data: a failure only costs a rebuild later */
+		kaas_seg_index_write(sub, s); /* derived data: a failure only costs a rebuild later */
 	return 0;
 }

@@ -5,6 +5,7 @@
  */
 #include "substrate/substrate.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ int kaas_sub_open(struct kaas_substrate *sub, const char *path, int flags, uint3
 		free(p);
 		return kaas_sub_fail(ENOMEM, "open %s: out of memory", path);
 	}
+	assert(sub->ops->version == KAAS_SUBSTRATE_OPS_VERSION); /* a table built for another ops layout is a bug */
 	f->ops = sub->ops;
 	f->sub = sub;
 	f->flags = flags;
@@ -71,7 +73,9 @@ int kaas_sub_close(struct kaas_file *f)
 ssize_t kaas_sub_pread(struct kaas_file *f, void *buf, size_t len, uint64_t off)
 {
 	CHECK_FILE(f);
-	return f->ops->pread(f, buf, len, off);
+	ssize_t n = f->ops->pread(f, buf, len, off);
+	assert(n < 0 || (size_t)n <= len); /* a backend never reports more than asked */
+	return n;
 }
 
 ssize_t kaas_sub_pwrite(struct kaas_file *f, const void *buf, size_t len, uint64_t off)
@@ -79,7 +83,9 @@ ssize_t kaas_sub_pwrite(struct kaas_file *f, const void *buf, size_t len, uint64
 	CHECK_FILE(f);
 	if (!(f->flags & KAAS_O_WRITE))
 		return kaas_sub_fail(EBADF, "write %s: handle opened read-only", f->path);
-	return f->ops->pwrite(f, buf, len, off);
+	ssize_t n = f->ops->pwrite(f, buf, len, off);
+	assert(n < 0 || (size_t)n <= len);
+	return n;
 }
 
 ssize_t kaas_sub_pread_full(struct kaas_file *f, void *buf, size_t len, uint64_t off)
