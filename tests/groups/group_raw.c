@@ -37,13 +37,13 @@ static void recv_join(int fd, struct kgroup_join *a)
 static void send_sync_null(int fd, int32_t gen, const char *member)
 {
 	struct kaas_kw w;
-	start(&w, 14, 3);
-	kaas_kw_str(&w, 0, group);
+	kgroup_begin(&w, &g, 14, 3);
+	kaas_kw_str(&w, 0, g.group);
 	kaas_kw_i32(&w, gen);
 	kaas_kw_str(&w, 0, member);
 	kaas_kw_str(&w, 0, NULL);
 	kaas_kw_i32(&w, -1);
-	send_req(fd, &w);
+	kgroup_send(fd, &w, "SyncGroup");
 }
 
 static int16_t recv_sync(int fd, char *assignment, size_t size)
