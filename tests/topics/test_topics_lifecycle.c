@@ -14,7 +14,7 @@
 #include "contract/doc.h"
 #include "faultfs/model.h"
 #include "faultfs/substrate.h"
-#include "kafka/protocol.h"
+#include "util/status.h"
 #include "util/step.h"
 
 struct env {
@@ -187,7 +187,7 @@ static void concurrent_create_yields_one_incarnation(void **state)
 	assert_false(del);
 	assert_string_equal(sid, bid);
 	assert_string_equal(aid, bid); /* A adopted the winner */
-	assert_int_equal(ca.rc, KAAS_KERR_TOPIC_ALREADY_EXISTS);
+	assert_int_equal(ca.rc, KAAS_EEXISTS);
 
 	kaas_topics_close(a);
 	kaas_topics_close(b);
@@ -225,7 +225,7 @@ static void stale_delete_spares_new_incarnation(void **state)
 	assert_string_equal(did, bid);
 	assert_false(del);
 	assert_string_equal(sid, bid);
-	assert_int_equal(rc, KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	assert_int_equal(rc, KAAS_EUNKNOWN);
 
 	kaas_topics_close(a);
 	kaas_topics_close(b);
@@ -252,7 +252,7 @@ static void stale_grow_does_not_undo_delete(void **state)
 	int rc = kaas_topics_add_partitions(a, "gr", 3, 0, NULL);
 	assert_false(exists(e.cluster, "topics/gr.json"));
 	assert_false(exists(e.data, "gr"));
-	assert_int_equal(rc, KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	assert_int_equal(rc, KAAS_EUNKNOWN);
 
 	kaas_topics_close(a);
 	kaas_topics_close(b);
