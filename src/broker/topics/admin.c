@@ -189,7 +189,7 @@ static int rewrite_doc(struct kaas_topics *t, const struct kaas_topic *tp, int32
 			   tp->name, (unsigned long long)tp->incarnation);
 		rc = 0;
 	} else if (rc < 0 && rc != KAAS_EFENCED) {
-		kaas_error("topic %s: writing its document failed: %s (%s)", tp->name,
+		kaas_error("topic %s: rewriting its document failed: %s (%s)", tp->name,
 			   kaas_strerror(rc), kaas_sub_errdetail());
 	}
 	return rc;
