@@ -1,8 +1,11 @@
 # src/broker: the broker — config, logging, topics registry, the network loop, kaasd.
 libkaas_a_SOURCES += src/broker/logging.h src/broker/logging.c src/broker/config.h \
-	src/broker/config.c src/broker/topics.h src/broker/topics.c src/broker/broker.h \
+	src/broker/config.c src/broker/topics.h src/broker/broker.h \
 	src/broker/server.c src/broker/worker.h src/broker/worker.c src/broker/cluster.h \
 	src/broker/cluster.c src/broker/sweep.h src/broker/sweep.c
+libkaas_a_SOURCES += src/broker/topics/internal.h src/broker/topics/registry.c \
+	src/broker/topics/partitions.c src/broker/topics/removal.c src/broker/topics/admin.c \
+	src/broker/topics/reconcile.c src/broker/topics/load.c
 bin_PROGRAMS += kaasd
 kaasd_SOURCES = src/broker/main.c
 kaasd_LDADD = $(KAAS_LIBS)

@@ -1,35 +1,31 @@
 /*
- * topics.h — the broker's topics and their partition logs.
+ * topics.h — the broker's topics and their partition logs: the service the
+ * Kafka handlers call for topics.  Speaks kaas statuses (util/status.h),
+ * never Kafka error codes.
  *
- * Desired state lives in <cluster>/topics/<name>.json (kaas_doc_write,
- * kind "topic": name, id, incarnation, partitions, config, deleting).  Each
- * topic directory <data>/<name>/ carries the identity stamp .topic-id.json
- * of its incarnation (a random 16-byte id and the incarnation number);
- * partition logs live in <data>/<name>/<partition>/ (src/log), opened only
- * under a directory stamped with the listed id (an open never creates the
- * topic directory).
+ * Desired state lives in <cluster>/topics/<name>.json; each topic
+ * directory <data>/<name>/ carries the identity stamp .topic-id.json of
+ * its incarnation; incarnations of a name are numbered and decided by
+ * exclusive create in <cluster>/topic-incarnations/<name>/ (formats:
+ * cluster/topic_store.h).  Partition logs live in <data>/<name>/<partition>/
+ * (src/log), opened only under a directory stamped with the listed id (an
+ * open never creates the topic directory).
  *
- * Incarnations of a name are numbered and decided by exclusive create in
- * <cluster>/topic-incarnations/<name>/: incarnation-<N> (its one creator;
- * content: the id, advisory) and deleted-<N> (N is over: deleted, or
- * abandoned by a creator that waited 10 s for a claimed document that never
- * came).  A creator claims N+1 only once N is over; the loser of a claim
- * waits for the winner's document, lists that id and answers
- * TOPIC_ALREADY_EXISTS.  Neither file is ever removed.
- *
- * Names are validated before any path is built (kaas_topic_name_valid).
- * A stamp of an older incarnation is reclaimed by the new incarnation's
- * creator (or, after 30 s, by any broker), while the re-read document still
- * names the new one: the directory is renamed aside to
- * <data>/.trash/<name>.<old id> and removed convergently; an unstamped
- * directory is adopted.  Deleting a topic: the document is re-read and,
- * still naming the listed incarnation, marked deleting; the partitions are
- * closed, the directory is renamed aside and removed convergently
- * (unfinished removals are kept in a kaas_pending and re-driven by
- * kaas_topics_housekeep), deleted-<N> is claimed, then the document is
- * removed.  Growing re-reads the document the same way.  A topic whose
- * document (or stamp) cannot be read is listed offline and read again at
- * every reconcile.
+ * A creator claims incarnation N+1 only once N is over; the loser of a
+ * claim waits for the winner's document, lists that id and answers
+ * KAAS_EEXISTS (a claim whose document does not come within 10 s is
+ * abandoned: marked over).  A stamp of an older incarnation is reclaimed
+ * by the new incarnation's creator (or, after 30 s, by any broker), while
+ * the re-read document still names the new one: the directory is renamed
+ * aside to <data>/.trash/<name>.<old id> and removed convergently; an
+ * unstamped directory is adopted.  Deleting a topic: the document is
+ * re-read and, still naming the listed incarnation, marked deleting; the
+ * partitions are closed, the directory is renamed aside and removed
+ * convergently (unfinished removals are re-driven by
+ * kaas_topics_housekeep), the incarnation is marked over, then the
+ * document is removed.  Growing re-reads the document the same way.  A
+ * topic whose document (or stamp) cannot be read is listed offline and
+ * read again at every reconcile.
  *
  * Leader epoch: with a lease function (kaas_topics_open_leased, what kaasd
  * uses: the cluster agent, broker/cluster.h) a partition's log is opened
@@ -41,9 +37,12 @@
  * each registry claims the next number in <cluster>/leader-epochs/ by
  * exclusive create and opens every partition log with it.
  *
+ * The implementation is src/broker/topics/ (internal.h lists its parts).
+ *
  * Threads: every function may be called from any thread (one registry
- * mutex); calls that touch the volume block, so the event loop calls them
- * only from its work queue.  kaas_topics_get/find are memory-only.
+ * mutex, and one more serialising the calls that change topics); calls
+ * that touch the volume block, so the event loop calls them only from its
+ * work queue.  kaas_topics_get/list and kaas_topic_put are memory-only.
  */
 #ifndef KAAS_BROKER_TOPICS_H
 #define KAAS_BROKER_TOPICS_H
@@ -51,8 +50,10 @@
 #include <errno.h>
 #include <stdint.h>
 
+#include "cluster/topic_store.h" /* kaas_topic_name_valid */
 #include "log/log.h"
 #include "substrate/substrate.h"
+#include "util/status.h"
 
 struct kaas_topics;
 
@@ -119,10 +120,7 @@ struct kaas_topic {
 	struct kaas_topics *reg;
 };
 
-/* Is `name` a legal topic name: 1..249 chars of [a-zA-Z0-9._-], not "." or
- * "..", and not one of kaas's reserved names ("__cluster", ".trash",
- * KAAS_COORDINATOR_TOPIC: the assignment's coordinator slots)? */
-int kaas_topic_name_valid(const char *name, int len);
+/* kaas_topic_name_valid (cluster/topic_store.h) says whether a name is legal. */
 
 /* Open the registry: claim a leader epoch, load every topic document, finish deletes that were
  * under way, check stamps, open every partition log.  notify/arg are set on
@@ -173,19 +171,28 @@ int kaas_topics_on_volume(struct kaas_topics *t, const char *name);
  * pointers; release each with kaas_topic_put and free the array. */
 struct kaas_topic **kaas_topics_list(struct kaas_topics *t, int *n);
 
-/* Create a topic with `npart` partitions.  Returns a Kafka error code:
- * 0, INVALID_TOPIC_EXCEPTION (name), TOPIC_ALREADY_EXISTS,
- * INVALID_PARTITIONS (npart < 1 or > 100000), KAFKA_STORAGE_ERROR (volume).
+/* Create a topic with `npart` partitions.  Returns 0, KAAS_EINVALNAME,
+ * KAAS_EINVALCOUNT (npart < 1 or > 100000), KAAS_EEXISTS (listed, or its
+ * document exists or is being deleted, or another creator won the
+ * incarnation: then that one is listed here), KAAS_ECONTENDED (creators
+ * that never wrote their document kept claiming the incarnations),
+ * -ENOMEM, or another -errno / KAAS_EFENCED (the volume: a storage
+ * error).  *why (static, may be NULL) says why, for the client.
  * validate_only: check, change nothing.  Blocks (volume). */
 int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart,
 		       int validate_only, const char **why);
 
-/* Delete a topic: 0, UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC_EXCEPTION,
- * KAFKA_STORAGE_ERROR.  Blocks until the partitions are closed. */
+/* Delete a topic: 0 (its removal may finish later: housekeeping and the
+ * next start re-drive it), KAAS_EINVALNAME, KAAS_EUNKNOWN (not listed, or
+ * deleted or re-created elsewhere: then unlisted here), KAAS_EOFFLINE (a
+ * damaged document: an operator repairs it), or -errno (marking the
+ * document deleting failed).  Blocks until the partitions are closed. */
 int kaas_topics_delete(struct kaas_topics *t, const char *name);
 
-/* Grow a topic to `count` partitions: 0, UNKNOWN_TOPIC_OR_PARTITION,
- * INVALID_PARTITIONS (count not above the current count), KAFKA_STORAGE_ERROR. */
+/* Grow a topic to `count` partitions: 0, KAAS_EINVALNAME, KAAS_EUNKNOWN
+ * (not listed, or deleted or re-created elsewhere), KAAS_EOFFLINE,
+ * KAAS_EINVALCOUNT (count not above the current count, or above 100000),
+ * -ENOMEM, or -errno (the document).  *why as for create. */
 int kaas_topics_add_partitions(struct kaas_topics *t, const char *name, int32_t count,
 			       int validate_only, const char **why);
 

@@ -2,6 +2,7 @@
  * api_admin.c — CreateTopics 0..4, DeleteTopics 0..3, CreatePartitions 0..1,
  * DescribeConfigs 0..3.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,6 +10,32 @@
 #include "broker/cluster.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "util/status.h"
+
+/* The Kafka error code for a status of the topic service (broker/topics.h).
+ * Until the one status map (kafka/status_map.c) exists, this is the map
+ * for topic calls. */
+static int16_t topic_kerr(int rc)
+{
+	switch (rc) {
+	case 0:
+		return KAAS_KERR_NONE;
+	case KAAS_EINVALNAME:
+		return KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+	case KAAS_EEXISTS:
+		return KAAS_KERR_TOPIC_ALREADY_EXISTS;
+	case KAAS_EINVALCOUNT:
+		return KAAS_KERR_INVALID_PARTITIONS;
+	case KAAS_EUNKNOWN:
+		return KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+	case KAAS_ECONTENDED:
+		return KAAS_KERR_REQUEST_TIMED_OUT;
+	case -ENOMEM:
+		return KAAS_KERR_UNKNOWN_SERVER_ERROR;
+	default: /* KAAS_EOFFLINE, KAAS_EFENCED, a volume's -errno */
+		return KAAS_KERR_KAFKA_STORAGE_ERROR;
+	}
+}
 
 int kaas_api_create_topics(struct kaas_req *req)
 {
@@ -69,7 +96,7 @@ int kaas_api_create_topics(struct kaas_req *req)
 			why = "kaas keeps one copy on the shared volume: replication factor must be 1";
 		} else {
 			char *name = kaas_kslice_dup(it->name);
-			err = name ? (int16_t)kaas_topics_create(b->topics, name, np, validate_only, &why)
+			err = name ? topic_kerr(kaas_topics_create(b->topics, name, np, validate_only, &why))
 				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
 			/* Let the controller assign it before answering. */
 			if (err == 0 && !validate_only && b->agent)
@@ -113,7 +140,7 @@ int kaas_api_delete_topics(struct kaas_req *req)
 			err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
 		} else {
 			char *name = kaas_kslice_dup(names[i]);
-			err = name ? (int16_t)kaas_topics_delete(b->topics, name)
+			err = name ? topic_kerr(kaas_topics_delete(b->topics, name))
 				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
 			if (err == 0 && b->agent)
 				kaas_cluster_kick(b->agent);
@@ -165,9 +192,9 @@ int kaas_api_create_partitions(struct kaas_req *req)
 			err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
 		} else {
 			char *name = kaas_kslice_dup(items[i].name);
-			err = name ? (int16_t)kaas_topics_add_partitions(b->topics, name,
-									 items[i].count,
-									 validate_only, &why)
+			err = name ? topic_kerr(kaas_topics_add_partitions(b->topics, name,
+									   items[i].count,
+									   validate_only, &why))
 				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
 			free(name);
 		}

@@ -7,6 +7,7 @@
 #include "broker/logging.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "util/status.h"
 
 /* A partition's leader and epoch: from the cluster assignment when there
  * is an agent (error LEADER_NOT_AVAILABLE while unassigned), else this
@@ -56,9 +57,9 @@ static struct kaas_topic *lookup_topic(struct kaas_broker *b, struct kaas_kslice
 		wait = 1;
 	} else if (create) {
 		int rc = kaas_topics_create(b->topics, s, b->cfg.num_partitions, 0, NULL);
-		if (rc != 0 && rc != KAAS_KERR_TOPIC_ALREADY_EXISTS)
-			kaas_warn("auto-creating topic %s failed: error %d", s, rc);
-		wait = rc == 0 || rc == KAAS_KERR_TOPIC_ALREADY_EXISTS;
+		if (rc != 0 && rc != KAAS_EEXISTS)
+			kaas_warn("auto-creating topic %s failed: %s", s, kaas_strerror(rc));
+		wait = rc == 0 || rc == KAAS_EEXISTS;
 	}
 	/* Give the cluster a moment to list and assign it (no topic reference
 	 * held: opening its log waits for those). */

@@ -12,6 +12,16 @@ const char *kaas_strerror(int rc)
 		return "not the leader";
 	case KAAS_EOFFLINE:
 		return "offline";
+	case KAAS_EEXISTS:
+		return "already exists";
+	case KAAS_EUNKNOWN:
+		return "unknown";
+	case KAAS_EINVALNAME:
+		return "invalid name";
+	case KAAS_EINVALCOUNT:
+		return "count out of range";
+	case KAAS_ECONTENDED:
+		return "contended: others kept winning the claims";
 	case KAAS_ENOT_COORDINATOR:
 		return "not the group's coordinator";
 	case KAAS_ENO_COORDINATOR:

@@ -15,6 +15,12 @@
  *   KAAS_ENOTLEADER  this broker does not lead the partition (no lease).
  *   KAAS_EOFFLINE    the state cannot be served now (an offline topic);
  *                    a later round retries it.
+ *   KAAS_EEXISTS     what is to be created exists already (a topic).
+ *   KAAS_EUNKNOWN    no such thing (a topic not known, or gone).
+ *   KAAS_EINVALNAME  a name that is not legal (a topic name).
+ *   KAAS_EINVALCOUNT a count out of range (partitions).
+ *   KAAS_ECONTENDED  others kept winning the claims this needs: gave up
+ *                    for now, the caller may retry.
  *
  * The group coordinator's (src/broker/groups/groups.h), numbered from +20
  * so other services can add theirs below:
@@ -44,6 +50,11 @@
 #define KAAS_EFENCED (-(KAAS_STATUS_BASE + 1))
 #define KAAS_ENOTLEADER (-(KAAS_STATUS_BASE + 2))
 #define KAAS_EOFFLINE (-(KAAS_STATUS_BASE + 3))
+#define KAAS_EEXISTS (-(KAAS_STATUS_BASE + 4))
+#define KAAS_EUNKNOWN (-(KAAS_STATUS_BASE + 5))
+#define KAAS_EINVALNAME (-(KAAS_STATUS_BASE + 6))
+#define KAAS_EINVALCOUNT (-(KAAS_STATUS_BASE + 7))
+#define KAAS_ECONTENDED (-(KAAS_STATUS_BASE + 8))
 #define KAAS_ENOT_COORDINATOR (-(KAAS_STATUS_BASE + 20))
 #define KAAS_ENO_COORDINATOR (-(KAAS_STATUS_BASE + 21))
 #define KAAS_EUNKNOWN_MEMBER (-(KAAS_STATUS_BASE + 22))

@@ -1,4 +1,4 @@
-# The topic lifecycle (src/broker/topics.c) against racing brokers and
+# The topic lifecycle (src/broker/topics/) against racing brokers and
 # stale views: two registries over one directory.
 TOPICS_TESTS = tests/topics/test_topics_lifecycle
 check_PROGRAMS += $(TOPICS_TESTS)

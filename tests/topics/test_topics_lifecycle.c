@@ -14,7 +14,7 @@
 #include "contract/doc.h"
 #include "faultfs/model.h"
 #include "faultfs/substrate.h"
-#include "kafka/protocol.h"
+#include "util/status.h"
 #include "util/step.h"
 
 struct env {
@@ -187,7 +187,7 @@ static void concurrent_create_yields_one_incarnation(void **state)
 	assert_false(del);
 	assert_string_equal(sid, bid);
 	assert_string_equal(aid, bid); /* A adopted the winner */
-	assert_int_equal(ca.rc, KAAS_KERR_TOPIC_ALREADY_EXISTS);
+	assert_int_equal(ca.rc, KAAS_EEXISTS);
 
 	kaas_topics_close(a);
 	kaas_topics_close(b);
@@ -225,7 +225,7 @@ static void stale_delete_spares_new_incarnation(void **state)
 	assert_string_equal(did, bid);
 	assert_false(del);
 	assert_string_equal(sid, bid);
-	assert_int_equal(rc, KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	assert_int_equal(rc, KAAS_EUNKNOWN);
 
 	kaas_topics_close(a);
 	kaas_topics_close(b);
@@ -252,7 +252,7 @@ static void stale_grow_does_not_undo_delete(void **state)
 	int rc = kaas_topics_add_partitions(a, "gr", 3, 0, NULL);
 	assert_false(exists(e.cluster, "topics/gr.json"));
 	assert_false(exists(e.data, "gr"));
-	assert_int_equal(rc, KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION);
+	assert_int_equal(rc, KAAS_EUNKNOWN);
 
 	kaas_topics_close(a);
 	kaas_topics_close(b);
@@ -417,6 +417,69 @@ static void transient_eio_at_start_is_retried(void **state)
 	env_close(&e);
 }
 
+/* ------------------------------------- exclusive use of a topic */
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+struct grow_call {
+	struct kaas_topics *t;
+	int rc, done;
+};
+
+static void *grow_thread(void *arg)
+{
+	struct grow_call *g = arg;
+	g->rc = kaas_topics_add_partitions(g->t, "gw", 3, 0, NULL);
+	__atomic_store_n(&g->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Growing swaps the partition array only once no request holds the
+ * topic (kaas_topic_wait_exclusive): a reference held here keeps the old
+ * array in place, its put lets the growth finish. */
+static void grow_waits_for_requests(void **state)
+{
+	(void)state;
+	struct env e;
+	env_open(&e);
+	struct kaas_substrate *ad, *ac;
+	struct kaas_topics *a = broker(&e, &ad, &ac);
+	assert_int_equal(kaas_topics_create(a, "gw", 1, 0, NULL), 0);
+	struct kaas_topic *tp = kaas_topics_get(a, "gw", 2);
+	assert_non_null(tp);
+	struct kaas_partition *before = tp->parts;
+
+	struct grow_call g = { a, -1, 0 };
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, grow_thread, &g), 0);
+	/* The document is rewritten and the new logs opened; then it waits. */
+	for (int i = 0; i < 500 && !exists(e.data, "gw/2"); i++)
+		sleep_ms(10);
+	assert_true(exists(e.data, "gw/2"));
+	sleep_ms(200);
+	assert_false(__atomic_load_n(&g.done, __ATOMIC_ACQUIRE));
+	assert_ptr_equal(tp->parts, before);
+	assert_int_equal(tp->npart, 1);
+	kaas_topic_put(tp);
+	pthread_join(th, NULL);
+	assert_int_equal(g.rc, 0);
+
+	tp = kaas_topics_get(a, "gw", 2);
+	assert_non_null(tp);
+	assert_int_equal(tp->npart, 3);
+	assert_non_null(tp->parts[0].log);
+	assert_non_null(tp->parts[2].log);
+	kaas_topic_put(tp);
+
+	kaas_topics_close(a);
+	kaas_substrate_close(ad), kaas_substrate_close(ac);
+	env_close(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -427,6 +490,7 @@ int main(void)
 		cmocka_unit_test(reopen_does_not_resurrect_deleted_topic),
 		cmocka_unit_test(offline_topic_is_retried),
 		cmocka_unit_test(transient_eio_at_start_is_retried),
+		cmocka_unit_test(grow_waits_for_requests),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

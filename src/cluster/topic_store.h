@@ -1,0 +1,137 @@
+/*
+ * topic_store.h — a topic's durable records on the volume: its document,
+ * its incarnation claims and its directory's identity stamp.  Formats and
+ * single primitives only; who may write what, and when, is the broker's
+ * (broker/topics.h).
+ *
+ *   <cluster>/topics/<name>.json         the desired state (kaas_doc, kind
+ *                                        "topic", version 1): name, id (32
+ *                                        hex), incarnation (absent in
+ *                                        documents written before they were
+ *                                        numbered), partitions, config {},
+ *                                        deleting.  Replaced whole.
+ *   <cluster>/topic-incarnations/<name>/ incarnation-<N>: exclusive create,
+ *                                        the one creator of incarnation N
+ *                                        (content: its id, advisory);
+ *                                        deleted-<N>: exclusive create, N is
+ *                                        over (deleted or abandoned).  Never
+ *                                        removed: a name's numbers only grow.
+ *   <data>/<name>/.topic-id.json         the directory's stamp (kind
+ *                                        "topic-id", version 1): id, name,
+ *                                        incarnation (when numbered).
+ *
+ * Names are checked (kaas_topic_name_valid) before any path is built from
+ * them.  Reads re-open on -ESTALE (another host replaced the file under a
+ * cached name).  Every function blocks on the volume, keeps no state, and
+ * may be called from any thread.  Returns 0 (or the count/flag said) or
+ * -errno, detail via kaas_sub_fail; KAAS_EFENCED where said.
+ */
+#ifndef KAAS_CLUSTER_TOPIC_STORE_H
+#define KAAS_CLUSTER_TOPIC_STORE_H
+
+#include <stdint.h>
+
+#include "substrate/substrate.h"
+
+#define KAAS_TOPIC_DOC_DIR "topics"       /* in the cluster substrate */
+#define KAAS_TOPIC_TRASH_DIR ".trash"     /* in the data substrate: removals */
+#define KAAS_TOPIC_MAX_PARTITIONS 100000
+
+/* Is `name` a legal topic name: 1..249 chars of [a-zA-Z0-9._-], not "." or
+ * "..", and not one of kaas's reserved names ("__cluster", ".trash",
+ * KAAS_COORDINATOR_TOPIC: the assignment's coordinator slots)? */
+int kaas_topic_name_valid(const char *name, int len);
+
+/* The topic name of an entry of KAAS_TOPIC_DOC_DIR into name[256]: 1, or 0
+ * when the entry is not a topic document (another file, a temp of a
+ * replace), or -EINVAL when it is one but its name is not a legal name. */
+int kaas_topic_doc_entry(const char *file, char name[256]);
+
+/* An incarnation id as 32 lower-case hex digits (+ NUL). */
+void kaas_topic_id_hex(const uint8_t id[16], char out[33]);
+
+/* What a topic document says. */
+struct kaas_topic_doc {
+	uint8_t id[16];
+	int64_t np;               /* partitions, 1..KAAS_TOPIC_MAX_PARTITIONS */
+	int deleting;
+	uint64_t inc;             /* incarnation number; 0 in unnumbered documents */
+};
+
+/* Read topic document `name`: 0 and *d, -ENOENT, -EBADMSG (malformed), or
+ * -errno. */
+int kaas_topic_doc_read(struct kaas_substrate *cluster, const char *name,
+			struct kaas_topic_doc *d);
+
+/* Does the document of `name` name incarnation `id`?  1 yes, 0 no (gone,
+ * malformed, or another incarnation's), -errno when it cannot be read. */
+int kaas_topic_doc_names(struct kaas_substrate *cluster, const char *name, const uint8_t id[16]);
+
+/* Write (replace) the document of `name` unconditionally, creating the
+ * directory; inc 0 writes no incarnation.  0 or -errno. */
+int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name, const uint8_t id[16],
+			 uint64_t inc, int32_t npart, int deleting);
+
+/* Rewrite the document of incarnation `id` (partitions np, deleting) only
+ * while it still names `id`, is not marked deleting and its incarnation is
+ * not over, all re-read right before the replace (step
+ * "topics.doc.before-rewrite" between the read and the check).  The
+ * replace is a rename and cannot itself be conditional; a newer
+ * incarnation's document can only appear after this one was marked over,
+ * so that marker is checked again after the rename.  0 written; 1 written,
+ * but the incarnation was found over right after (a pause the length of a
+ * whole delete-and-create: a newer incarnation's document may have been
+ * overwritten; the caller reports it loudly); KAAS_EFENCED nothing written
+ * (deleted or re-created elsewhere); or -errno. */
+int kaas_topic_doc_rewrite(struct kaas_substrate *cluster, const char *name, const uint8_t id[16],
+			   int32_t np, int deleting);
+
+/* Remove the document of `name` (already gone is fine) and sync its
+ * directory.  0 or -errno. */
+int kaas_topic_doc_remove(struct kaas_substrate *cluster, const char *name);
+
+/* Wait, polling, up to wait_ms for the document of incarnation `inc` (or a
+ * later one) of `name`: 0 and *d, -ETIMEDOUT when it did not appear, or
+ * -errno (-EBADMSG: a damaged document). */
+int kaas_topic_doc_await(struct kaas_substrate *cluster, const char *name, uint64_t inc,
+			 unsigned wait_ms, struct kaas_topic_doc *d);
+
+/* The highest incarnation ever claimed for `name`: 0 and *n (0 when none),
+ * or -errno. */
+int kaas_topic_inc_latest(struct kaas_substrate *cluster, const char *name, uint64_t *n);
+
+/* Is incarnation n of `name` over (deleted-<n> exists)?  1, 0, or -errno.
+ * Incarnation 0 (unnumbered documents, or none at all) always counts as
+ * over. */
+int kaas_topic_inc_over(struct kaas_substrate *cluster, const char *name, uint64_t n);
+
+/* Mark incarnation n of `name` over (exclusive create of deleted-<n>;
+ * already marked, and n == 0, are fine).  0 or -errno. */
+int kaas_topic_inc_mark_over(struct kaas_substrate *cluster, const char *name, uint64_t n);
+
+/* Claim incarnation n of `name` for `id`: 0 when this caller is its one
+ * creator, -EEXIST when another creator has it, or -errno. */
+int kaas_topic_inc_claim(struct kaas_substrate *cluster, const char *name, uint64_t n,
+			 const uint8_t id[16]);
+
+/* A directory's stamp. */
+struct kaas_topic_stamp {
+	uint8_t id[16];
+	uint64_t inc;             /* 0 when the stamp carries none */
+};
+
+/* Read the stamp of <data>/<name>: 0 and *s, -ENOENT (unstamped or no
+ * directory), -EBADMSG (no valid id), or -errno. */
+int kaas_topic_stamp_read(struct kaas_substrate *data, const char *name,
+			  struct kaas_topic_stamp *s);
+
+/* The stamp of <data>/<name> against `id`: 1 it names `id`, 0 unstamped,
+ * 2 another id, -EBADMSG or -errno. */
+int kaas_topic_stamp_state(struct kaas_substrate *data, const char *name, const uint8_t id[16]);
+
+/* Stamp <data>/<name> (created if missing) as incarnation (id, inc),
+ * replacing any stamp there.  0 or -errno. */
+int kaas_topic_stamp_write(struct kaas_substrate *data, const char *name, const uint8_t id[16],
+			   uint64_t inc);
+
+#endif
