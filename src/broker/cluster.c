@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "cluster/assignment.h"
 #include "util/status.h"
 

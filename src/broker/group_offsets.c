@@ -16,7 +16,7 @@
 
 #include "broker/broker.h"
 #include "broker/groups.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "kafka/protocol.h"
 #include "util/status.h"
 

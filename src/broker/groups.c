@@ -13,7 +13,7 @@
 
 #include "broker/broker.h"
 #include "broker/cluster.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "cluster/assignment.h"
 #include "kafka/protocol.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "broker/broker.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "cluster/producer_ids.h"
 #include "kafka/protocol.h"
 

@@ -1,5 +1,5 @@
 # src/broker: the broker — config, logging, topics registry, the network loop, kaasd.
-libkaas_a_SOURCES += src/broker/logging.h src/broker/logging.c src/broker/config.h \
+libkaas_a_SOURCES += src/util/logger.h src/util/logger.c src/broker/config.h \
 	src/broker/config.c src/broker/topics.h src/broker/topics.c src/broker/broker.h \
 	src/broker/server.c src/broker/worker.h src/broker/worker.c src/broker/cluster.h \
 	src/broker/cluster.c src/broker/sweep.h src/broker/sweep.c

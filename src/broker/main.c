@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "util/status.h"
 
 /* A missing local data directory (a plain path or file:// URL) is created:
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 		return 0;
 	if (rc < 0)
 		return 2;
-	kaas_log_set_level((enum kaas_log_level)b.cfg.log_level);
+	kaas_logger_set_level((enum kaas_logger_level)b.cfg.log_level);
 	signal(SIGPIPE, SIG_IGN);
 	/* Fetch reads, metadata and admin work run on libuv's work queue and may
 	 * wait on the volume: more than libuv's default 4 threads, unless the

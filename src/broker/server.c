@@ -23,7 +23,7 @@
 
 #include "broker/groups.h"
 #include "broker/idempotence.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "util/status.h"
@@ -386,7 +386,7 @@ void kaas_req_finish(struct kaas_req *req, int status)
 	req->done = 1;
 	req->status = status;
 	struct kaas_conn *c = req->conn;
-	if (kaas_log_enabled(KAAS_LOG_DEBUG))
+	if (kaas_logger_enabled(KAAS_LOGGER_DEBUG))
 		kaas_debug("api %d v%d corr %d from %s finished (%d) in %llu ms", req->hdr.api_key,
 			   req->hdr.api_version, req->hdr.correlation_id, c->peer, status,
 			   (unsigned long long)(kaas_now_ms() - req->start_ms));

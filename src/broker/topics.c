@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "cluster/assignment.h"
 #include "cluster/membership.h"
 #include "contract/contract.h"

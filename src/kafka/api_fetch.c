@@ -21,7 +21,7 @@
 
 #include "broker/broker.h"
 #include "broker/cluster.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "util/status.h"

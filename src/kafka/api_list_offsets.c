@@ -13,7 +13,7 @@
 
 #include "broker/broker.h"
 #include "broker/cluster.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"

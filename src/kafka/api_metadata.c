@@ -4,7 +4,7 @@
 
 #include "broker/broker.h"
 #include "broker/cluster.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 

@@ -21,7 +21,7 @@
 
 #include "broker/broker.h"
 #include "broker/groups.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -70,7 +70,7 @@ static void setup(void)
 {
 	if (broker.topics)
 		return;
-	kaas_log_set_level(KAAS_LOG_ERROR + 1);
+	kaas_logger_set_level(KAAS_LOGGER_ERROR + 1);
 	scratch = kaas_testdir_make("fuzz");
 	if (!scratch || kaas_substrate_open(scratch, &broker.data) < 0 ||
 	    kaas_sub_mkdirs(broker.data, "__cluster", 0755) < 0)
