@@ -19,7 +19,7 @@
 struct kaas_req;
 struct kaas_groups;
 struct kaas_pid_alloc;
-struct kaas_cluster;
+struct kaas_agent;
 
 /* A produce completion handed from the log's sync thread to the loop. */
 struct kaas_completion {
@@ -37,7 +37,7 @@ struct kaas_broker {
 	struct kaas_config cfg;
 	struct kaas_substrate *data, *cluster;
 	struct kaas_topics *topics;
-	struct kaas_cluster *agent; /* cluster agent (broker/cluster.h) */
+	struct kaas_agent *agent; /* cluster agent (broker/agent.h) */
 	struct kaas_worker *produce_worker; /* validates and appends, in order */
 	uv_loop_t *loop;
 	uv_tcp_t server;

@@ -35,7 +35,7 @@
  * coordinator not fenced.
  *
  * Which broker coordinates a group is the cluster assignment's: the group
- * maps to a coordinator slot (kaas_cluster_coordinator), led by one broker
+ * maps to a coordinator slot (kaas_agent_coordinator), led by one broker
  * at a leader epoch.  Every group request passes kaas_groups_check first:
  * a group whose slot another broker leads is answered NOT_COORDINATOR (the
  * client finds the coordinator again), one whose slot has no leader

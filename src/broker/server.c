@@ -11,7 +11,7 @@
  * handle (fsync completions from the log's sync thread, data arrivals).
  */
 #include "broker/broker.h"
-#include "broker/cluster.h"
+#include "broker/agent.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -741,7 +741,7 @@ static void hk_sweep(struct kaas_broker *b)
 	uint64_t now = kaas_now_ms();
 	if (b->last_sweep_ms && now - b->last_sweep_ms < SWEEP_INTERVAL_MS)
 		return;
-	if (b->agent && kaas_cluster_controller(b->agent) != b->cfg.broker_id)
+	if (b->agent && kaas_agent_controller(b->agent) != b->cfg.broker_id)
 		return;
 	b->last_sweep_ms = now;
 	b->sweeper.grace_ms = 2 * (uint64_t)b->cfg.liveness_ms;
@@ -838,7 +838,7 @@ static void stop_services(struct kaas_broker *b)
 	kaas_groups_destroy(b->groups);
 	b->groups = NULL;
 	kaas_idem_stop(b);
-	kaas_cluster_stop(b->agent);
+	kaas_agent_stop(b->agent);
 	b->agent = NULL;
 }
 
@@ -848,12 +848,12 @@ int kaas_broker_run(struct kaas_broker *b)
 	pthread_mutex_init(&b->cq_mu, NULL);
 	uv_async_init(b->loop, &b->async, on_async);
 	b->async.data = b;
-	int rc = kaas_cluster_new(b->cluster, &b->cfg, &b->agent);
+	int rc = kaas_agent_new(b->cluster, &b->cfg, &b->agent);
 	if (rc >= 0)
-		rc = kaas_topics_open_leased(b->data, b->cluster, kaas_cluster_lease, b->agent,
+		rc = kaas_topics_open_leased(b->data, b->cluster, kaas_agent_lease, b->agent,
 					     on_data, b, &b->topics);
 	if (rc < 0) {
-		kaas_cluster_stop(b->agent);
+		kaas_agent_stop(b->agent);
 		b->agent = NULL;
 		uv_close((uv_handle_t *)&b->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
@@ -911,7 +911,7 @@ int kaas_broker_run(struct kaas_broker *b)
 		}
 	}
 	/* Join the cluster: the first rounds run here, before we serve. */
-	rc = kaas_cluster_start(b->agent, b->topics);
+	rc = kaas_agent_start(b->agent, b->topics);
 	if (rc < 0) {
 		kaas_error("cannot start the cluster agent: %s", kaas_strerror(rc));
 		uv_close((uv_handle_t *)&b->server, NULL);

@@ -13,14 +13,14 @@
  * than the round returned (when one does, the bounds or a segment's end
  * stopped the read, and waiting cannot make the answer fuller), the request
  * parks until a log's high watermark moves or the timer fires, then reads
- * again.  A fenced broker (kaas_cluster_fenced)
+ * again.  A fenced broker (kaas_agent_fenced)
  * answers every partition NOT_LEADER_OR_FOLLOWER.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/broker.h"
-#include "broker/cluster.h"
+#include "broker/agent.h"
 #include "util/logger.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -125,7 +125,7 @@ static void round_work(uv_work_t *w)
 	 * it discards because the partition moved).  It answers
 	 * NOT_LEADER_OR_FOLLOWER until a round has applied the assignment
 	 * (which closes what it no longer leads). */
-	int fenced = kaas_cluster_fenced(b->agent);
+	int fenced = kaas_agent_fenced(b->agent);
 	for (int32_t i = 0; i < ctx->nt; i++) {
 		struct ft *t = &ctx->topics[i];
 		struct kaas_topic *tp = NULL;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
-#include "broker/cluster.h"
+#include "broker/agent.h"
 #include "broker/groups.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -26,13 +26,13 @@ static int16_t group_coordinator(struct kaas_broker *b, struct kaas_kslice key,
 	if (b->draining)
 		return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
 	if (!b->agent || key.len < 0 ||
-	    kaas_cluster_coordinator(b->agent, key.len ? (const char *)key.p : "", (size_t)key.len,
+	    kaas_agent_coordinator(b->agent, key.len ? (const char *)key.p : "", (size_t)key.len,
 				     &leader, &epoch) < 0)
 		return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
 	struct kaas_broker_info *v = malloc(FIND_MAX_BROKERS * sizeof(*v));
 	if (!v)
 		return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
-	size_t n = kaas_cluster_brokers(b->agent, v, FIND_MAX_BROKERS);
+	size_t n = kaas_agent_brokers(b->agent, v, FIND_MAX_BROKERS);
 	int16_t err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].id == leader) {

@@ -35,7 +35,7 @@
 
 #include "broker/broker.h"
 #include "broker/idempotence.h"
-#include "broker/cluster.h"
+#include "broker/agent.h"
 #include "util/logger.h"
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
@@ -418,7 +418,7 @@ void kaas_api_produce(struct kaas_req *req)
 				p->err = kaas_partition_not_led(&t->topic->parts[p->index])
 						 ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
 						 : KAAS_KERR_KAFKA_STORAGE_ERROR;
-			else if (kaas_cluster_fenced(b->agent))
+			else if (kaas_agent_fenced(b->agent))
 				p->err = KAAS_KERR_NOT_LEADER_OR_FOLLOWER;
 			else if (p->records.len <= 0)
 				p->err = KAAS_KERR_CORRUPT_MESSAGE;

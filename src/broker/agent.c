@@ -1,5 +1,5 @@
-/* cluster.c — the cluster agent (see cluster.h). */
-#include "broker/cluster.h"
+/* agent.c — the cluster agent (see agent.h). */
+#include "broker/agent.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -21,7 +21,7 @@ struct known_inc {
 	uint64_t incarnation;
 };
 
-struct kaas_cluster {
+struct kaas_agent {
 	struct kaas_substrate *vol;
 	const struct kaas_config *cfg;
 	struct kaas_topics *topics;
@@ -98,13 +98,13 @@ static int check_id_free(struct kaas_substrate *vol, const struct kaas_config *c
 	return 0;
 }
 
-int kaas_cluster_new(struct kaas_substrate *cluster, const struct kaas_config *cfg,
-		     struct kaas_cluster **out)
+int kaas_agent_new(struct kaas_substrate *cluster, const struct kaas_config *cfg,
+		     struct kaas_agent **out)
 {
 	int rc = check_id_free(cluster, cfg);
 	if (rc < 0)
 		return rc;
-	struct kaas_cluster *c = calloc(1, sizeof(*c));
+	struct kaas_agent *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->vol = cluster;
@@ -122,9 +122,9 @@ int kaas_cluster_new(struct kaas_substrate *cluster, const struct kaas_config *c
 
 /* ------------------------------------------------------------ accessors */
 
-int kaas_cluster_lease(void *arg, const char *topic, int32_t partition, uint32_t *epoch)
+int kaas_agent_lease(void *arg, const char *topic, int32_t partition, uint32_t *epoch)
 {
-	struct kaas_cluster *c = arg;
+	struct kaas_agent *c = arg;
 	int yes = 0;
 	pthread_mutex_lock(&c->mu);
 	if (c->have_view && c->trust_self && !__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE)) {
@@ -138,7 +138,7 @@ int kaas_cluster_lease(void *arg, const char *topic, int32_t partition, uint32_t
 	return yes;
 }
 
-int kaas_cluster_fenced(const struct kaas_cluster *c)
+int kaas_agent_fenced(const struct kaas_agent *c)
 {
 	if (!c)
 		return 0;
@@ -148,7 +148,7 @@ int kaas_cluster_fenced(const struct kaas_cluster *c)
 	return kaas_mono_ms() - ok > c->cfg->liveness_ms / 2;
 }
 
-int kaas_cluster_leader(struct kaas_cluster *c, const char *topic, int32_t partition,
+int kaas_agent_leader(struct kaas_agent *c, const char *topic, int32_t partition,
 			int32_t *broker, uint32_t *epoch)
 {
 	int rc = -ENOENT;
@@ -164,7 +164,7 @@ int kaas_cluster_leader(struct kaas_cluster *c, const char *topic, int32_t parti
 	return rc;
 }
 
-int32_t kaas_cluster_controller(struct kaas_cluster *c)
+int32_t kaas_agent_controller(struct kaas_agent *c)
 {
 	pthread_mutex_lock(&c->mu);
 	int32_t id = c->controller;
@@ -180,7 +180,7 @@ static int in_list(const struct kaas_broker_info *v, size_t n, int32_t id)
 	return 0;
 }
 
-size_t kaas_cluster_brokers(struct kaas_cluster *c, struct kaas_broker_info *out, size_t max)
+size_t kaas_agent_brokers(struct kaas_agent *c, struct kaas_broker_info *out, size_t max)
 {
 	size_t n = 0;
 	if (max == 0)
@@ -205,7 +205,7 @@ size_t kaas_cluster_brokers(struct kaas_cluster *c, struct kaas_broker_info *out
 	return n;
 }
 
-int32_t kaas_cluster_coordinator_slot(const struct kaas_cluster *c, const char *group, size_t len)
+int32_t kaas_agent_coordinator_slot(const struct kaas_agent *c, const char *group, size_t len)
 {
 	uint32_t h = 2166136261u;
 	for (size_t i = 0; i < len; i++) {
@@ -215,14 +215,14 @@ int32_t kaas_cluster_coordinator_slot(const struct kaas_cluster *c, const char *
 	return (int32_t)(h % (uint32_t)c->cfg->coordinator_slots);
 }
 
-int kaas_cluster_coordinator(struct kaas_cluster *c, const char *group, size_t len,
+int kaas_agent_coordinator(struct kaas_agent *c, const char *group, size_t len,
 			     int32_t *broker, uint32_t *epoch)
 {
-	return kaas_cluster_leader(c, KAAS_COORDINATOR_TOPIC,
-				   kaas_cluster_coordinator_slot(c, group, len), broker, epoch);
+	return kaas_agent_leader(c, KAAS_COORDINATOR_TOPIC,
+				   kaas_agent_coordinator_slot(c, group, len), broker, epoch);
 }
 
-void kaas_cluster_kick(struct kaas_cluster *c)
+void kaas_agent_kick(struct kaas_agent *c)
 {
 	pthread_mutex_lock(&c->mu);
 	c->kicked = 1;
@@ -230,7 +230,7 @@ void kaas_cluster_kick(struct kaas_cluster *c)
 	pthread_mutex_unlock(&c->mu);
 }
 
-int kaas_cluster_wait_assigned(struct kaas_cluster *c, const char *topic, int timeout_ms)
+int kaas_agent_wait_assigned(struct kaas_agent *c, const char *topic, int timeout_ms)
 {
 	int32_t b;
 	uint32_t e;
@@ -239,7 +239,7 @@ int kaas_cluster_wait_assigned(struct kaas_cluster *c, const char *topic, int ti
 		pthread_mutex_lock(&c->mu);
 		int served = c->have_view && c->served_version == c->view.version + 1;
 		pthread_mutex_unlock(&c->mu);
-		if (served && kaas_cluster_leader(c, topic, 0, &b, &e) == 0)
+		if (served && kaas_agent_leader(c, topic, 0, &b, &e) == 0)
 			break;
 		uint64_t now = kaas_mono_ms();
 		if (now >= end)
@@ -266,7 +266,7 @@ int kaas_cluster_wait_assigned(struct kaas_cluster *c, const char *topic, int ti
 
 /* Remember broker incarnations; returns 1 if `id` was known with another
  * one (it restarted). */
-static int note_incarnation(struct kaas_cluster *c, int32_t id, uint64_t inc)
+static int note_incarnation(struct kaas_agent *c, int32_t id, uint64_t inc)
 {
 	for (size_t i = 0; i < c->nincs; i++)
 		if (c->incs[i].id == id) {
@@ -284,7 +284,7 @@ static int note_incarnation(struct kaas_cluster *c, int32_t id, uint64_t inc)
 
 /* Should we claim the controller?  `holder` is the live broker announcing
  * the newest claim, or -1. */
-static int should_claim(struct kaas_cluster *c, int have_latest, uint64_t latest, int32_t holder,
+static int should_claim(struct kaas_agent *c, int have_latest, uint64_t latest, int32_t holder,
 			const struct kaas_broker_info *list, size_t n, uint64_t now)
 {
 	if (!have_latest)
@@ -309,7 +309,7 @@ static int should_claim(struct kaas_cluster *c, int have_latest, uint64_t latest
  * could not be read: retried every round) keeps the slots `cur` gives it,
  * so their leader epochs carry on when it comes back rather than restart
  * below the partitions' fences.  *names keeps the strings alive. */
-static int wanted_slots(struct kaas_cluster *c, const struct kaas_assignment *cur,
+static int wanted_slots(struct kaas_agent *c, const struct kaas_assignment *cur,
 			struct kaas_slot_want **out, size_t *nout, struct kaas_topic ***list,
 			int *nlist)
 {
@@ -341,7 +341,7 @@ static int wanted_slots(struct kaas_cluster *c, const struct kaas_assignment *cu
 /* The last good assignment: the one we wrote under our current controller
  * epoch, else the view we serve, else none (an empty plan whose epochs
  * kaas_assignment_claim_epochs raises above every one handed out). */
-static int last_good(struct kaas_cluster *c, struct kaas_assignment *out)
+static int last_good(struct kaas_agent *c, struct kaas_assignment *out)
 {
 	memset(out, 0, sizeof *out);
 	if (c->have_written && c->written.controller_epoch == c->ctrl_epoch)
@@ -355,7 +355,7 @@ static int last_good(struct kaas_cluster *c, struct kaas_assignment *out)
 }
 
 /* Controller duty: plan and write.  Returns KAAS_EFENCED when fenced. */
-static int act_as_controller(struct kaas_cluster *c, const int32_t *alive, size_t nalive,
+static int act_as_controller(struct kaas_agent *c, const int32_t *alive, size_t nalive,
 			     const int32_t *restarted, size_t nrestarted)
 {
 	struct kaas_assignment cur = { 0 };
@@ -441,7 +441,7 @@ static int mine_in(const struct kaas_assignment *a, int32_t me)
 }
 
 /* Read the assignment into the view; returns 1 if the view changed. */
-static int refresh_view(struct kaas_cluster *c, int wrote)
+static int refresh_view(struct kaas_agent *c, int wrote)
 {
 	struct kaas_assignment a = { 0 };
 	int current = 0;
@@ -479,7 +479,7 @@ static int refresh_view(struct kaas_cluster *c, int wrote)
 	return changed;
 }
 
-static int round_once(struct kaas_cluster *c)
+static int round_once(struct kaas_agent *c)
 {
 	uint64_t now = kaas_mono_ms();
 	int32_t me = c->cfg->broker_id;
@@ -605,7 +605,7 @@ static int round_once(struct kaas_cluster *c)
 
 static void *agent_main(void *arg)
 {
-	struct kaas_cluster *c = arg;
+	struct kaas_agent *c = arg;
 	int failing = 0;
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
@@ -652,12 +652,12 @@ static void *agent_main(void *arg)
  * what it still writes goes to the renamed-aside files). */
 static void wait_unassigned(void *arg, const char *name)
 {
-	struct kaas_cluster *c = arg;
+	struct kaas_agent *c = arg;
 	uint64_t end = kaas_mono_ms() + c->cfg->liveness_ms;
 	int32_t b;
 	uint32_t e;
-	kaas_cluster_kick(c);
-	while (kaas_mono_ms() < end && kaas_cluster_leader(c, name, 0, &b, &e) == 0) {
+	kaas_agent_kick(c);
+	while (kaas_mono_ms() < end && kaas_agent_leader(c, name, 0, &b, &e) == 0) {
 		struct timespec ts = { 0, 20 * 1000000L };
 		nanosleep(&ts, NULL);
 	}
@@ -666,7 +666,7 @@ static void wait_unassigned(void *arg, const char *name)
 	nanosleep(&ts, NULL);
 }
 
-int kaas_cluster_start(struct kaas_cluster *c, struct kaas_topics *topics)
+int kaas_agent_start(struct kaas_agent *c, struct kaas_topics *topics)
 {
 	c->topics = topics;
 	kaas_topics_set_before_remove(topics, wait_unassigned, c);
@@ -696,11 +696,11 @@ int kaas_cluster_start(struct kaas_cluster *c, struct kaas_topics *topics)
 		return -rc;
 	c->started = 1;
 	kaas_info("cluster: broker %d (incarnation %016llx) joined; controller %d", c->me.id,
-		  (unsigned long long)c->me.incarnation, kaas_cluster_controller(c));
+		  (unsigned long long)c->me.incarnation, kaas_agent_controller(c));
 	return 0;
 }
 
-void kaas_cluster_stop(struct kaas_cluster *c)
+void kaas_agent_stop(struct kaas_agent *c)
 {
 	if (!c)
 		return;
