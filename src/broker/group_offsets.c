@@ -196,9 +196,9 @@ static void answer(struct group_op *op)
 static void run_next(struct group *gr);
 
 /* Work queue: load the group if needed, then apply and persist a commit. */
-static void op_work(uv_work_t *w)
+static void op_work(void *arg)
 {
-	struct group *gr = w->data;
+	struct group *gr = arg;
 	struct group_op *op = gr->ops_head;
 	struct kaas_substrate *cluster = gr->reg->b->cluster;
 	op->rc = 0;
@@ -253,11 +253,9 @@ static void op_work(uv_work_t *w)
 	}
 }
 
-static void op_done(uv_work_t *w, int status)
+static void op_done(void *arg, int status)
 {
-	struct group *gr = w->data;
-	struct kaas_broker *b = gr->reg->b;
-	b->pool_jobs--;
+	struct group *gr = arg;
 	struct group_op *op = gr->ops_head;
 	gr->ops_head = op->next;
 	if (!gr->ops_head)
@@ -282,10 +280,7 @@ static void run_next(struct group *gr)
 		return;
 	struct kaas_broker *b = gr->reg->b;
 	gr->op_running = 1;
-	gr->work.data = gr;
-	b->pool_jobs++;
-	if (uv_queue_work(b->loop, &gr->work, op_work, op_done) < 0) {
-		b->pool_jobs--;
+	if (kaas_pool_queue(b, op_work, op_done, gr) < 0) {
 		gr->op_running = 0;
 		struct group_op *op = gr->ops_head;
 		gr->ops_head = op->next;

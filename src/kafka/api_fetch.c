@@ -109,9 +109,9 @@ static void ctx_free(void *arg)
 }
 
 /* Work queue: read every partition. */
-static void round_work(uv_work_t *w)
+static void round_work(void *arg)
 {
-	struct fetch_ctx *ctx = w->data;
+	struct fetch_ctx *ctx = arg;
 	struct kaas_broker *b = ctx->req->broker;
 	drop_data(ctx);
 	ctx->total = 0;
@@ -329,11 +329,10 @@ static void on_timeout(uv_timer_t *t)
 	start_round(ctx);
 }
 
-static void round_done(uv_work_t *w, int status)
+static void round_done(void *arg, int status)
 {
-	struct fetch_ctx *ctx = w->data;
+	struct fetch_ctx *ctx = arg;
 	struct kaas_broker *b = ctx->req->broker;
-	b->pool_jobs--;
 	ctx->in_pool = 0;
 	uint64_t now = kaas_now_ms();
 	if (status < 0 || ctx->errors || ctx->total >= (size_t)ctx->min_bytes || ctx->more ||
@@ -368,10 +367,7 @@ static void start_round(struct fetch_ctx *ctx)
 	if (ctx->timer_live)
 		uv_timer_stop(&ctx->timer);
 	ctx->in_pool = 1;
-	req->work.data = ctx;
-	req->broker->pool_jobs++;
-	if (uv_queue_work(req->broker->loop, &req->work, round_work, round_done) < 0) {
-		req->broker->pool_jobs--;
+	if (kaas_pool_queue(req->broker, round_work, round_done, ctx) < 0) {
 		ctx->in_pool = 0;
 		respond(ctx);
 	}

@@ -276,45 +276,39 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 
 /* Queue creation of an unknown topic produced to (answered as unknown now;
  * the client retries after its metadata refresh). */
-static void create_work(uv_work_t *w)
+struct create_job {
+	struct kaas_broker *b;
+	char *name;
+};
+
+static void create_work(void *arg)
 {
-	char **args = w->data;
-	struct kaas_broker *b = (struct kaas_broker *)(void *)args[0];
-	(void)kaas_topics_create(b->topics, args[1], b->cfg.num_partitions, 0, NULL);
+	struct create_job *j = arg;
+	(void)kaas_topics_create(j->b->topics, j->name, j->b->cfg.num_partitions, 0, NULL);
 }
 
-static void create_done(uv_work_t *w, int status)
+static void create_done(void *arg, int status)
 {
-	char **args = w->data;
-	((struct kaas_broker *)(void *)args[0])->pool_jobs--;
-	free(args[1]);
-	free(args);
-	free(w);
+	struct create_job *j = arg;
+	free(j->name);
+	free(j);
 }
 
 static void auto_create(struct kaas_broker *b, struct kaas_kslice name)
 {
 	if (!b->cfg.auto_create || b->draining)
 		return;
-	uv_work_t *w = malloc(sizeof(*w));
-	char **args = malloc(2 * sizeof(char *));
+	struct create_job *j = malloc(sizeof(*j));
 	char *s = kaas_kslice_dup(name);
-	if (!w || !args || !s) {
-		free(w);
-		free(args);
+	if (!j || !s) {
+		free(j);
 		free(s);
 		return;
 	}
-	args[0] = (char *)(void *)b;
-	args[1] = s;
-	w->data = args;
-	b->pool_jobs++;
-	if (uv_queue_work(b->loop, w, create_work, create_done) < 0) {
-		b->pool_jobs--;
-		free(s);
-		free(args);
-		free(w);
-	}
+	j->b = b;
+	j->name = s;
+	if (kaas_pool_queue(b, create_work, create_done, j) < 0)
+		create_done(j, 0);
 }
 
 /* Worker thread: validate and append every partition still without error.

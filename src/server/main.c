@@ -1,11 +1,11 @@
-/* main.c — kaasd: the kaas broker. */
+/* main.c — kaasd: the kaas broker (configuration, volumes, then the server). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/broker.h"
+#include "server/server.h"
 #include "util/logger.h"
 #include "util/status.h"
 
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 	b.loop = uv_default_loop();
 	kaas_info("starting: data %s, cluster %s", b.cfg.data_url,
 		  b.cfg.cluster_url ? b.cfg.cluster_url : "<data>/__cluster");
-	rc = kaas_broker_run(&b);
+	rc = kaas_server_run(&b);
 	kaas_topics_close(b.topics);
 	kaas_sweeper_free(&b.sweeper);
 	b.topics = NULL;
