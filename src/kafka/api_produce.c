@@ -25,7 +25,7 @@
  *                            (it was written before the fence check).
  *   NOT_LEADER_OR_FOLLOWER   a newer leader fenced the log before the
  *                            batch was queued: not written.
- *   NOT_ENOUGH_REPLICAS      a sequence gap (kaas_idem_check): an earlier
+ *   NOT_ENOUGH_REPLICAS      a sequence gap (KAAS_ESEQGAP): an earlier
  *                            batch of the producer is missing; not written,
  *                            retry.
  */
@@ -40,6 +40,8 @@
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "kafka/status_map.h"
+#include "util/status.h"
 
 struct pp {                       /* one partition of the request */
 	int32_t index;
@@ -98,7 +100,7 @@ static const char *error_message(int16_t err)
 	case KAAS_KERR_REQUEST_TIMED_OUT:
 		return "the batch may be in the log (its write failed after it was queued, or "
 		       "is not durable yet): retry it with the same producer epoch and sequence";
-	case KAAS_IDEM_GAP:
+	case KAAS_KERR_NOT_ENOUGH_REPLICAS:
 		return "sequence gap: an earlier batch of this producer is not in the log; "
 		       "not written, retry after that batch";
 	case KAAS_KERR_KAFKA_STORAGE_ERROR:
@@ -169,7 +171,7 @@ static void on_complete(struct kaas_completion *c)
 		 * NOT_LEADER_OR_FOLLOWER, which librdkafka reads as "not
 		 * persisted" (the retry then goes to the new leader anyway,
 		 * after this broker answers the next try NOT_LEADER). */
-		pc->part->sync_err = KAAS_KERR_REQUEST_TIMED_OUT;
+		pc->part->sync_err = kaas_kafka_error(KAAS_EINDOUBT, 0);
 		if (pc->result != KAAS_LOG_EFENCED)
 			kaas_partition_mark_failed(pc->kp);
 	}
@@ -226,15 +228,17 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 		int64_t dup = -1;
 		/* A failed log is answered here too, before any sequence rule. */
 		int ic = kaas_idem_check(log, &lb, &dup);
-		if (ic == -KAAS_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER || ic == -KAAS_KERR_UNKNOWN_PRODUCER_ID ||
-		    ic == -KAAS_KERR_INVALID_PRODUCER_EPOCH || ic == -KAAS_IDEM_GAP)
+		/* A failed log's -errno: not written, the log failed. */
+		int16_t ierr = kaas_kafka_error(ic, KAAS_KERR_KAFKA_STORAGE_ERROR);
+		if (ic == KAAS_ESEQORDER || ic == KAAS_EPRODUNKNOWN || ic == KAAS_EPRODFENCED ||
+		    ic == KAAS_ESEQGAP)
 			/* Rare, and a client may answer it by renumbering its
 			 * messages under a new epoch: worth a line. */
 			kaas_info("partition %d: producer %lld epoch %d batch seq %d (%d records) refused: error %d",
 				  p->index, (long long)lb.producer_id, lb.producer_epoch, lb.base_sequence,
-				  (int)lb.record_count, -ic);
+				  (int)lb.record_count, ierr);
 		if (ic < 0)
-			return (int16_t)-ic;
+			return ierr;
 		if (ic == KAAS_IDEM_DUPLICATE) {
 			/* Already in the log: answered with its original offset. */
 			if (first)
@@ -261,8 +265,7 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 			if (rc != -EFBIG && rc != -EINVAL && rc != KAAS_LOG_EFENCED && rc != -ENOMEM)
 				kaas_partition_mark_failed(kp);
 			return rc == -EFBIG ? KAAS_KERR_MESSAGE_TOO_LARGE
-			     : rc == KAAS_LOG_EFENCED ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
-						      : KAAS_KERR_KAFKA_STORAGE_ERROR;
+					    : kaas_kafka_error(rc, KAAS_KERR_KAFKA_STORAGE_ERROR);
 		}
 		if (pc)
 			ctx->submitted++;
