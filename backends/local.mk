@@ -1,4 +1,4 @@
-libkaas_a_SOURCES += backends/posix.c backends/posix.h
+libkaas_substrate_a_SOURCES += backends/posix.c backends/posix.h
 if WITH_NFS
-libkaas_a_SOURCES += backends/nfs.c backends/nfs.h backends/nfs_rpc.c backends/nfs_rpc.h backends/nfs_url.c backends/nfs_url.h backends/nfs_conn.c backends/nfs_sub.h
+libkaas_substrate_a_SOURCES += backends/nfs.c backends/nfs.h backends/nfs_rpc.c backends/nfs_rpc.h backends/nfs_url.c backends/nfs_url.h backends/nfs_conn.c backends/nfs_sub.h
 endif

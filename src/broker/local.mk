@@ -1,8 +1,9 @@
-# src/broker: the broker's services — config, topics registry, the cluster
-# agent, the produce worker, the sweep, groups, idempotence.
-libkaas_a_SOURCES += src/util/logger.h src/util/logger.c src/broker/config.h \
+# src/broker (layer 5): the broker's services — config, topics registry, the
+# cluster agent, the produce worker, the sweep, groups, idempotence.
+noinst_LIBRARIES += libkaas_broker.a
+libkaas_broker_a_SOURCES = src/broker/config.h \
 	src/broker/config.c src/broker/topics.h src/broker/topics.c src/broker/broker.h \
 	src/broker/worker.h src/broker/worker.c src/broker/agent.h \
 	src/broker/agent.c src/broker/sweep.h src/broker/sweep.c
-libkaas_a_SOURCES += src/broker/groups.h src/broker/groups.c src/broker/group_offsets.c \
+libkaas_broker_a_SOURCES += src/broker/groups.h src/broker/groups.c src/broker/group_offsets.c \
 	src/broker/idempotence.h src/broker/idempotence.c
