@@ -395,24 +395,16 @@ void kaas_api_fetch(struct kaas_req *req)
 		(void)kaas_kr_i32(r); /* session id */
 		(void)kaas_kr_i32(r); /* session epoch */
 	}
-	int32_t nt = kaas_kr_array(r, 0, 6);
-	if (nt > 0 && kaas_kr_ok(r)) {
-		if (!(ctx->topics = calloc((size_t)nt, sizeof(*ctx->topics))))
-			kaas_kr_fail(r);
-		else
-			ctx->nt = nt;
-	}
+	void *arr;
+	int32_t nt = kaas_kr_array_alloc(r, 0, 6, sizeof(*ctx->topics), &arr);
+	ctx->topics = arr;
+	ctx->nt = arr ? nt : 0;
 	for (int32_t i = 0; i < ctx->nt && kaas_kr_ok(r); i++) {
 		struct ft *t = &ctx->topics[i];
 		t->name = kaas_kr_str(r, 0);
-		int32_t np = kaas_kr_array(r, 0, 16);
-		if (np > 0 && kaas_kr_ok(r)) {
-			if (!(t->parts = calloc((size_t)np, sizeof(*t->parts)))) {
-				kaas_kr_fail(r);
-				break;
-			}
-			t->n = np;
-		}
+		int32_t np = kaas_kr_array_alloc(r, 0, 16, sizeof(*t->parts), &arr);
+		t->parts = arr;
+		t->n = arr ? np : 0;
 		for (int32_t j = 0; j < t->n && kaas_kr_ok(r); j++) {
 			struct fp *p = &t->parts[j];
 			p->index = kaas_kr_i32(r);

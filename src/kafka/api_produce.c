@@ -360,26 +360,16 @@ void kaas_api_produce(struct kaas_req *req)
 	(void)kaas_kr_nstr(r, 0); /* transactional_id */
 	ctx->acks = kaas_kr_i16(r);
 	(void)kaas_kr_i32(r); /* timeout_ms */
-	int32_t nt = kaas_kr_array(r, 0, 6);
-	if (nt > 0 && kaas_kr_ok(r)) {
-		ctx->topics = calloc((size_t)nt, sizeof(*ctx->topics));
-		if (!ctx->topics)
-			kaas_kr_fail(r);
-		else
-			ctx->nt = nt;
-	}
+	void *arr;
+	int32_t nt = kaas_kr_array_alloc(r, 0, 6, sizeof(*ctx->topics), &arr);
+	ctx->topics = arr;
+	ctx->nt = arr ? nt : 0;
 	for (int32_t i = 0; i < ctx->nt && kaas_kr_ok(r); i++) {
 		struct pt *t = &ctx->topics[i];
 		t->name = kaas_kr_str(r, 0);
-		int32_t np = kaas_kr_array(r, 0, 8);
-		if (np > 0 && kaas_kr_ok(r)) {
-			t->parts = calloc((size_t)np, sizeof(*t->parts));
-			if (!t->parts) {
-				kaas_kr_fail(r);
-				break;
-			}
-			t->n = np;
-		}
+		int32_t np = kaas_kr_array_alloc(r, 0, 8, sizeof(*t->parts), &arr);
+		t->parts = arr;
+		t->n = arr ? np : 0;
 		for (int32_t j = 0; j < t->n && kaas_kr_ok(r); j++) {
 			t->parts[j].index = kaas_kr_i32(r);
 			t->parts[j].records = kaas_kr_nbytes(r, 0);
