@@ -1,5 +1,7 @@
-/* agent.c — the cluster agent (see agent.h). */
+/* agent.c — the cluster agent: its thread and its rounds (see agent.h);
+ * the accessors other threads call are in agent_view.c. */
 #include "broker/agent.h"
+#include "broker/agent_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -13,53 +15,6 @@
 #include "util/logger.h"
 #include "cluster/assignment.h"
 #include "util/status.h"
-
-#define MAX_BROKERS 1024
-
-struct known_inc {
-	int32_t id;
-	uint64_t incarnation;
-};
-
-struct kaas_agent {
-	struct kaas_substrate *vol;
-	const struct kaas_config *cfg;
-	struct kaas_topics *topics;
-	pthread_t thread;
-	int started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;        /* kicks and finished rounds */
-	int stop, kicked;
-	uint64_t rounds;
-	/* Under mu: the view the accessors read. */
-	struct kaas_assignment view; /* current assignment (n 0 when none) */
-	int have_view;
-	int trust_self;           /* may lead our own slots of `view` */
-	uint64_t first_version;   /* version of the first assignment read */
-	int first_had_mine;
-	struct kaas_broker_info *brokers; /* last listing */
-	size_t nbrokers;
-	int32_t *alive;
-	size_t nalive;
-	int32_t controller;
-	uint64_t served_version;  /* view version the registry was last
-	                             reconciled with (+1; 0: none) */
-	uint64_t last_ok_ms;      /* atomic: last full round */
-	int superseded;           /* atomic: another process took our id over */
-	/* Agent thread only. */
-	struct kaas_broker_info me;
-	struct kaas_liveness lv;
-	uint64_t ctrl_epoch;      /* the claim we hold, 0 if none */
-	struct kaas_assignment written; /* the last assignment we wrote */
-	int have_written;
-	uint64_t latest_seen;     /* newest claim seen, and since when */
-	uint64_t latest_since_ms;
-	uint64_t start_ms;
-	uint64_t prev_life_epoch; /* controller epoch our id's previous life announced */
-	int published;            /* our document holds our incarnation */
-	struct known_inc *incs;
-	size_t nincs;
-};
 
 static void sleep_ms(uint64_t ms)
 {
@@ -118,148 +73,6 @@ int kaas_agent_new(struct kaas_substrate *cluster, const struct kaas_config *cfg
 	c->me.incarnation = kaas_incarnation();
 	*out = c;
 	return 0;
-}
-
-/* ------------------------------------------------------------ accessors */
-
-int kaas_agent_lease(void *arg, const char *topic, int32_t partition, uint32_t *epoch)
-{
-	struct kaas_agent *c = arg;
-	int yes = 0;
-	pthread_mutex_lock(&c->mu);
-	if (c->have_view && c->trust_self && !__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE)) {
-		const struct kaas_assign_entry *e = kaas_assignment_find(&c->view, topic, partition);
-		if (e && e->leader == c->cfg->broker_id) {
-			*epoch = e->leader_epoch;
-			yes = 1;
-		}
-	}
-	pthread_mutex_unlock(&c->mu);
-	return yes;
-}
-
-int kaas_agent_fenced(const struct kaas_agent *c)
-{
-	if (!c)
-		return 0;
-	if (__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE))
-		return 1;
-	uint64_t ok = __atomic_load_n(&c->last_ok_ms, __ATOMIC_ACQUIRE);
-	return kaas_mono_ms() - ok > c->cfg->liveness_ms / 2;
-}
-
-int kaas_agent_leader(struct kaas_agent *c, const char *topic, int32_t partition,
-			int32_t *broker, uint32_t *epoch)
-{
-	int rc = -ENOENT;
-	pthread_mutex_lock(&c->mu);
-	const struct kaas_assign_entry *e =
-		c->have_view ? kaas_assignment_find(&c->view, topic, partition) : NULL;
-	if (e && e->leader != KAAS_NO_LEADER) {
-		*broker = e->leader;
-		*epoch = e->leader_epoch;
-		rc = 0;
-	}
-	pthread_mutex_unlock(&c->mu);
-	return rc;
-}
-
-int32_t kaas_agent_controller(struct kaas_agent *c)
-{
-	pthread_mutex_lock(&c->mu);
-	int32_t id = c->controller;
-	pthread_mutex_unlock(&c->mu);
-	return id;
-}
-
-static int in_list(const struct kaas_broker_info *v, size_t n, int32_t id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i].id == id)
-			return 1;
-	return 0;
-}
-
-size_t kaas_agent_brokers(struct kaas_agent *c, struct kaas_broker_info *out, size_t max)
-{
-	size_t n = 0;
-	if (max == 0)
-		return 0;
-	pthread_mutex_lock(&c->mu);
-	out[n++] = c->me;
-	for (size_t k = 0; k < c->nalive && n < max; k++)
-		for (size_t i = 0; i < c->nbrokers; i++)
-			if (c->brokers[i].id == c->alive[k] && !in_list(out, n, c->alive[k]))
-				out[n++] = c->brokers[i];
-	for (size_t k = 0; c->have_view && k < c->view.n && n < max; k++) {
-		int32_t id = c->view.e[k].leader;
-		if (id == KAAS_NO_LEADER || in_list(out, n, id))
-			continue;
-		for (size_t i = 0; i < c->nbrokers; i++)
-			if (c->brokers[i].id == id) {
-				out[n++] = c->brokers[i];
-				break;
-			}
-	}
-	pthread_mutex_unlock(&c->mu);
-	return n;
-}
-
-int32_t kaas_agent_coordinator_slot(const struct kaas_agent *c, const char *group, size_t len)
-{
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < len; i++) {
-		h ^= (uint8_t)group[i];
-		h *= 16777619u;
-	}
-	return (int32_t)(h % (uint32_t)c->cfg->coordinator_slots);
-}
-
-int kaas_agent_coordinator(struct kaas_agent *c, const char *group, size_t len,
-			     int32_t *broker, uint32_t *epoch)
-{
-	return kaas_agent_leader(c, KAAS_COORDINATOR_TOPIC,
-				   kaas_agent_coordinator_slot(c, group, len), broker, epoch);
-}
-
-void kaas_agent_kick(struct kaas_agent *c)
-{
-	pthread_mutex_lock(&c->mu);
-	c->kicked = 1;
-	pthread_cond_broadcast(&c->cv);
-	pthread_mutex_unlock(&c->mu);
-}
-
-int kaas_agent_wait_assigned(struct kaas_agent *c, const char *topic, int timeout_ms)
-{
-	int32_t b;
-	uint32_t e;
-	uint64_t end = kaas_mono_ms() + (uint64_t)timeout_ms;
-	for (;;) {
-		pthread_mutex_lock(&c->mu);
-		int served = c->have_view && c->served_version == c->view.version + 1;
-		pthread_mutex_unlock(&c->mu);
-		if (served && kaas_agent_leader(c, topic, 0, &b, &e) == 0)
-			break;
-		uint64_t now = kaas_mono_ms();
-		if (now >= end)
-			return 0;
-		pthread_mutex_lock(&c->mu);
-		c->kicked = 1;
-		pthread_cond_broadcast(&c->cv);
-		uint64_t r = c->rounds;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t wait = end - now < 100 ? end - now : 100;
-		ts.tv_nsec += (long)(wait * 1000000);
-		ts.tv_sec += ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
-		while (c->rounds == r && !c->stop &&
-		       pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
-			;
-		pthread_mutex_unlock(&c->mu);
-	}
-	return 1;
 }
 
 /* ------------------------------------------------------------ the round */

@@ -3,7 +3,7 @@
 noinst_LIBRARIES += libkaas_broker.a
 libkaas_broker_a_SOURCES = src/broker/config.h \
 	src/broker/config.c src/broker/topics.h src/broker/topics.c src/broker/broker.h \
-	src/broker/worker.h src/broker/worker.c src/broker/agent.h \
+	src/broker/worker.h src/broker/worker.c src/broker/agent.h src/broker/agent_internal.h src/broker/agent_view.c \
 	src/broker/agent.c src/broker/sweep.h src/broker/sweep.c
 libkaas_broker_a_SOURCES += src/broker/groups.h src/broker/groups.c src/broker/group_offsets.c \
 	src/broker/idempotence.h src/broker/idempotence.c
