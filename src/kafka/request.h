@@ -58,8 +58,6 @@ struct kaas_req {
 	struct kaas_zc_part *zc;  /* zero-copy pieces (Fetch), or NULL */
 	int nzc;
 	size_t zc_bytes;          /* bytes of all pieces */
-	int zc_fd;                /* the socket, for the sending thread */
-	int zc_result;            /* 0 or -errno of the zero-copy send */
 	uint64_t start_ms;
 };
 

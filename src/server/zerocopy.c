@@ -78,10 +78,18 @@ static int zc_send_slice(int fd, struct kaas_log_slice *s)
 /* Work queue: the whole response — header, body bytes and the segment
  * slices between them — written to the socket in order.  The loop writes
  * nothing on this connection meanwhile (zc_busy). */
+/* One zero-copy send on the work pool. */
+struct zc_send {
+	struct kaas_req *req;
+	int fd;                   /* the socket */
+	int result;               /* 0 or -errno of the send */
+};
+
 static void zc_work(void *arg)
 {
-	struct kaas_req *req = arg;
-	int fd = req->zc_fd;
+	struct zc_send *zs = arg;
+	struct kaas_req *req = zs->req;
+	int fd = zs->fd;
 	uint8_t hdr[9];
 	size_t hl = req->hdr.resp_tags ? 9 : 8;
 	uint32_t size = (uint32_t)(hl - 4 + req->w.len + req->zc_bytes);
@@ -101,17 +109,19 @@ static void zc_work(void *arg)
 	}
 	if (rc == 0)
 		rc = zc_send_bytes(fd, req->w.buf + at, req->w.len - at);
-	req->zc_result = rc;
+	zs->result = rc;
 }
 
 static void zc_done(void *arg, int status)
 {
-	struct kaas_req *req = arg;
+	struct zc_send *zs = arg;
+	struct kaas_req *req = zs->req;
 	struct kaas_conn *c = req->conn;
 	assert(c->zc_busy);
 	c->zc_busy = 0;
 	c->refs++; /* keep c while the request goes */
-	int rc = status < 0 ? status : req->zc_result;
+	int rc = status < 0 ? status : zs->result;
+	free(zs);
 	kaas_conn_req_free(req);
 	if (c->close_deferred) {
 		c->close_deferred = 0;
@@ -130,14 +140,21 @@ void kaas_zc_start(struct kaas_conn *c, struct kaas_req *req)
 {
 	uv_os_fd_t fd;
 	int rc = uv_fileno((uv_handle_t *)&c->tcp, &fd);
+	struct zc_send *zs = rc == 0 ? malloc(sizeof(*zs)) : NULL;
+	if (rc == 0 && !zs)
+		rc = -ENOMEM;
 	if (rc == 0) {
 		kaas_debug("connection %s: fetch response with %zu record bytes by sendfile",
 			   c->peer, req->zc_bytes);
-		req->zc_fd = fd;
+		zs->req = req;
+		zs->fd = fd;
+		zs->result = 0;
 		c->zc_busy = 1;
-		rc = kaas_pool_queue(req->broker, zc_work, zc_done, req);
-		if (rc < 0)
+		rc = kaas_pool_queue(req->broker, zc_work, zc_done, zs);
+		if (rc < 0) {
 			c->zc_busy = 0;
+			free(zs);
+		}
 	}
 	if (rc < 0) {
 		kaas_conn_req_free(req);
