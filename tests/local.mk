@@ -3,7 +3,7 @@ check_LIBRARIES += libkaastest.a
 libkaastest_a_SOURCES = tests/support/crashsub.c tests/support/crashsub.h \
 	tests/support/testdir.c tests/support/testdir.h \
 	tests/support/kwire.c tests/support/kwire.h tests/support/kgroup.c tests/support/kgroup.h
-TEST_LIBS = libkaastest.a $(KAAS_LIBS) $(CMOCKA_LIBS)
+TEST_LIBS = libkaastest.a libkaas_check.a $(KAAS_LIBS) $(CMOCKA_LIBS)
 TEST_CFLAGS = $(AM_CFLAGS)
 # Programs without their own _LDADD (the tests) link this:
 LDADD = $(TEST_LIBS)
@@ -20,3 +20,4 @@ include tests/groups/local.mk
 include tests/multibroker/local.mk
 include tests/chaos/local.mk
 include tests/kernel-nfs/local.mk
+include tests/layers/local.mk

@@ -1,11 +1,10 @@
 /*
- * broker.h — one kaasd broker: configuration, volumes, topics, the event
- * loop and its cross-thread wake-ups.
+ * broker.h — one kaasd broker: configuration, volumes, topics, the
+ * cluster agent, groups and producer ids.
  */
 #ifndef KAAS_BROKER_BROKER_H
 #define KAAS_BROKER_BROKER_H
 
-#include <pthread.h>
 #include <stdint.h>
 
 #include <uv.h>
@@ -14,64 +13,54 @@
 #include "broker/config.h"
 #include "broker/topics.h"
 #include "broker/worker.h"
+#include "cluster/membership.h"
 #include "substrate/substrate.h"
 
-struct kaas_req;
 struct kaas_groups;
 struct kaas_pid_alloc;
-struct kaas_cluster;
+struct kaas_agent;
+struct kaas_server;
 
-/* A produce completion handed from the log's sync thread to the loop. */
-struct kaas_completion {
-	struct kaas_completion *next;
-	void (*fn)(struct kaas_completion *c); /* runs on the loop thread */
-};
-
-/* A parked fetch (long poll). */
-struct kaas_fetch_waiter {
-	struct kaas_fetch_waiter *prev, *next;
-	void (*wake)(struct kaas_fetch_waiter *w); /* loop thread */
-};
-
+/* The broker's services, shared by the server (src/server) and the API
+ * handlers (src/kafka).  The server owns the loop and the connections;
+ * everything about them lives in src/server. */
 struct kaas_broker {
 	struct kaas_config cfg;
 	struct kaas_substrate *data, *cluster;
 	struct kaas_topics *topics;
-	struct kaas_cluster *agent; /* cluster agent (broker/cluster.h) */
+	struct kaas_agent *agent; /* cluster agent (broker/agent.h) */
 	struct kaas_worker *produce_worker; /* validates and appends, in order */
-	uv_loop_t *loop;
-	uv_tcp_t server;
-	uv_async_t async;         /* completions and data arrivals */
-	uv_signal_t sigterm, sigint;
-	uv_timer_t housekeep;
-	uv_timer_t drain_timer;
-	pthread_mutex_t cq_mu;
-	struct kaas_completion *cq_head, *cq_tail;
-	int data_arrived;         /* under cq_mu: a log's high watermark moved */
-	struct kaas_fetch_waiter waiters; /* list head (loop thread) */
-	int draining;
-	size_t inflight;          /* requests not yet sent or dropped */
-	size_t pool_jobs;         /* work-queue jobs outstanding */
-	int housekeep_busy;
-	size_t nconns;
+	uv_loop_t *loop;          /* the event loop (timers of handlers and groups) */
+	int draining;             /* loop thread: the server is stopping */
 	char cluster_id[23];
 	struct kaas_groups *groups;  /* the group coordinator (groups.h) */
 	struct kaas_pid_alloc *pids; /* producer ids (cluster/producer_ids.h) */
 	struct kaas_sweeper sweeper; /* dead writers' temps (broker/sweep.h);
 	                                housekeeping thread only */
-	uint64_t last_sweep_ms;
+	struct kaas_server *server; /* the server running this broker (opaque) */
 };
 
-/* Hand a completion to the loop (any thread). */
-void kaas_broker_complete(struct kaas_broker *b, struct kaas_completion *c);
-/* Park / unpark a fetch waiter (loop thread). */
-void kaas_broker_park(struct kaas_broker *b, struct kaas_fetch_waiter *w);
-void kaas_broker_unpark(struct kaas_fetch_waiter *w);
-/* Milliseconds of a monotonic clock. */
-uint64_t kaas_now_ms(void);
+/* Milliseconds of a monotonic clock (the clock of kaas_mono_ms). */
+static inline uint64_t kaas_now_ms(void)
+{
+	return kaas_mono_ms();
+}
 
-/* Run the broker until SIGTERM/SIGINT (server.c).  Returns 0 on a clean
- * stop, -errno if the listener could not start. */
-int kaas_broker_run(struct kaas_broker *b);
+/* ---- the work pool, provided by whoever runs the broker (src/server;
+ * a program without a server, like the fuzzer, defines its own) ---- */
+
+/* Work that may block on the volume, run off the loop. */
+typedef void (*kaas_pool_work_fn)(void *arg);
+/* Its end, on the loop thread: status 0, or < 0 when it was cancelled
+ * (the work did not run). */
+typedef void (*kaas_pool_done_fn)(void *arg, int status);
+
+/* Queue work(arg) on the broker's work pool, then done(arg, status) on the
+ * loop (loop thread only; done may be NULL).  The job counts as
+ * outstanding until done has run: a stopping server waits for it before
+ * closing.  Returns 0, or -errno when nothing was queued (done will not
+ * be called). */
+int kaas_pool_queue(struct kaas_broker *b, kaas_pool_work_fn work, kaas_pool_done_fn done,
+		    void *arg);
 
 #endif

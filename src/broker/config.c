@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "substrate/substrate.h"
 
 int kaas_parse_hostport(const char *s, char *host, size_t hostsz, int *port)
@@ -69,8 +69,8 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 		rc = parse_long(v, 0, INT32_MAX, &x);
 		c->broker_id = (int32_t)x;
 	} else if (strcmp(key, "log-level") == 0) {
-		enum kaas_log_level l;
-		rc = kaas_log_parse_level(v, &l);
+		enum kaas_logger_level l;
+		rc = kaas_logger_parse_level(v, &l);
 		c->log_level = l;
 	} else if (strcmp(key, "auto-create-topics") == 0) {
 		if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
@@ -212,7 +212,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	memset(c, 0, sizeof(*c));
 	strcpy(c->listen_host, "127.0.0.1");
 	c->listen_port = 9092;
-	c->log_level = KAAS_LOG_INFO;
+	c->log_level = KAAS_LOGGER_INFO;
 	c->auto_create = 1;
 	c->num_partitions = 1;
 	c->message_max_bytes = (1u << 20) + 12;

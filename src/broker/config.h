@@ -24,7 +24,7 @@ struct kaas_config {
 	char advertise_host[256]; /* default: the listen host, or 127.0.0.1 for a wildcard */
 	int advertise_port;     /* default: the listen port */
 	int32_t broker_id;      /* default 0 */
-	int log_level;          /* enum kaas_log_level */
+	int log_level;          /* enum kaas_logger_level */
 	int auto_create;        /* default 1 */
 	int32_t num_partitions; /* default partitions of auto-created topics: 1 */
 	size_t message_max_bytes;  /* largest accepted batch: 1 MiB + 12 */

@@ -5,9 +5,8 @@
 #include <stdlib.h>
 
 #include "broker/broker.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "cluster/producer_ids.h"
-#include "kafka/protocol.h"
 
 #define DUP_WAIT_MS 30000
 
@@ -64,13 +63,6 @@ static int seq_ahead(int32_t a, int32_t b)
 	return d > 0 && d < ((int64_t)1 << 30);
 }
 
-/* The answer for a failed log: it takes nothing, whatever the sequence. */
-static int failed_answer(int status)
-{
-	return status == KAAS_LOG_EFENCED ? -KAAS_KERR_NOT_LEADER_OR_FOLLOWER
-					  : -KAAS_KERR_KAFKA_STORAGE_ERROR;
-}
-
 static int check_sequence(struct kaas_log *log, const struct kaas_log_batch *lb,
 			  int64_t *dup_base);
 
@@ -84,10 +76,10 @@ int kaas_idem_check(struct kaas_log *log, const struct kaas_log_batch *lb, int64
 	 * recovers, which is then written twice. */
 	int st = kaas_log_status(log);
 	if (st < 0)
-		return failed_answer(st);
+		return st;
 	int rc = check_sequence(log, lb, dup_base);
 	if (rc < 0 && (st = kaas_log_status(log)) < 0)
-		return failed_answer(st); /* the log failed during the check */
+		return st; /* the log failed during the check */
 	return rc;
 }
 
@@ -98,7 +90,7 @@ static int check_sequence(struct kaas_log *log, const struct kaas_log_batch *lb,
 		return KAAS_IDEM_APPEND;
 	int32_t first = lb->base_sequence;
 	if (first < 0 || lb->producer_epoch < 0)
-		return -KAAS_KERR_INVALID_RECORD;
+		return KAAS_EBADBATCH;
 	int32_t last = seq_add(first, (int64_t)lb->record_count - 1);
 	int64_t base = -1;
 	int found = kaas_log_producer_find(log, lb->producer_id, lb->producer_epoch, first, last,
@@ -107,7 +99,7 @@ static int check_sequence(struct kaas_log *log, const struct kaas_log_batch *lb,
 		/* A retry: answer with the original offset once it is durable. */
 		int w = kaas_log_wait(log, base, DUP_WAIT_MS);
 		if (w != 1)
-			return -KAAS_KERR_REQUEST_TIMED_OUT;
+			return KAAS_EINDOUBT;
 		kaas_info("producer %lld epoch %d: batch seq %d..%d is a retry of offset %lld",
 			  (long long)lb->producer_id, lb->producer_epoch, first, last, (long long)base);
 		*dup_base = base;
@@ -116,24 +108,24 @@ static int check_sequence(struct kaas_log *log, const struct kaas_log_batch *lb,
 	struct kaas_log_producer st;
 	int rc = kaas_log_producer_pending(log, lb->producer_id, &st);
 	if (rc == -ENOENT)
-		return first == 0 ? KAAS_IDEM_APPEND : -KAAS_KERR_UNKNOWN_PRODUCER_ID;
+		return first == 0 ? KAAS_IDEM_APPEND : KAAS_EPRODUNKNOWN;
 	if (rc < 0)
-		return -KAAS_KERR_UNKNOWN_SERVER_ERROR;
+		return rc;
 	if (lb->producer_epoch < st.epoch)
-		return -KAAS_KERR_INVALID_PRODUCER_EPOCH;
+		return KAAS_EPRODFENCED;
 	if (lb->producer_epoch > st.epoch || st.n == 0)
 		/* A new epoch starts again at sequence 0; later than 0, its
 		 * first batch is missing (a gap). */
-		return first == 0 ? KAAS_IDEM_APPEND : -KAAS_IDEM_GAP;
+		return first == 0 ? KAAS_IDEM_APPEND : KAAS_ESEQGAP;
 	int32_t last_seen = st.batches[st.n - 1].last_seq;
 	int32_t next = seq_add(last_seen, 1);
 	if (first == next)
 		return KAAS_IDEM_APPEND;
 	if (seq_ahead(first, next))
-		return -KAAS_IDEM_GAP;
+		return KAAS_ESEQGAP;
 	if (first >= st.batches[0].first_seq && last <= last_seen && first <= last)
-		return -KAAS_KERR_DUPLICATE_SEQUENCE_NUMBER;
+		return KAAS_ESEQDUP;
 	if (first < st.batches[0].first_seq && last <= last_seen)
-		return -KAAS_KERR_DUPLICATE_SEQUENCE_NUMBER;
-	return -KAAS_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+		return KAAS_ESEQDUP;
+	return KAAS_ESEQORDER;
 }

@@ -18,8 +18,8 @@
 
 #include <stdint.h>
 
-#include "kafka/protocol.h"
 #include "log/log.h"
+#include "util/status.h"
 
 struct kaas_broker;
 
@@ -30,18 +30,17 @@ void kaas_idem_stop(struct kaas_broker *b);
 
 #define KAAS_IDEM_APPEND 0     /* append the batch */
 #define KAAS_IDEM_DUPLICATE 1  /* a retry of a batch in the log: answer *dup_base */
-/* The Kafka code a sequence gap is answered with (see kaas_idem_check). */
-#define KAAS_IDEM_GAP KAAS_KERR_NOT_ENOUGH_REPLICAS
 
 /* Check one batch before its append (produce worker only).  Returns
  * KAAS_IDEM_APPEND, KAAS_IDEM_DUPLICATE with *dup_base (after waiting for
- * that batch's fsync, so the answer is durable), or minus a Kafka error
- * code: DUPLICATE_SEQUENCE_NUMBER (an older batch than the window
- * remembers), OUT_OF_ORDER_SEQUENCE_NUMBER (a batch overlapping what the
- * log holds, or behind it), INVALID_PRODUCER_EPOCH, UNKNOWN_PRODUCER_ID (a
- * producer id the partition never saw, at a sequence above 0),
- * REQUEST_TIMED_OUT (the original not yet durable or its fsync failed:
- * possibly persisted), or KAAS_IDEM_GAP.
+ * that batch's fsync, so the answer is durable), or a status
+ * (util/status.h; kafka/status_map.h gives the Kafka code of each):
+ * KAAS_ESEQDUP (an older batch than the window remembers), KAAS_ESEQORDER
+ * (a batch overlapping what the log holds, or behind it), KAAS_EPRODFENCED
+ * (an older producer epoch), KAAS_EPRODUNKNOWN (a producer id the
+ * partition never saw, at a sequence above 0), KAAS_EBADBATCH (a negative
+ * sequence or epoch), KAAS_EINDOUBT (the original not yet durable or its
+ * fsync failed: possibly persisted), or KAAS_ESEQGAP.
  * A gap — a batch AHEAD of the next sequence the log expects (or a new
  * epoch starting above 0) — means an earlier batch of the producer is
  * missing: it failed, or is still on its way from an old leader.  Kafka
@@ -54,11 +53,12 @@ void kaas_idem_stop(struct kaas_broker *b);
  * first).  A gap that never closes (acknowledged data lost) then shows as
  * produce retries until the client's delivery timeout, not as renumbering.
  * A failed log (kaas_log_status < 0, before or during the check) is
- * answered KAFKA_STORAGE_ERROR, or NOT_LEADER_OR_FOLLOWER when fenced,
- * before any sequence rule: nothing is written, and the batch keeps its
- * sequence for the retry (a sequence error here would make librdkafka
- * renumber its messages under a new epoch, and a batch the failure left on
- * the volume and the next open recovers would then be written twice). */
+ * answered with the log's status (KAAS_EFENCED when fenced, else its
+ * -errno: the produce path answers KAFKA_STORAGE_ERROR) before any
+ * sequence rule: nothing is written, and the batch keeps its sequence for
+ * the retry (a sequence error here would make librdkafka renumber its
+ * messages under a new epoch, and a batch the failure left on the volume
+ * and the next open recovers would then be written twice). */
 int kaas_idem_check(struct kaas_log *log, const struct kaas_log_batch *lb, int64_t *dup_base);
 
 /* Loop thread: should the response to this produce request be dropped

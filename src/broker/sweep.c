@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/cluster.h"
+#include "broker/agent.h"
 #include "cluster/group_store.h"
 #include "cluster/membership.h"
 #include "contract/contract.h"
@@ -82,7 +82,7 @@ static void sweep_subdirs(struct pass *p, struct kaas_substrate *sub, const char
  * (<data>/__cluster): not a topic. */
 #define DATA_CLUSTER_DIR "__cluster"
 
-int kaas_sweeper_pass(struct kaas_sweeper *sw, struct kaas_cluster *agent,
+int kaas_sweeper_pass(struct kaas_sweeper *sw, struct kaas_agent *agent,
 		      struct kaas_substrate *cluster, struct kaas_substrate *data, uint64_t now_ms)
 {
 	sw->now_ms = now_ms;
@@ -95,7 +95,7 @@ int kaas_sweeper_pass(struct kaas_sweeper *sw, struct kaas_cluster *agent,
 			return -ENOMEM;
 		}
 		sw->live = live;
-		size_t n = kaas_cluster_brokers(agent, b, SWEEP_MAX_BROKERS);
+		size_t n = kaas_agent_brokers(agent, b, SWEEP_MAX_BROKERS);
 		for (size_t i = 0; i < n; i++)
 			sw->live[sw->nlive++] = b[i].incarnation;
 		free(b);

@@ -5,7 +5,7 @@
  * Every replace temp and NFSv4 exclusive-create link name carries its
  * writer's incarnation (substrate.h: private names).  A name is swept when
  * its incarnation is not live: not this process's, not one named by a
- * broker document this broker believes alive (kaas_cluster_brokers), and
+ * broker document this broker believes alive (kaas_agent_brokers), and
  * seen by this sweeper, on its own monotonic clock, for at least `grace_ms`
  * (so a writer that just started, or a tool that is not a broker, is never
  * swept mid-write; a temp lives for milliseconds).  Sweeping a live
@@ -25,7 +25,7 @@
 
 #include "substrate/substrate.h"
 
-struct kaas_cluster;
+struct kaas_agent;
 
 struct kaas_sweeper {
 	uint64_t grace_ms;        /* an unknown incarnation is dead after this */
@@ -47,7 +47,7 @@ int kaas_sweeper_live(void *sweeper, uint64_t inc, const char *name);
 /* One pass over every directory above.  `agent` may be NULL (no broker
  * documents: only this process is live).  Returns the number of names
  * removed, or the first -errno met (the pass goes on past it). */
-int kaas_sweeper_pass(struct kaas_sweeper *sw, struct kaas_cluster *agent,
+int kaas_sweeper_pass(struct kaas_sweeper *sw, struct kaas_agent *agent,
 		      struct kaas_substrate *cluster, struct kaas_substrate *data, uint64_t now_ms);
 
 void kaas_sweeper_free(struct kaas_sweeper *sw);

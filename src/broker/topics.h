@@ -28,7 +28,7 @@
  * read again at every reconcile.
  *
  * Leader epoch: with a lease function (kaas_topics_open_leased, what kaasd
- * uses: the cluster agent, broker/cluster.h) a partition's log is opened
+ * uses: the cluster agent, broker/agent.h) a partition's log is opened
  * only when the lease says this broker leads it, with the leader epoch of
  * the cluster assignment; kaas_topics_reconcile opens, re-opens (new epoch)
  * and closes logs as the assignment moves, and picks up topics other

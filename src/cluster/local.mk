@@ -1,5 +1,7 @@
-libkaas_a_SOURCES += src/cluster/producer_ids.c src/cluster/producer_ids.h \
+# src/cluster (layer 4, beside the log): the cluster's on-volume stores.
+noinst_LIBRARIES += libkaas_stores.a
+libkaas_stores_a_SOURCES = src/cluster/producer_ids.c src/cluster/producer_ids.h \
 	src/cluster/group_store.c src/cluster/group_store.h src/cluster/topic_store.c \
 	src/cluster/topic_store.h
-libkaas_a_SOURCES += src/cluster/membership.c src/cluster/membership.h \
+libkaas_stores_a_SOURCES += src/cluster/membership.c src/cluster/membership.h \
 	src/cluster/assignment.c src/cluster/assignment.h src/cluster/partition_entry.h

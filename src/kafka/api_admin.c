@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "broker/broker.h"
-#include "broker/cluster.h"
+#include "broker/agent.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "util/status.h"
@@ -100,7 +100,7 @@ int kaas_api_create_topics(struct kaas_req *req)
 				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
 			/* Let the controller assign it before answering. */
 			if (err == 0 && !validate_only && b->agent)
-				(void)kaas_cluster_wait_assigned(b->agent, name, 2000);
+				(void)kaas_agent_wait_assigned(b->agent, name, 2000);
 			free(name);
 		}
 		kaas_kw_strn(w, 0, it->name.p, it->name.len);
@@ -143,7 +143,7 @@ int kaas_api_delete_topics(struct kaas_req *req)
 			err = name ? topic_kerr(kaas_topics_delete(b->topics, name))
 				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
 			if (err == 0 && b->agent)
-				kaas_cluster_kick(b->agent);
+				kaas_agent_kick(b->agent);
 			free(name);
 		}
 		kaas_kw_strn(w, 0, names[i].p, names[i].len);

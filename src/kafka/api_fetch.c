@@ -13,15 +13,15 @@
  * than the round returned (when one does, the bounds or a segment's end
  * stopped the read, and waiting cannot make the answer fuller), the request
  * parks until a log's high watermark moves or the timer fires, then reads
- * again.  A fenced broker (kaas_cluster_fenced)
+ * again.  A fenced broker (kaas_agent_fenced)
  * answers every partition NOT_LEADER_OR_FOLLOWER.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/broker.h"
-#include "broker/cluster.h"
-#include "broker/logging.h"
+#include "broker/agent.h"
+#include "util/logger.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "util/status.h"
@@ -109,9 +109,9 @@ static void ctx_free(void *arg)
 }
 
 /* Work queue: read every partition. */
-static void round_work(uv_work_t *w)
+static void round_work(void *arg)
 {
-	struct fetch_ctx *ctx = w->data;
+	struct fetch_ctx *ctx = arg;
 	struct kaas_broker *b = ctx->req->broker;
 	drop_data(ctx);
 	ctx->total = 0;
@@ -125,7 +125,7 @@ static void round_work(uv_work_t *w)
 	 * it discards because the partition moved).  It answers
 	 * NOT_LEADER_OR_FOLLOWER until a round has applied the assignment
 	 * (which closes what it no longer leads). */
-	int fenced = kaas_cluster_fenced(b->agent);
+	int fenced = kaas_agent_fenced(b->agent);
 	for (int32_t i = 0; i < ctx->nt; i++) {
 		struct ft *t = &ctx->topics[i];
 		struct kaas_topic *tp = NULL;
@@ -329,11 +329,10 @@ static void on_timeout(uv_timer_t *t)
 	start_round(ctx);
 }
 
-static void round_done(uv_work_t *w, int status)
+static void round_done(void *arg, int status)
 {
-	struct fetch_ctx *ctx = w->data;
+	struct fetch_ctx *ctx = arg;
 	struct kaas_broker *b = ctx->req->broker;
-	b->pool_jobs--;
 	ctx->in_pool = 0;
 	uint64_t now = kaas_now_ms();
 	if (status < 0 || ctx->errors || ctx->total >= (size_t)ctx->min_bytes || ctx->more ||
@@ -368,10 +367,7 @@ static void start_round(struct fetch_ctx *ctx)
 	if (ctx->timer_live)
 		uv_timer_stop(&ctx->timer);
 	ctx->in_pool = 1;
-	req->work.data = ctx;
-	req->broker->pool_jobs++;
-	if (uv_queue_work(req->broker->loop, &req->work, round_work, round_done) < 0) {
-		req->broker->pool_jobs--;
+	if (kaas_pool_queue(req->broker, round_work, round_done, ctx) < 0) {
 		ctx->in_pool = 0;
 		respond(ctx);
 	}
@@ -399,24 +395,16 @@ void kaas_api_fetch(struct kaas_req *req)
 		(void)kaas_kr_i32(r); /* session id */
 		(void)kaas_kr_i32(r); /* session epoch */
 	}
-	int32_t nt = kaas_kr_array(r, 0, 6);
-	if (nt > 0 && kaas_kr_ok(r)) {
-		if (!(ctx->topics = calloc((size_t)nt, sizeof(*ctx->topics))))
-			kaas_kr_fail(r);
-		else
-			ctx->nt = nt;
-	}
+	void *arr;
+	int32_t nt = kaas_kr_array_alloc(r, 0, 6, sizeof(*ctx->topics), &arr);
+	ctx->topics = arr;
+	ctx->nt = arr ? nt : 0;
 	for (int32_t i = 0; i < ctx->nt && kaas_kr_ok(r); i++) {
 		struct ft *t = &ctx->topics[i];
 		t->name = kaas_kr_str(r, 0);
-		int32_t np = kaas_kr_array(r, 0, 16);
-		if (np > 0 && kaas_kr_ok(r)) {
-			if (!(t->parts = calloc((size_t)np, sizeof(*t->parts)))) {
-				kaas_kr_fail(r);
-				break;
-			}
-			t->n = np;
-		}
+		int32_t np = kaas_kr_array_alloc(r, 0, 16, sizeof(*t->parts), &arr);
+		t->parts = arr;
+		t->n = arr ? np : 0;
 		for (int32_t j = 0; j < t->n && kaas_kr_ok(r); j++) {
 			struct fp *p = &t->parts[j];
 			p->index = kaas_kr_i32(r);

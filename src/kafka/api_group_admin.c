@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
-#include "broker/cluster.h"
+#include "broker/agent.h"
 #include "broker/groups/groups.h"
 #include "kafka/group_wire.h"
 #include "kafka/protocol.h"

@@ -5,7 +5,7 @@
  * (a new id block is claimed on the cluster volume).
  */
 #include "broker/broker.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "cluster/producer_ids.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"

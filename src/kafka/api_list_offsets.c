@@ -1,6 +1,6 @@
 /* api_list_offsets.c — ListOffsets 0..7: earliest (-2), latest (-1), the
  * largest timestamp (-3, KIP-734), by timestamp; v6+ flexible.
- * A fenced broker (kaas_cluster_fenced) answers NOT_LEADER_OR_FOLLOWER.
+ * A fenced broker (kaas_agent_fenced) answers NOT_LEADER_OR_FOLLOWER.
  *
  * By timestamp, the answer is the earliest record at or above the log start
  * whose timestamp is >= the target, with that record's timestamp and its
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "broker/broker.h"
-#include "broker/cluster.h"
-#include "broker/logging.h"
+#include "broker/agent.h"
+#include "util/logger.h"
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -173,7 +173,7 @@ int kaas_api_list_offsets(struct kaas_req *req)
 			struct kaas_log *log = NULL;
 			if (!err && (idx < 0 || idx >= tp->npart))
 				err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-			else if (!err && kaas_cluster_fenced(b->agent))
+			else if (!err && kaas_agent_fenced(b->agent))
 				/* maybe no longer the leader: its offsets may be
 				 * older than the new leader's (see api_fetch.c) */
 				err = KAAS_KERR_NOT_LEADER_OR_FOLLOWER;

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "broker/broker.h"
-#include "broker/cluster.h"
-#include "broker/logging.h"
+#include "broker/agent.h"
+#include "util/logger.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "util/status.h"
@@ -19,7 +19,7 @@ static int16_t part_leader(struct kaas_broker *b, const struct kaas_topic *tp,
 	*epoch = p->log ? (int32_t)kaas_log_epoch(p->log) : -1;
 	if (b->agent) {
 		uint32_t e = 0;
-		if (kaas_cluster_leader(b->agent, tp->name, p->index, leader, &e) < 0) {
+		if (kaas_agent_leader(b->agent, tp->name, p->index, leader, &e) < 0) {
 			*leader = -1;
 			*epoch = -1;
 			return KAAS_KERR_LEADER_NOT_AVAILABLE;
@@ -64,7 +64,7 @@ static struct kaas_topic *lookup_topic(struct kaas_broker *b, struct kaas_kslice
 	/* Give the cluster a moment to list and assign it (no topic reference
 	 * held: opening its log waits for those). */
 	if (wait && b->agent)
-		(void)kaas_cluster_wait_assigned(b->agent, s, 2000);
+		(void)kaas_agent_wait_assigned(b->agent, s, 2000);
 	free(s);
 	return kaas_topics_get(b->topics, nm, name.len);
 }
@@ -130,8 +130,8 @@ int kaas_api_metadata(struct kaas_req *req)
 	size_t nb = 1;
 	int32_t controller = me;
 	if (b->agent) {
-		nb = kaas_cluster_brokers(b->agent, bl, 256);
-		controller = kaas_cluster_controller(b->agent);
+		nb = kaas_agent_brokers(b->agent, bl, 256);
+		controller = kaas_agent_controller(b->agent);
 	} else {
 		bl[0].id = me;
 		snprintf(bl[0].host, sizeof(bl[0].host), "%s", b->cfg.advertise_host);

@@ -25,7 +25,7 @@
  *                            (it was written before the fence check).
  *   NOT_LEADER_OR_FOLLOWER   a newer leader fenced the log before the
  *                            batch was queued: not written.
- *   NOT_ENOUGH_REPLICAS      a sequence gap (kaas_idem_check): an earlier
+ *   NOT_ENOUGH_REPLICAS      a sequence gap (KAAS_ESEQGAP): an earlier
  *                            batch of the producer is missing; not written,
  *                            retry.
  */
@@ -35,11 +35,13 @@
 
 #include "broker/broker.h"
 #include "broker/idempotence.h"
-#include "broker/cluster.h"
-#include "broker/logging.h"
+#include "broker/agent.h"
+#include "util/logger.h"
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "kafka/status_map.h"
+#include "util/status.h"
 
 struct pp {                       /* one partition of the request */
 	int32_t index;
@@ -98,7 +100,7 @@ static const char *error_message(int16_t err)
 	case KAAS_KERR_REQUEST_TIMED_OUT:
 		return "the batch may be in the log (its write failed after it was queued, or "
 		       "is not durable yet): retry it with the same producer epoch and sequence";
-	case KAAS_IDEM_GAP:
+	case KAAS_KERR_NOT_ENOUGH_REPLICAS:
 		return "sequence gap: an earlier batch of this producer is not in the log; "
 		       "not written, retry after that batch";
 	case KAAS_KERR_KAFKA_STORAGE_ERROR:
@@ -169,7 +171,7 @@ static void on_complete(struct kaas_completion *c)
 		 * NOT_LEADER_OR_FOLLOWER, which librdkafka reads as "not
 		 * persisted" (the retry then goes to the new leader anyway,
 		 * after this broker answers the next try NOT_LEADER). */
-		pc->part->sync_err = KAAS_KERR_REQUEST_TIMED_OUT;
+		pc->part->sync_err = kaas_kafka_error(KAAS_EINDOUBT, 0);
 		if (pc->result != KAAS_LOG_EFENCED)
 			kaas_partition_mark_failed(pc->kp);
 	}
@@ -226,15 +228,17 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 		int64_t dup = -1;
 		/* A failed log is answered here too, before any sequence rule. */
 		int ic = kaas_idem_check(log, &lb, &dup);
-		if (ic == -KAAS_KERR_OUT_OF_ORDER_SEQUENCE_NUMBER || ic == -KAAS_KERR_UNKNOWN_PRODUCER_ID ||
-		    ic == -KAAS_KERR_INVALID_PRODUCER_EPOCH || ic == -KAAS_IDEM_GAP)
+		/* A failed log's -errno: not written, the log failed. */
+		int16_t ierr = kaas_kafka_error(ic, KAAS_KERR_KAFKA_STORAGE_ERROR);
+		if (ic == KAAS_ESEQORDER || ic == KAAS_EPRODUNKNOWN || ic == KAAS_EPRODFENCED ||
+		    ic == KAAS_ESEQGAP)
 			/* Rare, and a client may answer it by renumbering its
 			 * messages under a new epoch: worth a line. */
 			kaas_info("partition %d: producer %lld epoch %d batch seq %d (%d records) refused: error %d",
 				  p->index, (long long)lb.producer_id, lb.producer_epoch, lb.base_sequence,
-				  (int)lb.record_count, -ic);
+				  (int)lb.record_count, ierr);
 		if (ic < 0)
-			return (int16_t)-ic;
+			return ierr;
 		if (ic == KAAS_IDEM_DUPLICATE) {
 			/* Already in the log: answered with its original offset. */
 			if (first)
@@ -261,8 +265,7 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 			if (rc != -EFBIG && rc != -EINVAL && rc != KAAS_LOG_EFENCED && rc != -ENOMEM)
 				kaas_partition_mark_failed(kp);
 			return rc == -EFBIG ? KAAS_KERR_MESSAGE_TOO_LARGE
-			     : rc == KAAS_LOG_EFENCED ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
-						      : KAAS_KERR_KAFKA_STORAGE_ERROR;
+					    : kaas_kafka_error(rc, KAAS_KERR_KAFKA_STORAGE_ERROR);
 		}
 		if (pc)
 			ctx->submitted++;
@@ -276,45 +279,39 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 
 /* Queue creation of an unknown topic produced to (answered as unknown now;
  * the client retries after its metadata refresh). */
-static void create_work(uv_work_t *w)
+struct create_job {
+	struct kaas_broker *b;
+	char *name;
+};
+
+static void create_work(void *arg)
 {
-	char **args = w->data;
-	struct kaas_broker *b = (struct kaas_broker *)(void *)args[0];
-	(void)kaas_topics_create(b->topics, args[1], b->cfg.num_partitions, 0, NULL);
+	struct create_job *j = arg;
+	(void)kaas_topics_create(j->b->topics, j->name, j->b->cfg.num_partitions, 0, NULL);
 }
 
-static void create_done(uv_work_t *w, int status)
+static void create_done(void *arg, int status)
 {
-	char **args = w->data;
-	((struct kaas_broker *)(void *)args[0])->pool_jobs--;
-	free(args[1]);
-	free(args);
-	free(w);
+	struct create_job *j = arg;
+	free(j->name);
+	free(j);
 }
 
 static void auto_create(struct kaas_broker *b, struct kaas_kslice name)
 {
 	if (!b->cfg.auto_create || b->draining)
 		return;
-	uv_work_t *w = malloc(sizeof(*w));
-	char **args = malloc(2 * sizeof(char *));
+	struct create_job *j = malloc(sizeof(*j));
 	char *s = kaas_kslice_dup(name);
-	if (!w || !args || !s) {
-		free(w);
-		free(args);
+	if (!j || !s) {
+		free(j);
 		free(s);
 		return;
 	}
-	args[0] = (char *)(void *)b;
-	args[1] = s;
-	w->data = args;
-	b->pool_jobs++;
-	if (uv_queue_work(b->loop, w, create_work, create_done) < 0) {
-		b->pool_jobs--;
-		free(s);
-		free(args);
-		free(w);
-	}
+	j->b = b;
+	j->name = s;
+	if (kaas_pool_queue(b, create_work, create_done, j) < 0)
+		create_done(j, 0);
 }
 
 /* Worker thread: validate and append every partition still without error.
@@ -363,26 +360,16 @@ void kaas_api_produce(struct kaas_req *req)
 	(void)kaas_kr_nstr(r, 0); /* transactional_id */
 	ctx->acks = kaas_kr_i16(r);
 	(void)kaas_kr_i32(r); /* timeout_ms */
-	int32_t nt = kaas_kr_array(r, 0, 6);
-	if (nt > 0 && kaas_kr_ok(r)) {
-		ctx->topics = calloc((size_t)nt, sizeof(*ctx->topics));
-		if (!ctx->topics)
-			kaas_kr_fail(r);
-		else
-			ctx->nt = nt;
-	}
+	void *arr;
+	int32_t nt = kaas_kr_array_alloc(r, 0, 6, sizeof(*ctx->topics), &arr);
+	ctx->topics = arr;
+	ctx->nt = arr ? nt : 0;
 	for (int32_t i = 0; i < ctx->nt && kaas_kr_ok(r); i++) {
 		struct pt *t = &ctx->topics[i];
 		t->name = kaas_kr_str(r, 0);
-		int32_t np = kaas_kr_array(r, 0, 8);
-		if (np > 0 && kaas_kr_ok(r)) {
-			t->parts = calloc((size_t)np, sizeof(*t->parts));
-			if (!t->parts) {
-				kaas_kr_fail(r);
-				break;
-			}
-			t->n = np;
-		}
+		int32_t np = kaas_kr_array_alloc(r, 0, 8, sizeof(*t->parts), &arr);
+		t->parts = arr;
+		t->n = arr ? np : 0;
 		for (int32_t j = 0; j < t->n && kaas_kr_ok(r); j++) {
 			t->parts[j].index = kaas_kr_i32(r);
 			t->parts[j].records = kaas_kr_nbytes(r, 0);
@@ -418,7 +405,7 @@ void kaas_api_produce(struct kaas_req *req)
 				p->err = kaas_partition_not_led(&t->topic->parts[p->index])
 						 ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
 						 : KAAS_KERR_KAFKA_STORAGE_ERROR;
-			else if (kaas_cluster_fenced(b->agent))
+			else if (kaas_agent_fenced(b->agent))
 				p->err = KAAS_KERR_NOT_LEADER_OR_FOLLOWER;
 			else if (p->records.len <= 0)
 				p->err = KAAS_KERR_CORRUPT_MESSAGE;

@@ -20,6 +20,17 @@ static int64_t be64(const uint8_t *p)
 
 /* Parse `count` records from buf[0..len): each must be well formed, carry
  * offsetDelta == its index, and together they must use every byte. */
+/* Skip a varint-length field of a record: its bytes, none for length 0
+ * (or -1 when nullable); another negative length fails the reader. */
+static void skip_field(struct kaas_kr *r, int nullable)
+{
+	int32_t n = kaas_kr_varint(r);
+	if (n < (nullable ? -1 : 0))
+		kaas_kr_fail(r);
+	else if (n > 0)
+		(void)kaas_kr_raw(r, (size_t)n);
+}
+
 static int check_records(const uint8_t *buf, size_t len, int32_t count, const char **why)
 {
 	struct kaas_kr r;
@@ -40,30 +51,14 @@ static int check_records(const uint8_t *buf, size_t len, int32_t count, const ch
 			*why = "record offset delta out of sequence";
 			return KAAS_KERR_CORRUPT_MESSAGE;
 		}
-		int32_t kl = kaas_kr_varint(&rec);
-		if (kl < -1)
-			kaas_kr_fail(&rec);
-		else if (kl > 0)
-			(void)kaas_kr_raw(&rec, (size_t)kl);
-		int32_t vl = kaas_kr_varint(&rec);
-		if (vl < -1)
-			kaas_kr_fail(&rec);
-		else if (vl > 0)
-			(void)kaas_kr_raw(&rec, (size_t)vl);
+		skip_field(&rec, 1); /* key */
+		skip_field(&rec, 1); /* value */
 		int32_t nh = kaas_kr_varint(&rec);
 		if (nh < 0 || (size_t)nh > kaas_kr_left(&rec))
 			kaas_kr_fail(&rec);
 		for (int32_t h = 0; h < nh && kaas_kr_ok(&rec); h++) {
-			int32_t hk = kaas_kr_varint(&rec);
-			if (hk < 0)
-				kaas_kr_fail(&rec);
-			else
-				(void)kaas_kr_raw(&rec, (size_t)hk);
-			int32_t hv = kaas_kr_varint(&rec);
-			if (hv < -1)
-				kaas_kr_fail(&rec);
-			else if (hv > 0)
-				(void)kaas_kr_raw(&rec, (size_t)hv);
+			skip_field(&rec, 0); /* header key */
+			skip_field(&rec, 1); /* header value */
 		}
 		if (!kaas_kr_ok(&rec) || kaas_kr_left(&rec) != 0) {
 			*why = "malformed record";

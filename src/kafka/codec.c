@@ -172,6 +172,16 @@ int32_t kaas_kr_array(struct kaas_kr *r, int flex, size_t min_elem)
 	return (int32_t)n;
 }
 
+int32_t kaas_kr_array_alloc(struct kaas_kr *r, int flex, size_t min_elem, size_t elem_size,
+			    void **out)
+{
+	*out = NULL;
+	int32_t n = kaas_kr_array(r, flex, min_elem);
+	if (n > 0 && !r->err && !(*out = calloc((size_t)n, elem_size)))
+		kaas_kr_fail(r);
+	return n;
+}
+
 void kaas_kr_tags(struct kaas_kr *r, int flex)
 {
 	if (!flex)
@@ -314,20 +324,25 @@ void kaas_kw_raw(struct kaas_kw *w, const void *p, size_t n)
 		memcpy(d, p, n);
 }
 
+/* The length of a nullable string (wide 0: INT16) or byte array (wide 1:
+ * INT32), or its compact form; len < 0: null. */
+static void kw_len(struct kaas_kw *w, int flex, int32_t len, int wide)
+{
+	if (flex)
+		kaas_kw_uvarint(w, len < 0 ? 0 : (uint32_t)len + 1);
+	else if (wide)
+		kaas_kw_i32(w, len < 0 ? -1 : len);
+	else
+		kaas_kw_i16(w, len < 0 ? -1 : (int16_t)len);
+}
+
 void kaas_kw_strn(struct kaas_kw *w, int flex, const void *s, int32_t len)
 {
-	if (!s || len < 0) {
-		if (flex)
-			kaas_kw_uvarint(w, 0);
-		else
-			kaas_kw_i16(w, -1);
-		return;
-	}
-	if (flex)
-		kaas_kw_uvarint(w, (uint32_t)len + 1);
-	else
-		kaas_kw_i16(w, (int16_t)len);
-	kaas_kw_raw(w, s, (size_t)len);
+	if (!s)
+		len = -1;
+	kw_len(w, flex, len, 0);
+	if (len >= 0)
+		kaas_kw_raw(w, s, (size_t)len);
 }
 
 void kaas_kw_str(struct kaas_kw *w, int flex, const char *s)
@@ -337,18 +352,9 @@ void kaas_kw_str(struct kaas_kw *w, int flex, const char *s)
 
 void kaas_kw_bytes(struct kaas_kw *w, int flex, const void *p, int32_t len)
 {
-	if (len < 0) {
-		if (flex)
-			kaas_kw_uvarint(w, 0);
-		else
-			kaas_kw_i32(w, -1);
-		return;
-	}
-	if (flex)
-		kaas_kw_uvarint(w, (uint32_t)len + 1);
-	else
-		kaas_kw_i32(w, len);
-	kaas_kw_raw(w, p, (size_t)len);
+	kw_len(w, flex, len, 1);
+	if (len >= 0)
+		kaas_kw_raw(w, p, (size_t)len);
 }
 
 void kaas_kw_array(struct kaas_kw *w, int flex, int32_t n)

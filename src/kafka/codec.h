@@ -61,6 +61,12 @@ struct kaas_kslice kaas_kr_nbytes(struct kaas_kr *r, int flex);
  * (returning 0) when the count is impossible for the bytes left, given
  * each element takes at least min_elem bytes. */
 int32_t kaas_kr_array(struct kaas_kr *r, int flex, size_t min_elem);
+/* kaas_kr_array, then room for that many zeroed elements of elem_size:
+ * returns the count as kaas_kr_array does and *out (calloc'ed; NULL when
+ * the count is <= 0 or the reader failed).  Out of memory fails the
+ * reader. */
+int32_t kaas_kr_array_alloc(struct kaas_kr *r, int flex, size_t min_elem, size_t elem_size,
+			    void **out);
 /* Skip a tagged-field section (no-op when !flex). */
 void kaas_kr_tags(struct kaas_kr *r, int flex);
 

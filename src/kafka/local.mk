@@ -1,9 +1,12 @@
-# src/kafka: the Kafka wire protocol — codec, record-batch validation, API handlers.
-libkaas_a_SOURCES += src/kafka/codec.h src/kafka/codec.c src/kafka/protocol.h \
+# src/kafka (layer 6): the Kafka wire protocol — codec, record-batch validation,
+# API handlers, the status map; the request seam the server implements.
+noinst_LIBRARIES += libkaas_kafka.a
+libkaas_kafka_a_SOURCES = src/kafka/codec.h src/kafka/codec.c src/kafka/protocol.h \
 	src/kafka/header.h src/kafka/header.c src/kafka/batch.h src/kafka/batch.c \
 	src/kafka/decompress.c src/kafka/batch_time.c src/kafka/request.h src/kafka/api_versions.c \
 	src/kafka/api_metadata.c src/kafka/api_produce.c src/kafka/api_fetch.c \
-	src/kafka/api_list_offsets.c src/kafka/api_admin.c
-libkaas_a_SOURCES += src/kafka/api_group_admin.c src/kafka/api_init_producer_id.c \
+	src/kafka/api_list_offsets.c src/kafka/api_admin.c \
+	src/kafka/status_map.h src/kafka/status_map.c
+libkaas_kafka_a_SOURCES += src/kafka/api_group_admin.c src/kafka/api_init_producer_id.c \
 	src/kafka/group_wire.h src/kafka/group_wire.c src/kafka/api_group_membership.c \
 	src/kafka/api_group_offsets.c

@@ -1,6 +1,7 @@
 /*
- * request.h — one Kafka request in flight, between the server loop
- * (src/broker/server.c) and the API handlers (src/kafka/api_*.c).
+ * request.h — one Kafka request in flight, between the server
+ * (src/server) and the API handlers (src/kafka/api_*.c), and the seam
+ * between them: what a handler may ask of the server.
  *
  * The server reads a frame, parses its header into `hdr`, points `r` at the
  * body and calls the API's handler.  A handler writes the response BODY
@@ -8,14 +9,17 @@
  * the request with kaas_req_finish — at once, or later on the loop thread
  * (Produce waiting for an fsync, Fetch waiting for data).  Responses leave
  * each connection in request order whatever order requests finish in.
+ *
+ * The seam (end of this file) is implemented by src/server; a program that
+ * drives handlers without a server (the fuzzer, a unit test) defines its
+ * own stand-ins for those few functions.  Nothing else of the server is
+ * visible here.
  */
 #ifndef KAAS_KAFKA_REQUEST_H
 #define KAAS_KAFKA_REQUEST_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include <uv.h>
 
 #include "kafka/codec.h"
 #include "kafka/header.h"
@@ -51,21 +55,11 @@ struct kaas_req {
 	int status;               /* enum kaas_req_status */
 	void *ctx;                /* handler state */
 	void (*ctx_free)(void *ctx);
-	uv_work_t work;           /* for handlers run on the work queue */
 	struct kaas_zc_part *zc;  /* zero-copy pieces (Fetch), or NULL */
 	int nzc;
 	size_t zc_bytes;          /* bytes of all pieces */
-	int zc_fd;                /* the socket, for the sending thread */
-	int zc_result;            /* 0 or -errno of the zero-copy send */
 	uint64_t start_ms;
 };
-
-/* Finish a request (loop thread only).  Its response is sent once every
- * earlier request of the connection has been sent. */
-void kaas_req_finish(struct kaas_req *req, int status);
-
-/* The peer's "ip:port" of a request's connection ("" if none). */
-const char *kaas_conn_peer(const struct kaas_conn *c);
 
 /* A handler on the loop thread: must call kaas_req_finish now or later. */
 typedef void (*kaas_loop_handler)(struct kaas_req *req);
@@ -94,6 +88,41 @@ void kaas_api_offset_commit(struct kaas_req *req);
 void kaas_api_offset_fetch(struct kaas_req *req);
 void kaas_api_describe_groups(struct kaas_req *req);
 void kaas_api_list_groups(struct kaas_req *req);
+
+/* ------------------------------------------------------------ the seam
+ * Implemented by the server (src/server); stubbed by programs without one. */
+
+/* Finish a request (loop thread only).  Its response is sent once every
+ * earlier request of the connection has been sent. */
+void kaas_req_finish(struct kaas_req *req, int status);
+
+/* The peer's "ip:port" of a request's connection ("" if none). */
+const char *kaas_conn_peer(const struct kaas_conn *c);
+
+/* Work on the broker's pool: kaas_pool_queue, declared in broker/broker.h
+ * (the services queue work too); the server implements it. */
+
+/* A completion handed from another thread (the log's sync thread, the
+ * produce worker) to the loop. */
+struct kaas_completion {
+	struct kaas_completion *next;
+	void (*fn)(struct kaas_completion *c); /* runs on the loop thread */
+};
+
+/* Hand a completion to the loop (any thread): c->fn runs there soon. */
+void kaas_broker_complete(struct kaas_broker *b, struct kaas_completion *c);
+
+/* A parked fetch (long poll): woken on the loop when any partition log's
+ * high watermark moved, and once more when the server starts stopping. */
+struct kaas_fetch_waiter {
+	struct kaas_fetch_waiter *prev, *next;
+	void (*wake)(struct kaas_fetch_waiter *w); /* loop thread; the waiter is unparked */
+};
+
+/* Park / unpark a fetch waiter (loop thread).  Unparking one that is not
+ * parked is a no-op. */
+void kaas_broker_park(struct kaas_broker *b, struct kaas_fetch_waiter *w);
+void kaas_broker_unpark(struct kaas_fetch_waiter *w);
 
 /* Unsupported versions: ApiVersions answers UNSUPPORTED_VERSION in its v0
  * format (KIP-511); for every other API the server closes the connection,

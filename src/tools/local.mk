@@ -1,3 +1,3 @@
 bin_PROGRAMS += kaasctl
 kaasctl_SOURCES = src/tools/kaasctl.c
-kaasctl_LDADD = $(KAAS_LIBS)
+kaasctl_LDADD = libkaas_check.a $(KAAS_LIBS_CONTRACT) $(KAAS_EXT_LIBS)

@@ -39,6 +39,22 @@
  *   KAAS_EPROTOCOL_MISMATCH   the member shares no protocol with the group.
  *   KAAS_EUNKNOWN_PARTITION   no such topic or partition.
  *
+ * The idempotent producer's answers for a batch (broker/idempotence.h),
+ * numbered from +40, none of which wrote anything:
+ *   KAAS_ESEQDUP       a retry of a batch older than the window the log
+ *                      remembers (already in the log, offset unknown).
+ *   KAAS_ESEQORDER     a batch overlapping what the log holds, or behind it.
+ *   KAAS_ESEQGAP       a batch ahead of the next sequence: an earlier batch
+ *                      of the producer is missing; retry after it.
+ *   KAAS_EPRODFENCED   a batch of an older producer epoch.
+ *   KAAS_EPRODUNKNOWN  a producer id the partition never saw, at a
+ *                      sequence above 0.
+ *   KAAS_EBADBATCH     producer fields that break the rules (a negative
+ *                      sequence or epoch with a producer id).
+ *   KAAS_EINDOUBT      the outcome of an earlier write is not known yet (not
+ *                      durable, or its write or fsync failed after it was
+ *                      queued): it may be on the volume.
+ *
  * The substrate never returns these; kaas_sub_fail passes them through
  * unchanged (a negative argument is returned as is), so a fence may be
  * reported with a detail: `return kaas_sub_fail(KAAS_EFENCED, "...")`.
@@ -64,6 +80,13 @@
 #define KAAS_EMEMBER_ID_REQUIRED (-(KAAS_STATUS_BASE + 26))
 #define KAAS_EPROTOCOL_MISMATCH (-(KAAS_STATUS_BASE + 27))
 #define KAAS_EUNKNOWN_PARTITION (-(KAAS_STATUS_BASE + 28))
+#define KAAS_ESEQDUP (-(KAAS_STATUS_BASE + 40))
+#define KAAS_ESEQORDER (-(KAAS_STATUS_BASE + 41))
+#define KAAS_ESEQGAP (-(KAAS_STATUS_BASE + 42))
+#define KAAS_EPRODFENCED (-(KAAS_STATUS_BASE + 43))
+#define KAAS_EPRODUNKNOWN (-(KAAS_STATUS_BASE + 44))
+#define KAAS_EBADBATCH (-(KAAS_STATUS_BASE + 45))
+#define KAAS_EINDOUBT (-(KAAS_STATUS_BASE + 46))
 
 /* Is rc one of the statuses above (not an errno)? */
 #define KAAS_IS_STATUS(rc) ((rc) <= -KAAS_STATUS_BASE)

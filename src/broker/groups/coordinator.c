@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "broker/broker.h"
-#include "broker/cluster.h"
+#include "broker/agent.h"
 #include "broker/groups/internal.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "cluster/assignment.h"
 #include "util/status.h"
 
@@ -37,15 +37,15 @@ static int slot_owner(struct kaas_groups *g, const char *group, uint64_t *epoch)
 	int32_t leader;
 	uint32_t e;
 	*epoch = 0;
-	if (!b->agent || kaas_cluster_coordinator(b->agent, group, strlen(group), &leader, &e) < 0)
+	if (!b->agent || kaas_agent_coordinator(b->agent, group, strlen(group), &leader, &e) < 0)
 		return KAAS_ENO_COORDINATOR;
 	if (leader != b->cfg.broker_id)
 		return KAAS_ENOT_COORDINATOR;
 	/* Led by this broker id: the lease says whether this life may serve it
 	 * (a restarted broker waits for an assignment naming its new epoch). */
-	int32_t slot = kaas_cluster_coordinator_slot(b->agent, group, strlen(group));
-	if (!kaas_cluster_lease(b->agent, KAAS_COORDINATOR_TOPIC, slot, &e) ||
-	    kaas_cluster_fenced(b->agent))
+	int32_t slot = kaas_agent_coordinator_slot(b->agent, group, strlen(group));
+	if (!kaas_agent_lease(b->agent, KAAS_COORDINATOR_TOPIC, slot, &e) ||
+	    kaas_agent_fenced(b->agent))
 		return KAAS_ENO_COORDINATOR;
 	*epoch = e;
 	return 0;

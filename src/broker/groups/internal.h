@@ -68,7 +68,6 @@ struct group {
 	struct group_op *ops_head; /* in arrival order; the head runs */
 	int op_running;
 	int reload;               /* dropped while an op ran: unload when it is done */
-	uv_work_t work;
 };
 
 struct kaas_groups {

@@ -13,7 +13,7 @@
 
 #include "broker/broker.h"
 #include "broker/groups/internal.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "util/status.h"
 
 /* A fresh member id: "<client id>-<wall clock>-<sequence>". */

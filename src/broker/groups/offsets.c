@@ -19,7 +19,7 @@
 
 #include "broker/broker.h"
 #include "broker/groups/internal.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "util/status.h"
 
 struct group_op {
@@ -175,9 +175,9 @@ static int apply_commit(struct group *gr, struct kaas_offset_batch *batch)
 }
 
 /* Work queue: load the group if needed, then apply and persist a commit. */
-static void op_work(uv_work_t *w)
+static void op_work(void *arg)
 {
-	struct group *gr = w->data;
+	struct group *gr = arg;
 	struct group_op *op = gr->ops_head;
 	struct kaas_substrate *cluster = gr->reg->b->cluster;
 	op->rc = 0;
@@ -226,13 +226,11 @@ static struct group_op *pop(struct group *gr)
 	return op;
 }
 
-static void op_done(uv_work_t *w, int status)
+static void op_done(void *arg, int status)
 {
-	struct group *gr = w->data;
-	struct kaas_broker *b = gr->reg->b;
+	struct group *gr = arg;
 	GROUPS_ON_LOOP(gr->reg);
 	assert(gr->op_running);
-	b->pool_jobs--;
 	struct group_op *op = pop(gr);
 	if (status < 0)
 		op->rc = -ECANCELED;
@@ -253,10 +251,7 @@ static void run_next(struct group *gr)
 		return;
 	struct kaas_broker *b = gr->reg->b;
 	gr->op_running = 1;
-	gr->work.data = gr;
-	b->pool_jobs++;
-	if (uv_queue_work(b->loop, &gr->work, op_work, op_done) < 0) {
-		b->pool_jobs--;
+	if (kaas_pool_queue(b, op_work, op_done, gr) < 0) {
 		struct group_op *op = pop(gr);
 		op->status = KAAS_ENO_COORDINATOR;
 		answer(op);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
-#include "broker/cluster.h"
+#include "broker/agent.h"
 #include "broker/groups/internal.h"
 #include "util/status.h"
 
@@ -21,12 +21,12 @@ int kaas_groups_find_coordinator(struct kaas_groups *g, const char *key, size_t 
 	int32_t leader;
 	uint32_t epoch;
 	if (b->draining || !b->agent ||
-	    kaas_cluster_coordinator(b->agent, key, len, &leader, &epoch) < 0)
+	    kaas_agent_coordinator(b->agent, key, len, &leader, &epoch) < 0)
 		return KAAS_ENO_COORDINATOR;
 	struct kaas_broker_info *v = malloc(FIND_MAX_BROKERS * sizeof(*v));
 	if (!v)
 		return KAAS_ENO_COORDINATOR;
-	size_t n = kaas_cluster_brokers(b->agent, v, FIND_MAX_BROKERS);
+	size_t n = kaas_agent_brokers(b->agent, v, FIND_MAX_BROKERS);
 	int err = KAAS_ENO_COORDINATOR;
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].id == leader) {

@@ -10,7 +10,7 @@
 
 #include "broker/broker.h"
 #include "broker/groups/internal.h"
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "util/status.h"
 
 struct group_member *kaas_groups_member(struct group *gr, const char *id)

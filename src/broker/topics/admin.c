@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "broker/topics/internal.h"
 #include "util/status.h"
 #include "util/step.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "broker/topics/internal.h"
 #include "contract/epoch_fence.h"
 

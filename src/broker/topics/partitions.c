@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "broker/topics/internal.h"
 
 struct kaas_hw_token *kaas_hw_token_get(struct kaas_hw_token *tok)

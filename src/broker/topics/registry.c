@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "broker/topics/internal.h"
 
 /* The registry whose mu / admin_mu this thread holds, if any. */

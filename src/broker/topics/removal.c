@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "broker/topics/internal.h"
 #include "util/status.h"
 

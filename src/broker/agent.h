@@ -1,5 +1,5 @@
 /*
- * cluster.h — the cluster agent inside kaasd: membership, controller,
+ * agent.h — the cluster agent inside kaasd: membership, controller,
  * assignment, and which partitions this broker leads.
  *
  * One thread per broker, never the event loop's.  Every heartbeat interval
@@ -22,7 +22,7 @@
  *      reconciles the topic registry with it (kaas_topics_reconcile).
  * A round that cannot renew the heartbeat and apply the assignment leaves
  * the "last renewed" time where it was; once that is older than half the
- * liveness timeout the broker is fenced (kaas_cluster_fenced) and answers
+ * liveness timeout the broker is fenced (kaas_agent_fenced) and answers
  * produce with NOT_LEADER_OR_FOLLOWER until a round succeeds again.
  *
  * A restarted broker id gets its slots back only with a bumped leader epoch:
@@ -32,10 +32,10 @@
  * life is fenced by the logs.
  *
  * Threads: every accessor may be called from any thread (one mutex, memory
- * only); kaas_cluster_start and _stop block.
+ * only); kaas_agent_start and _stop block.
  */
-#ifndef KAAS_BROKER_CLUSTER_H
-#define KAAS_BROKER_CLUSTER_H
+#ifndef KAAS_BROKER_AGENT_H
+#define KAAS_BROKER_AGENT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -45,10 +45,10 @@
 #include "cluster/membership.h"
 #include "substrate/substrate.h"
 
-struct kaas_cluster;
+struct kaas_agent;
 
 /* Create the agent (no thread yet).  cfg must outlive it; its advertised
- * address is read at kaas_cluster_start.  First makes sure no live process
+ * address is read at kaas_agent_start.  First makes sure no live process
  * has our broker id: its document, if any, must be a clean shutdown's or
  * show no heartbeat progress for min(liveness timeout, 4 heartbeat
  * intervals) (blocks that long).  0, -EADDRINUSE (the id is in use; logged
@@ -58,60 +58,60 @@ struct kaas_cluster;
  * it holds another incarnation than ours, another process took the id over
  * (it started while this one looked dead) and this one is fenced for good:
  * it leads nothing, refuses produce and stops heartbeating. */
-int kaas_cluster_new(struct kaas_substrate *cluster, const struct kaas_config *cfg,
-		     struct kaas_cluster **out);
+int kaas_agent_new(struct kaas_substrate *cluster, const struct kaas_config *cfg,
+		     struct kaas_agent **out);
 
 /* The lease function for kaas_topics_open_leased (arg: the agent). */
-int kaas_cluster_lease(void *arg, const char *topic, int32_t partition, uint32_t *epoch);
+int kaas_agent_lease(void *arg, const char *topic, int32_t partition, uint32_t *epoch);
 
 /* Run one round now (so a lone broker leads its partitions before it
  * serves), then start the agent's thread.  0 or -errno (thread). */
-int kaas_cluster_start(struct kaas_cluster *c, struct kaas_topics *topics);
+int kaas_agent_start(struct kaas_agent *c, struct kaas_topics *topics);
 
 /* Stop the thread (no more heartbeats) and free the agent.  NULL is a
  * no-op.  The broker document is rewritten once more, marked stopped (same
  * counter: others see the heartbeat stop; a new process with the id starts
  * without waiting; the controller claim it announced counts as nobody's,
  * so another broker, or its own next life, claims at once). */
-void kaas_cluster_stop(struct kaas_cluster *c);
+void kaas_agent_stop(struct kaas_agent *c);
 
 /* Ask for a round now (any thread). */
-void kaas_cluster_kick(struct kaas_cluster *c);
+void kaas_agent_kick(struct kaas_agent *c);
 
 /* Wait (at most timeout_ms) until the current assignment names a leader
  * for partition 0 of `topic` and this broker has applied it (opened what it
  * leads), kicking rounds.  1 found, 0 not yet. */
-int kaas_cluster_wait_assigned(struct kaas_cluster *c, const char *topic, int timeout_ms);
+int kaas_agent_wait_assigned(struct kaas_agent *c, const char *topic, int timeout_ms);
 
 /* Has this broker failed to renew its heartbeat for half the liveness
  * timeout?  1 fenced (refuse produce), 0 not. */
-int kaas_cluster_fenced(const struct kaas_cluster *c);
+int kaas_agent_fenced(const struct kaas_agent *c);
 
 /* The leader of (topic, partition) in the current assignment: 0 and
  * *broker, *epoch; -ENOENT when unassigned or no leader (no assignment
  * yet, or no live broker). */
-int kaas_cluster_leader(struct kaas_cluster *c, const char *topic, int32_t partition,
+int kaas_agent_leader(struct kaas_agent *c, const char *topic, int32_t partition,
 			int32_t *broker, uint32_t *epoch);
 
 /* The broker id of the live controller, or -1 if none is known. */
-int32_t kaas_cluster_controller(struct kaas_cluster *c);
+int32_t kaas_agent_controller(struct kaas_agent *c);
 
 /* Brokers for Metadata: this broker first, then every other broker this
  * agent believes alive, then the leaders of the current assignment it does
  * not (so every leader named is resolvable).  Fills up to max entries of
  * out; returns how many. */
-size_t kaas_cluster_brokers(struct kaas_cluster *c, struct kaas_broker_info *out, size_t max);
+size_t kaas_agent_brokers(struct kaas_agent *c, struct kaas_broker_info *out, size_t max);
 
 /* Group coordinators (for the consumer-group code).  A group maps to slot
- * hash(group) mod coordinator_slots (kaas_cluster_coordinator_slot, FNV-1a
+ * hash(group) mod coordinator_slots (kaas_agent_coordinator_slot, FNV-1a
  * of the name, stable across brokers and restarts); the slot is assigned
  * like a partition of KAAS_COORDINATOR_TOPIC, with its own leader epoch.
- * kaas_cluster_coordinator: 0 and the slot's *broker and *epoch (epoch:
+ * kaas_agent_coordinator: 0 and the slot's *broker and *epoch (epoch:
  * fence the group's state with it, e.g. as group_store's epoch), -ENOENT
  * when the slot has no leader yet.  The caller answers NOT_COORDINATOR /
  * COORDINATOR_NOT_AVAILABLE when *broker is not itself or on -ENOENT. */
-int32_t kaas_cluster_coordinator_slot(const struct kaas_cluster *c, const char *group, size_t len);
-int kaas_cluster_coordinator(struct kaas_cluster *c, const char *group, size_t len,
+int32_t kaas_agent_coordinator_slot(const struct kaas_agent *c, const char *group, size_t len);
+int kaas_agent_coordinator(struct kaas_agent *c, const char *group, size_t len,
 			     int32_t *broker, uint32_t *epoch);
 
 #endif

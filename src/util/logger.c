@@ -1,5 +1,5 @@
-/* logging.c — see logging.h. */
-#include "broker/logging.h"
+/* logger.c — see logger.h. */
+#include "util/logger.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -7,34 +7,34 @@
 #include <string.h>
 #include <time.h>
 
-static enum kaas_log_level min_level = KAAS_LOG_INFO;
+static enum kaas_logger_level min_level = KAAS_LOGGER_INFO;
 
-void kaas_log_set_level(enum kaas_log_level l)
+void kaas_logger_set_level(enum kaas_logger_level l)
 {
 	min_level = l;
 }
 
-int kaas_log_parse_level(const char *s, enum kaas_log_level *out)
+int kaas_logger_parse_level(const char *s, enum kaas_logger_level *out)
 {
 	static const char *names[] = { "debug", "info", "warn", "error" };
 	for (int i = 0; i < 4; i++)
 		if (strcmp(s, names[i]) == 0) {
-			*out = (enum kaas_log_level)i;
+			*out = (enum kaas_logger_level)i;
 			return 0;
 		}
 	if (strcmp(s, "warning") == 0) {
-		*out = KAAS_LOG_WARN;
+		*out = KAAS_LOGGER_WARN;
 		return 0;
 	}
 	return -EINVAL;
 }
 
-int kaas_log_enabled(enum kaas_log_level l)
+int kaas_logger_enabled(enum kaas_logger_level l)
 {
 	return l >= min_level;
 }
 
-void kaas_log(enum kaas_log_level l, const char *fmt, ...)
+void kaas_logger_write(enum kaas_logger_level l, const char *fmt, ...)
 {
 	static const char *tags[] = { "DEBUG", "INFO", "WARN", "ERROR" };
 	if (l < min_level)

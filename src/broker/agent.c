@@ -1,5 +1,7 @@
-/* cluster.c — the cluster agent (see cluster.h). */
-#include "broker/cluster.h"
+/* agent.c — the cluster agent: its thread and its rounds (see agent.h);
+ * the accessors other threads call are in agent_view.c. */
+#include "broker/agent.h"
+#include "broker/agent_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -10,56 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker/logging.h"
+#include "util/logger.h"
 #include "cluster/assignment.h"
 #include "util/status.h"
-
-#define MAX_BROKERS 1024
-
-struct known_inc {
-	int32_t id;
-	uint64_t incarnation;
-};
-
-struct kaas_cluster {
-	struct kaas_substrate *vol;
-	const struct kaas_config *cfg;
-	struct kaas_topics *topics;
-	pthread_t thread;
-	int started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;        /* kicks and finished rounds */
-	int stop, kicked;
-	uint64_t rounds;
-	/* Under mu: the view the accessors read. */
-	struct kaas_assignment view; /* current assignment (n 0 when none) */
-	int have_view;
-	int trust_self;           /* may lead our own slots of `view` */
-	uint64_t first_version;   /* version of the first assignment read */
-	int first_had_mine;
-	struct kaas_broker_info *brokers; /* last listing */
-	size_t nbrokers;
-	int32_t *alive;
-	size_t nalive;
-	int32_t controller;
-	uint64_t served_version;  /* view version the registry was last
-	                             reconciled with (+1; 0: none) */
-	uint64_t last_ok_ms;      /* atomic: last full round */
-	int superseded;           /* atomic: another process took our id over */
-	/* Agent thread only. */
-	struct kaas_broker_info me;
-	struct kaas_liveness lv;
-	uint64_t ctrl_epoch;      /* the claim we hold, 0 if none */
-	struct kaas_assignment written; /* the last assignment we wrote */
-	int have_written;
-	uint64_t latest_seen;     /* newest claim seen, and since when */
-	uint64_t latest_since_ms;
-	uint64_t start_ms;
-	uint64_t prev_life_epoch; /* controller epoch our id's previous life announced */
-	int published;            /* our document holds our incarnation */
-	struct known_inc *incs;
-	size_t nincs;
-};
 
 static void sleep_ms(uint64_t ms)
 {
@@ -98,13 +53,13 @@ static int check_id_free(struct kaas_substrate *vol, const struct kaas_config *c
 	return 0;
 }
 
-int kaas_cluster_new(struct kaas_substrate *cluster, const struct kaas_config *cfg,
-		     struct kaas_cluster **out)
+int kaas_agent_new(struct kaas_substrate *cluster, const struct kaas_config *cfg,
+		     struct kaas_agent **out)
 {
 	int rc = check_id_free(cluster, cfg);
 	if (rc < 0)
 		return rc;
-	struct kaas_cluster *c = calloc(1, sizeof(*c));
+	struct kaas_agent *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->vol = cluster;
@@ -120,153 +75,11 @@ int kaas_cluster_new(struct kaas_substrate *cluster, const struct kaas_config *c
 	return 0;
 }
 
-/* ------------------------------------------------------------ accessors */
-
-int kaas_cluster_lease(void *arg, const char *topic, int32_t partition, uint32_t *epoch)
-{
-	struct kaas_cluster *c = arg;
-	int yes = 0;
-	pthread_mutex_lock(&c->mu);
-	if (c->have_view && c->trust_self && !__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE)) {
-		const struct kaas_assign_entry *e = kaas_assignment_find(&c->view, topic, partition);
-		if (e && e->leader == c->cfg->broker_id) {
-			*epoch = e->leader_epoch;
-			yes = 1;
-		}
-	}
-	pthread_mutex_unlock(&c->mu);
-	return yes;
-}
-
-int kaas_cluster_fenced(const struct kaas_cluster *c)
-{
-	if (!c)
-		return 0;
-	if (__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE))
-		return 1;
-	uint64_t ok = __atomic_load_n(&c->last_ok_ms, __ATOMIC_ACQUIRE);
-	return kaas_mono_ms() - ok > c->cfg->liveness_ms / 2;
-}
-
-int kaas_cluster_leader(struct kaas_cluster *c, const char *topic, int32_t partition,
-			int32_t *broker, uint32_t *epoch)
-{
-	int rc = -ENOENT;
-	pthread_mutex_lock(&c->mu);
-	const struct kaas_assign_entry *e =
-		c->have_view ? kaas_assignment_find(&c->view, topic, partition) : NULL;
-	if (e && e->leader != KAAS_NO_LEADER) {
-		*broker = e->leader;
-		*epoch = e->leader_epoch;
-		rc = 0;
-	}
-	pthread_mutex_unlock(&c->mu);
-	return rc;
-}
-
-int32_t kaas_cluster_controller(struct kaas_cluster *c)
-{
-	pthread_mutex_lock(&c->mu);
-	int32_t id = c->controller;
-	pthread_mutex_unlock(&c->mu);
-	return id;
-}
-
-static int in_list(const struct kaas_broker_info *v, size_t n, int32_t id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i].id == id)
-			return 1;
-	return 0;
-}
-
-size_t kaas_cluster_brokers(struct kaas_cluster *c, struct kaas_broker_info *out, size_t max)
-{
-	size_t n = 0;
-	if (max == 0)
-		return 0;
-	pthread_mutex_lock(&c->mu);
-	out[n++] = c->me;
-	for (size_t k = 0; k < c->nalive && n < max; k++)
-		for (size_t i = 0; i < c->nbrokers; i++)
-			if (c->brokers[i].id == c->alive[k] && !in_list(out, n, c->alive[k]))
-				out[n++] = c->brokers[i];
-	for (size_t k = 0; c->have_view && k < c->view.n && n < max; k++) {
-		int32_t id = c->view.e[k].leader;
-		if (id == KAAS_NO_LEADER || in_list(out, n, id))
-			continue;
-		for (size_t i = 0; i < c->nbrokers; i++)
-			if (c->brokers[i].id == id) {
-				out[n++] = c->brokers[i];
-				break;
-			}
-	}
-	pthread_mutex_unlock(&c->mu);
-	return n;
-}
-
-int32_t kaas_cluster_coordinator_slot(const struct kaas_cluster *c, const char *group, size_t len)
-{
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < len; i++) {
-		h ^= (uint8_t)group[i];
-		h *= 16777619u;
-	}
-	return (int32_t)(h % (uint32_t)c->cfg->coordinator_slots);
-}
-
-int kaas_cluster_coordinator(struct kaas_cluster *c, const char *group, size_t len,
-			     int32_t *broker, uint32_t *epoch)
-{
-	return kaas_cluster_leader(c, KAAS_COORDINATOR_TOPIC,
-				   kaas_cluster_coordinator_slot(c, group, len), broker, epoch);
-}
-
-void kaas_cluster_kick(struct kaas_cluster *c)
-{
-	pthread_mutex_lock(&c->mu);
-	c->kicked = 1;
-	pthread_cond_broadcast(&c->cv);
-	pthread_mutex_unlock(&c->mu);
-}
-
-int kaas_cluster_wait_assigned(struct kaas_cluster *c, const char *topic, int timeout_ms)
-{
-	int32_t b;
-	uint32_t e;
-	uint64_t end = kaas_mono_ms() + (uint64_t)timeout_ms;
-	for (;;) {
-		pthread_mutex_lock(&c->mu);
-		int served = c->have_view && c->served_version == c->view.version + 1;
-		pthread_mutex_unlock(&c->mu);
-		if (served && kaas_cluster_leader(c, topic, 0, &b, &e) == 0)
-			break;
-		uint64_t now = kaas_mono_ms();
-		if (now >= end)
-			return 0;
-		pthread_mutex_lock(&c->mu);
-		c->kicked = 1;
-		pthread_cond_broadcast(&c->cv);
-		uint64_t r = c->rounds;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t wait = end - now < 100 ? end - now : 100;
-		ts.tv_nsec += (long)(wait * 1000000);
-		ts.tv_sec += ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
-		while (c->rounds == r && !c->stop &&
-		       pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
-			;
-		pthread_mutex_unlock(&c->mu);
-	}
-	return 1;
-}
-
 /* ------------------------------------------------------------ the round */
 
 /* Remember broker incarnations; returns 1 if `id` was known with another
  * one (it restarted). */
-static int note_incarnation(struct kaas_cluster *c, int32_t id, uint64_t inc)
+static int note_incarnation(struct kaas_agent *c, int32_t id, uint64_t inc)
 {
 	for (size_t i = 0; i < c->nincs; i++)
 		if (c->incs[i].id == id) {
@@ -284,7 +97,7 @@ static int note_incarnation(struct kaas_cluster *c, int32_t id, uint64_t inc)
 
 /* Should we claim the controller?  `holder` is the live broker announcing
  * the newest claim, or -1. */
-static int should_claim(struct kaas_cluster *c, int have_latest, uint64_t latest, int32_t holder,
+static int should_claim(struct kaas_agent *c, int have_latest, uint64_t latest, int32_t holder,
 			const struct kaas_broker_info *list, size_t n, uint64_t now)
 {
 	if (!have_latest)
@@ -309,7 +122,7 @@ static int should_claim(struct kaas_cluster *c, int have_latest, uint64_t latest
  * could not be read: retried every round) keeps the slots `cur` gives it,
  * so their leader epochs carry on when it comes back rather than restart
  * below the partitions' fences.  *names keeps the strings alive. */
-static int wanted_slots(struct kaas_cluster *c, const struct kaas_assignment *cur,
+static int wanted_slots(struct kaas_agent *c, const struct kaas_assignment *cur,
 			struct kaas_slot_want **out, size_t *nout, struct kaas_topic ***list,
 			int *nlist)
 {
@@ -341,7 +154,7 @@ static int wanted_slots(struct kaas_cluster *c, const struct kaas_assignment *cu
 /* The last good assignment: the one we wrote under our current controller
  * epoch, else the view we serve, else none (an empty plan whose epochs
  * kaas_assignment_claim_epochs raises above every one handed out). */
-static int last_good(struct kaas_cluster *c, struct kaas_assignment *out)
+static int last_good(struct kaas_agent *c, struct kaas_assignment *out)
 {
 	memset(out, 0, sizeof *out);
 	if (c->have_written && c->written.controller_epoch == c->ctrl_epoch)
@@ -355,7 +168,7 @@ static int last_good(struct kaas_cluster *c, struct kaas_assignment *out)
 }
 
 /* Controller duty: plan and write.  Returns KAAS_EFENCED when fenced. */
-static int act_as_controller(struct kaas_cluster *c, const int32_t *alive, size_t nalive,
+static int act_as_controller(struct kaas_agent *c, const int32_t *alive, size_t nalive,
 			     const int32_t *restarted, size_t nrestarted)
 {
 	struct kaas_assignment cur = { 0 };
@@ -441,7 +254,7 @@ static int mine_in(const struct kaas_assignment *a, int32_t me)
 }
 
 /* Read the assignment into the view; returns 1 if the view changed. */
-static int refresh_view(struct kaas_cluster *c, int wrote)
+static int refresh_view(struct kaas_agent *c, int wrote)
 {
 	struct kaas_assignment a = { 0 };
 	int current = 0;
@@ -479,7 +292,7 @@ static int refresh_view(struct kaas_cluster *c, int wrote)
 	return changed;
 }
 
-static int round_once(struct kaas_cluster *c)
+static int round_once(struct kaas_agent *c)
 {
 	uint64_t now = kaas_mono_ms();
 	int32_t me = c->cfg->broker_id;
@@ -605,7 +418,7 @@ static int round_once(struct kaas_cluster *c)
 
 static void *agent_main(void *arg)
 {
-	struct kaas_cluster *c = arg;
+	struct kaas_agent *c = arg;
 	int failing = 0;
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
@@ -652,12 +465,12 @@ static void *agent_main(void *arg)
  * what it still writes goes to the renamed-aside files). */
 static void wait_unassigned(void *arg, const char *name)
 {
-	struct kaas_cluster *c = arg;
+	struct kaas_agent *c = arg;
 	uint64_t end = kaas_mono_ms() + c->cfg->liveness_ms;
 	int32_t b;
 	uint32_t e;
-	kaas_cluster_kick(c);
-	while (kaas_mono_ms() < end && kaas_cluster_leader(c, name, 0, &b, &e) == 0) {
+	kaas_agent_kick(c);
+	while (kaas_mono_ms() < end && kaas_agent_leader(c, name, 0, &b, &e) == 0) {
 		struct timespec ts = { 0, 20 * 1000000L };
 		nanosleep(&ts, NULL);
 	}
@@ -666,7 +479,7 @@ static void wait_unassigned(void *arg, const char *name)
 	nanosleep(&ts, NULL);
 }
 
-int kaas_cluster_start(struct kaas_cluster *c, struct kaas_topics *topics)
+int kaas_agent_start(struct kaas_agent *c, struct kaas_topics *topics)
 {
 	c->topics = topics;
 	kaas_topics_set_before_remove(topics, wait_unassigned, c);
@@ -696,11 +509,11 @@ int kaas_cluster_start(struct kaas_cluster *c, struct kaas_topics *topics)
 		return -rc;
 	c->started = 1;
 	kaas_info("cluster: broker %d (incarnation %016llx) joined; controller %d", c->me.id,
-		  (unsigned long long)c->me.incarnation, kaas_cluster_controller(c));
+		  (unsigned long long)c->me.incarnation, kaas_agent_controller(c));
 	return 0;
 }
 
-void kaas_cluster_stop(struct kaas_cluster *c)
+void kaas_agent_stop(struct kaas_agent *c)
 {
 	if (!c)
 		return;

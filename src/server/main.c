@@ -1,12 +1,12 @@
-/* main.c — kaasd: the kaas broker. */
+/* main.c — kaasd: the kaas broker (configuration, volumes, then the server). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/broker.h"
-#include "broker/logging.h"
+#include "server/server.h"
+#include "util/logger.h"
 #include "util/status.h"
 
 /* A missing local data directory (a plain path or file:// URL) is created:
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 		return 0;
 	if (rc < 0)
 		return 2;
-	kaas_log_set_level((enum kaas_log_level)b.cfg.log_level);
+	kaas_logger_set_level((enum kaas_logger_level)b.cfg.log_level);
 	signal(SIGPIPE, SIG_IGN);
 	/* Fetch reads, metadata and admin work run on libuv's work queue and may
 	 * wait on the volume: more than libuv's default 4 threads, unless the
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 	b.loop = uv_default_loop();
 	kaas_info("starting: data %s, cluster %s", b.cfg.data_url,
 		  b.cfg.cluster_url ? b.cfg.cluster_url : "<data>/__cluster");
-	rc = kaas_broker_run(&b);
+	rc = kaas_server_run(&b);
 	kaas_topics_close(b.topics);
 	kaas_sweeper_free(&b.sweeper);
 	b.topics = NULL;

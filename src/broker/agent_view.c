@@ -1,0 +1,148 @@
+/* agent_view.c — the cluster agent's accessors (see agent.h): memory only,
+ * any thread, under the agent's mutex. */
+#include "broker/agent.h"
+#include "broker/agent_internal.h"
+
+#include <pthread.h>
+#include <time.h>
+
+int kaas_agent_lease(void *arg, const char *topic, int32_t partition, uint32_t *epoch)
+{
+	struct kaas_agent *c = arg;
+	int yes = 0;
+	pthread_mutex_lock(&c->mu);
+	if (c->have_view && c->trust_self && !__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE)) {
+		const struct kaas_assign_entry *e = kaas_assignment_find(&c->view, topic, partition);
+		if (e && e->leader == c->cfg->broker_id) {
+			*epoch = e->leader_epoch;
+			yes = 1;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return yes;
+}
+
+int kaas_agent_fenced(const struct kaas_agent *c)
+{
+	if (!c)
+		return 0;
+	if (__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE))
+		return 1;
+	uint64_t ok = __atomic_load_n(&c->last_ok_ms, __ATOMIC_ACQUIRE);
+	return kaas_mono_ms() - ok > c->cfg->liveness_ms / 2;
+}
+
+int kaas_agent_leader(struct kaas_agent *c, const char *topic, int32_t partition,
+			int32_t *broker, uint32_t *epoch)
+{
+	int rc = -ENOENT;
+	pthread_mutex_lock(&c->mu);
+	const struct kaas_assign_entry *e =
+		c->have_view ? kaas_assignment_find(&c->view, topic, partition) : NULL;
+	if (e && e->leader != KAAS_NO_LEADER) {
+		*broker = e->leader;
+		*epoch = e->leader_epoch;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int32_t kaas_agent_controller(struct kaas_agent *c)
+{
+	pthread_mutex_lock(&c->mu);
+	int32_t id = c->controller;
+	pthread_mutex_unlock(&c->mu);
+	return id;
+}
+
+static int in_list(const struct kaas_broker_info *v, size_t n, int32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].id == id)
+			return 1;
+	return 0;
+}
+
+size_t kaas_agent_brokers(struct kaas_agent *c, struct kaas_broker_info *out, size_t max)
+{
+	size_t n = 0;
+	if (max == 0)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	out[n++] = c->me;
+	for (size_t k = 0; k < c->nalive && n < max; k++)
+		for (size_t i = 0; i < c->nbrokers; i++)
+			if (c->brokers[i].id == c->alive[k] && !in_list(out, n, c->alive[k]))
+				out[n++] = c->brokers[i];
+	for (size_t k = 0; c->have_view && k < c->view.n && n < max; k++) {
+		int32_t id = c->view.e[k].leader;
+		if (id == KAAS_NO_LEADER || in_list(out, n, id))
+			continue;
+		for (size_t i = 0; i < c->nbrokers; i++)
+			if (c->brokers[i].id == id) {
+				out[n++] = c->brokers[i];
+				break;
+			}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
+int32_t kaas_agent_coordinator_slot(const struct kaas_agent *c, const char *group, size_t len)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (uint8_t)group[i];
+		h *= 16777619u;
+	}
+	return (int32_t)(h % (uint32_t)c->cfg->coordinator_slots);
+}
+
+int kaas_agent_coordinator(struct kaas_agent *c, const char *group, size_t len,
+			     int32_t *broker, uint32_t *epoch)
+{
+	return kaas_agent_leader(c, KAAS_COORDINATOR_TOPIC,
+				   kaas_agent_coordinator_slot(c, group, len), broker, epoch);
+}
+
+void kaas_agent_kick(struct kaas_agent *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->kicked = 1;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+int kaas_agent_wait_assigned(struct kaas_agent *c, const char *topic, int timeout_ms)
+{
+	int32_t b;
+	uint32_t e;
+	uint64_t end = kaas_mono_ms() + (uint64_t)timeout_ms;
+	for (;;) {
+		pthread_mutex_lock(&c->mu);
+		int served = c->have_view && c->served_version == c->view.version + 1;
+		pthread_mutex_unlock(&c->mu);
+		if (served && kaas_agent_leader(c, topic, 0, &b, &e) == 0)
+			break;
+		uint64_t now = kaas_mono_ms();
+		if (now >= end)
+			return 0;
+		pthread_mutex_lock(&c->mu);
+		c->kicked = 1;
+		pthread_cond_broadcast(&c->cv);
+		uint64_t r = c->rounds;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t wait = end - now < 100 ? end - now : 100;
+		ts.tv_nsec += (long)(wait * 1000000);
+		ts.tv_sec += ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		while (c->rounds == r && !c->stop &&
+		       pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
+			;
+		pthread_mutex_unlock(&c->mu);
+	}
+	return 1;
+}
+

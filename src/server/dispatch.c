@@ -1,0 +1,150 @@
+/*
+ * dispatch.c — from a parsed frame to its API handler: the API table, the
+ * checks that close a connection (a header that does not parse, an unknown
+ * API key, an unsupported version except ApiVersions, which answers
+ * UNSUPPORTED_VERSION as KIP-511 asks), and the work pool of the request
+ * seam (kaas_pool_queue) with its accounting of outstanding jobs.
+ * Handlers that may block on the volume run on the pool; the others on
+ * the loop.
+ */
+#include "server/internal.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "kafka/protocol.h"
+#include "util/logger.h"
+
+struct api_entry {
+	int16_t key;
+	kaas_loop_handler loop;
+	kaas_pool_handler pool;
+};
+
+static const struct api_entry handlers[] = {
+	{ KAAS_API_PRODUCE, kaas_api_produce, NULL },
+	{ KAAS_API_FETCH, kaas_api_fetch, NULL },
+	{ KAAS_API_LIST_OFFSETS, NULL, kaas_api_list_offsets },
+	{ KAAS_API_METADATA, NULL, kaas_api_metadata },
+	{ KAAS_API_OFFSET_COMMIT, kaas_api_offset_commit, NULL },
+	{ KAAS_API_OFFSET_FETCH, kaas_api_offset_fetch, NULL },
+	{ KAAS_API_FIND_COORDINATOR, NULL, kaas_api_find_coordinator },
+	{ KAAS_API_JOIN_GROUP, kaas_api_join_group, NULL },
+	{ KAAS_API_HEARTBEAT, kaas_api_heartbeat, NULL },
+	{ KAAS_API_LEAVE_GROUP, kaas_api_leave_group, NULL },
+	{ KAAS_API_SYNC_GROUP, kaas_api_sync_group, NULL },
+	{ KAAS_API_DESCRIBE_GROUPS, kaas_api_describe_groups, NULL },
+	{ KAAS_API_LIST_GROUPS, kaas_api_list_groups, NULL },
+	{ KAAS_API_INIT_PRODUCER_ID, NULL, kaas_api_init_producer_id },
+	{ KAAS_API_API_VERSIONS, NULL, kaas_api_versions },
+	{ KAAS_API_CREATE_TOPICS, NULL, kaas_api_create_topics },
+	{ KAAS_API_DELETE_TOPICS, NULL, kaas_api_delete_topics },
+	{ KAAS_API_DESCRIBE_CONFIGS, NULL, kaas_api_describe_configs },
+	{ KAAS_API_CREATE_PARTITIONS, NULL, kaas_api_create_partitions },
+	{ -1, NULL, NULL },
+};
+
+static const struct api_entry *find_handler(int16_t key)
+{
+	for (const struct api_entry *e = handlers; e->key >= 0; e++)
+		if (e->key == key)
+			return e;
+	return NULL;
+}
+
+/* ------------------------------------------------------ the work pool */
+
+/* One job on libuv's work queue. */
+struct pool_job {
+	uv_work_t w;
+	struct kaas_server *s;
+	kaas_pool_work_fn work;
+	kaas_pool_done_fn done;
+	void *arg;
+};
+
+static void pool_job_work(uv_work_t *w)
+{
+	struct pool_job *j = w->data;
+	j->work(j->arg);
+}
+
+static void pool_job_done(uv_work_t *w, int status)
+{
+	struct pool_job *j = w->data;
+	assert(j->s->pool_jobs > 0);
+	j->s->pool_jobs--;
+	kaas_pool_done_fn done = j->done;
+	void *arg = j->arg;
+	free(j);
+	if (done)
+		done(arg, status);
+}
+
+int kaas_pool_queue(struct kaas_broker *b, kaas_pool_work_fn work, kaas_pool_done_fn done,
+		    void *arg)
+{
+	struct kaas_server *s = b->server;
+	assert(s && work);
+	struct pool_job *j = malloc(sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->w.data = j;
+	j->s = s;
+	j->work = work;
+	j->done = done;
+	j->arg = arg;
+	s->pool_jobs++;
+	int rc = uv_queue_work(s->loop, &j->w, pool_job_work, pool_job_done);
+	if (rc < 0) {
+		s->pool_jobs--;
+		free(j);
+		return rc;
+	}
+	return 0;
+}
+
+/* --------------------------------------------------------- dispatch */
+
+static void pool_work(void *arg)
+{
+	struct kaas_req *req = arg;
+	const struct api_entry *e = find_handler(req->hdr.api_key);
+	req->status = e->pool(req);
+}
+
+static void pool_done(void *arg, int status)
+{
+	struct kaas_req *req = arg;
+	kaas_req_finish(req, status < 0 ? KAAS_REQ_CLOSE : req->status);
+}
+
+void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
+{
+	int rc = kaas_req_header_parse(&req->r, &req->hdr);
+	if (rc < 0) {
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	const struct api_entry *e = find_handler(req->hdr.api_key);
+	if (!e) {
+		kaas_warn("connection %s: unknown API key %d", c->peer, req->hdr.api_key);
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	if (!kaas_api_supported(req->hdr.api_key, req->hdr.api_version) &&
+	    req->hdr.api_key != KAAS_API_API_VERSIONS) {
+		kaas_warn("connection %s: unsupported version %d of API %d", c->peer,
+			  req->hdr.api_version, req->hdr.api_key);
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	if (e->loop) {
+		e->loop(req);
+		return;
+	}
+	if (kaas_pool_queue(req->broker, pool_work, pool_done, req) < 0)
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+}
+

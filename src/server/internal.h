@@ -1,0 +1,96 @@
+/*
+ * internal.h — what the files of src/server share: the server, its
+ * connections, and the calls between conn.c (connections, framing, ordered
+ * answers), zerocopy.c (Fetch responses by sendfile), dispatch.c (the API
+ * table and the work pool), wakeups.c (cross-thread completions, parked
+ * fetches) and server.c (start, housekeeping, stop).
+ *
+ * Threads: everything here runs on the loop thread, except the work of
+ * pool jobs and kaas_broker_complete / kaas_server_on_data (any thread,
+ * under cq_mu).
+ */
+#ifndef KAAS_SERVER_INTERNAL_H
+#define KAAS_SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "broker/broker.h"
+#include "kafka/request.h"
+
+struct kaas_conn {
+	uv_tcp_t tcp;
+	struct kaas_server *s;
+	struct kaas_conn *prev, *next; /* all connections */
+	uint8_t *rbuf;
+	size_t rlen, rcap;
+	struct kaas_req *head, *tail;
+	size_t queued;
+	int closing;
+	int reading;
+	int in_frames;            /* conn_frames is on the stack */
+	int writes;               /* uv_write requests not yet completed */
+	int zc_busy;              /* a zero-copy send owns the socket */
+	int close_deferred;       /* closed while zc_busy: uv_close after it */
+	int refs;                 /* 1 for the handle + 1 per request not yet freed */
+	char peer[64];
+};
+
+struct kaas_server {
+	struct kaas_broker *b;
+	uv_loop_t *loop;          /* b->loop */
+	uv_tcp_t listener;
+	uv_async_t async;         /* completions and data arrivals */
+	uv_signal_t sigterm, sigint;
+	uv_timer_t housekeep;
+	uv_timer_t drain_timer;
+	pthread_mutex_t cq_mu;
+	struct kaas_completion *cq_head, *cq_tail;
+	int data_arrived;         /* under cq_mu: a log's high watermark moved */
+	struct kaas_fetch_waiter waiters; /* list head */
+	struct kaas_conn conns;   /* list head of every connection */
+	size_t nconns;
+	size_t inflight;          /* requests not yet sent or dropped */
+	size_t pool_jobs;         /* work-pool jobs outstanding (kaas_pool_queue) */
+	int housekeep_busy;
+	uint64_t last_sweep_ms;
+};
+
+/* conn.c */
+/* Accept a connection on the listener (the uv_listen callback). */
+void kaas_conn_accept(uv_stream_t *listener, int status);
+/* Close a connection (why: logged as a warning, or NULL); requests still
+ * being handled are freed when they finish. */
+void kaas_conn_close(struct kaas_conn *c, const char *why);
+/* Stop reading (while stopping, or during a zero-copy send). */
+void kaas_conn_read_stop(struct kaas_conn *c);
+/* Send every finished request at the head of the queue, in order. */
+void kaas_conn_flush(struct kaas_conn *c);
+/* Drop a connection reference (the last one frees it). */
+void kaas_conn_unref(struct kaas_conn *c);
+/* The uv_close callback of a connection's handle. */
+void kaas_conn_on_closed(uv_handle_t *h);
+/* Free a request that left its connection's queue. */
+void kaas_conn_req_free(struct kaas_req *req);
+
+/* zerocopy.c */
+/* Send a finished response with zero-copy pieces from the work pool (the
+ * request has left the queue; on failure it is freed and c closed). */
+void kaas_zc_start(struct kaas_conn *c, struct kaas_req *req);
+
+/* dispatch.c */
+/* Parse a request's header and run its API's handler (or close). */
+void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req);
+
+/* wakeups.c */
+/* The async callback: run handed-over completions, wake parked fetches. */
+void kaas_server_on_async(uv_async_t *a);
+/* The log's data-arrival callback (arg: the server; any thread). */
+void kaas_server_on_data(void *arg, int64_t hw);
+/* Wake every parked fetch (each is unparked first; it may park again). */
+void kaas_server_wake_all(struct kaas_server *s);
+
+#endif

@@ -1,0 +1,8 @@
+# src/server (layer 7): the network server (connections, dispatch, the request seam's
+# implementation) and kaasd.
+noinst_LIBRARIES += libkaas_server.a
+libkaas_server_a_SOURCES = src/server/server.h src/server/internal.h src/server/server.c \
+	src/server/conn.c src/server/zerocopy.c src/server/dispatch.c src/server/wakeups.c
+bin_PROGRAMS += kaasd
+kaasd_SOURCES = src/server/main.c
+kaasd_LDADD = $(KAAS_LIBS_SERVER) $(KAAS_EXT_LIBS)

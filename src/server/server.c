@@ -1,0 +1,226 @@
+/*
+ * server.c — kaasd's server: start the broker's services and the listener,
+ * housekeeping on a timer, and a clean stop on SIGTERM/SIGINT (no new
+ * connections, in-flight requests finished, then everything closed).
+ */
+#include "server/server.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/agent.h"
+#include "broker/groups/groups.h"
+#include "broker/idempotence.h"
+#include "server/internal.h"
+#include "util/logger.h"
+#include "util/status.h"
+
+/* How often the controller sweeps dead writers' temps (broker/sweep.h). */
+#define SWEEP_INTERVAL_MS 30000
+
+/* Sweep dead writers' temps and private names: the controller (or a broker
+ * without a cluster agent) only, every SWEEP_INTERVAL_MS. */
+static void hk_sweep(struct kaas_server *s)
+{
+	struct kaas_broker *b = s->b;
+	uint64_t now = kaas_now_ms();
+	if (s->last_sweep_ms && now - s->last_sweep_ms < SWEEP_INTERVAL_MS)
+		return;
+	if (b->agent && kaas_agent_controller(b->agent) != b->cfg.broker_id)
+		return;
+	s->last_sweep_ms = now;
+	b->sweeper.grace_ms = 2 * (uint64_t)b->cfg.liveness_ms;
+	int rc = kaas_sweeper_pass(&b->sweeper, b->agent, b->cluster, b->data, now);
+	if (rc > 0)
+		kaas_info("swept %d dead writers' temp or private name(s)", rc);
+	else if (rc < 0)
+		kaas_warn("sweeping dead writers' temps: %s (%s); the next pass retries",
+			  kaas_strerror(rc), kaas_sub_errdetail());
+}
+
+static void hk_work(void *arg)
+{
+	struct kaas_server *s = arg;
+	struct kaas_broker *b = s->b;
+	hk_sweep(s);
+	(void)kaas_topics_housekeep(b->topics);
+	int n = 0;
+	struct kaas_topic **v = kaas_topics_list(b->topics, &n);
+	for (int i = 0; i < n; i++) {
+		for (int32_t p = 0; p < v[i]->npart; p++)
+			if (v[i]->parts[p].log)
+				(void)kaas_log_housekeep(v[i]->parts[p].log, 0);
+		kaas_topic_put(v[i]);
+	}
+	free(v);
+}
+
+static void hk_done(void *arg, int status)
+{
+	struct kaas_server *s = arg;
+	s->housekeep_busy = 0;
+}
+
+static void on_housekeep(uv_timer_t *t)
+{
+	struct kaas_server *s = t->data;
+	if (s->housekeep_busy || s->b->draining)
+		return;
+	s->housekeep_busy = 1;
+	if (kaas_pool_queue(s->b, hk_work, hk_done, s) < 0)
+		s->housekeep_busy = 0;
+}
+
+static void on_drain_tick(uv_timer_t *t)
+{
+	struct kaas_server *s = t->data;
+	kaas_server_wake_all(s);
+	if (s->inflight || s->pool_jobs)
+		return;
+	kaas_info("in-flight requests finished; closing %zu connection(s)", s->nconns);
+	for (struct kaas_conn *c = s->conns.next; c != &s->conns;) {
+		struct kaas_conn *n = c->next;
+		kaas_conn_close(c, NULL);
+		c = n;
+	}
+	uv_close((uv_handle_t *)&s->drain_timer, NULL);
+	uv_close((uv_handle_t *)&s->housekeep, NULL);
+	uv_close((uv_handle_t *)&s->async, NULL);
+	uv_close((uv_handle_t *)&s->sigterm, NULL);
+	uv_close((uv_handle_t *)&s->sigint, NULL);
+}
+
+static void on_signal(uv_signal_t *sig, int signum)
+{
+	struct kaas_server *s = sig->data;
+	if (s->b->draining)
+		return;
+	kaas_info("signal %d: stopping (no new connections, finishing in-flight requests)",
+		  signum);
+	s->b->draining = 1;
+	uv_close((uv_handle_t *)&s->listener, NULL);
+	for (struct kaas_conn *c = s->conns.next; c != &s->conns; c = c->next)
+		kaas_conn_read_stop(c);
+	uv_timer_start(&s->drain_timer, on_drain_tick, 0, 20);
+}
+
+/* Stop what kaas_server_run started, in reverse order (each is NULL-safe). */
+static void stop_services(struct kaas_broker *b)
+{
+	kaas_worker_stop(b->produce_worker);
+	b->produce_worker = NULL;
+	kaas_groups_destroy(b->groups);
+	b->groups = NULL;
+	kaas_idem_stop(b);
+	kaas_agent_stop(b->agent);
+	b->agent = NULL;
+}
+
+/* The server (one per process). */
+static struct kaas_server server;
+
+int kaas_server_run(struct kaas_broker *b)
+{
+	struct kaas_server *s = &server;
+	assert(b->loop && !b->server);
+	s->b = b;
+	s->loop = b->loop;
+	b->server = s;
+	s->conns.next = s->conns.prev = &s->conns;
+	s->waiters.next = s->waiters.prev = &s->waiters;
+	pthread_mutex_init(&s->cq_mu, NULL);
+	uv_async_init(s->loop, &s->async, kaas_server_on_async);
+	s->async.data = s;
+	int rc = kaas_agent_new(b->cluster, &b->cfg, &b->agent);
+	if (rc >= 0)
+		rc = kaas_topics_open_leased(b->data, b->cluster, kaas_agent_lease, b->agent,
+					     kaas_server_on_data, s, &b->topics);
+	if (rc < 0) {
+		kaas_agent_stop(b->agent);
+		b->agent = NULL;
+		uv_close((uv_handle_t *)&s->async, NULL);
+		uv_run(b->loop, UV_RUN_DEFAULT);
+		return rc;
+	}
+	rc = kaas_groups_init(b, &b->groups);
+	if (rc >= 0)
+		rc = kaas_idem_start(b);
+	if (rc < 0) {
+		kaas_error("cannot set up the group coordinator / producer ids: %s (%s)",
+			   kaas_strerror(rc), kaas_sub_errdetail());
+		stop_services(b);
+		uv_close((uv_handle_t *)&s->async, NULL);
+		uv_run(b->loop, UV_RUN_DEFAULT);
+		return rc;
+	}
+	rc = kaas_worker_start(&b->produce_worker);
+	if (rc < 0) {
+		stop_services(b);
+		uv_close((uv_handle_t *)&s->async, NULL);
+		uv_run(b->loop, UV_RUN_DEFAULT);
+		return rc;
+	}
+	struct sockaddr_storage addr;
+	if (strchr(b->cfg.listen_host, ':'))
+		rc = uv_ip6_addr(b->cfg.listen_host, b->cfg.listen_port, (struct sockaddr_in6 *)&addr);
+	else
+		rc = uv_ip4_addr(b->cfg.listen_host, b->cfg.listen_port, (struct sockaddr_in *)&addr);
+	uv_tcp_init(s->loop, &s->listener);
+	s->listener.data = s;
+	if (rc == 0)
+		rc = uv_tcp_bind(&s->listener, (struct sockaddr *)&addr, 0);
+	if (rc == 0)
+		rc = uv_listen((uv_stream_t *)&s->listener, 511, kaas_conn_accept);
+	if (rc < 0) {
+		kaas_error("cannot listen on %s:%d: %s", b->cfg.listen_host, b->cfg.listen_port,
+			   uv_strerror(rc));
+		uv_close((uv_handle_t *)&s->listener, NULL);
+		uv_close((uv_handle_t *)&s->async, NULL);
+		uv_run(b->loop, UV_RUN_DEFAULT);
+		stop_services(b);
+		return rc == UV_EADDRINUSE ? -EADDRINUSE : -EINVAL;
+	}
+	if (b->cfg.listen_port == 0) {
+		/* An ephemeral port (tests): advertise the one we got. */
+		struct sockaddr_storage got;
+		int gl = sizeof(got);
+		if (uv_tcp_getsockname(&s->listener, (struct sockaddr *)&got, &gl) == 0) {
+			int port = got.ss_family == AF_INET6
+					   ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
+					   : ntohs(((struct sockaddr_in *)&got)->sin_port);
+			if (b->cfg.advertise_port == 0)
+				b->cfg.advertise_port = port;
+			b->cfg.listen_port = port;
+		}
+	}
+	/* Join the cluster: the first rounds run here, before we serve. */
+	rc = kaas_agent_start(b->agent, b->topics);
+	if (rc < 0) {
+		kaas_error("cannot start the cluster agent: %s", kaas_strerror(rc));
+		uv_close((uv_handle_t *)&s->listener, NULL);
+		uv_close((uv_handle_t *)&s->async, NULL);
+		uv_run(b->loop, UV_RUN_DEFAULT);
+		stop_services(b);
+		return rc;
+	}
+	uv_signal_init(s->loop, &s->sigterm);
+	uv_signal_init(s->loop, &s->sigint);
+	s->sigterm.data = s->sigint.data = s;
+	uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+	uv_signal_start(&s->sigint, on_signal, SIGINT);
+	uv_timer_init(s->loop, &s->housekeep);
+	uv_timer_init(s->loop, &s->drain_timer);
+	s->housekeep.data = s->drain_timer.data = s;
+	uv_timer_start(&s->housekeep, on_housekeep, 5000, 5000);
+	kaas_groups_start(b->groups);
+	kaas_info("listening on %s:%d, advertising %s:%d as broker %d", b->cfg.listen_host,
+		  b->cfg.listen_port, b->cfg.advertise_host, b->cfg.advertise_port,
+		  b->cfg.broker_id);
+	uv_run(b->loop, UV_RUN_DEFAULT);
+	stop_services(b);
+	return 0;
+}
+

@@ -1,0 +1,89 @@
+/*
+ * wakeups.c — other threads waking the loop: completions handed over by
+ * the log's sync thread and the produce worker (kaas_broker_complete), and
+ * data arrivals that wake parked fetches (kaas_broker_park).  One async
+ * handle carries both.
+ */
+#include "server/internal.h"
+
+#include <assert.h>
+
+void kaas_broker_complete(struct kaas_broker *b, struct kaas_completion *c)
+{
+	struct kaas_server *s = b->server;
+	c->next = NULL;
+	pthread_mutex_lock(&s->cq_mu);
+	if (s->cq_tail)
+		s->cq_tail->next = c;
+	else
+		s->cq_head = c;
+	s->cq_tail = c;
+	pthread_mutex_unlock(&s->cq_mu);
+	uv_async_send(&s->async);
+}
+
+void kaas_broker_park(struct kaas_broker *b, struct kaas_fetch_waiter *w)
+{
+	struct kaas_server *s = b->server;
+	assert(!w->next);
+	w->next = &s->waiters;
+	w->prev = s->waiters.prev;
+	s->waiters.prev->next = w;
+	s->waiters.prev = w;
+}
+
+void kaas_broker_unpark(struct kaas_fetch_waiter *w)
+{
+	if (!w->next)
+		return;
+	w->prev->next = w->next;
+	w->next->prev = w->prev;
+	w->next = w->prev = NULL;
+}
+
+void kaas_server_wake_all(struct kaas_server *s)
+{
+	/* Move the list aside first: a woken waiter may park again. */
+	struct kaas_fetch_waiter list = { .prev = &list, .next = &list };
+	if (s->waiters.next == &s->waiters)
+		return;
+	list.next = s->waiters.next;
+	list.prev = s->waiters.prev;
+	list.next->prev = &list;
+	list.prev->next = &list;
+	s->waiters.next = s->waiters.prev = &s->waiters;
+	while (list.next != &list) {
+		struct kaas_fetch_waiter *w = list.next;
+		kaas_broker_unpark(w);
+		w->wake(w);
+	}
+}
+
+void kaas_server_on_async(uv_async_t *a)
+{
+	struct kaas_server *s = a->data;
+	pthread_mutex_lock(&s->cq_mu);
+	struct kaas_completion *c = s->cq_head;
+	s->cq_head = s->cq_tail = NULL;
+	int arrived = s->data_arrived;
+	s->data_arrived = 0;
+	pthread_mutex_unlock(&s->cq_mu);
+	while (c) {
+		struct kaas_completion *n = c->next;
+		c->fn(c);
+		c = n;
+	}
+	if (arrived)
+		kaas_server_wake_all(s);
+}
+
+void kaas_server_on_data(void *arg, int64_t hw)
+{
+	struct kaas_server *s = arg;
+	(void)hw;
+	pthread_mutex_lock(&s->cq_mu);
+	s->data_arrived = 1;
+	pthread_mutex_unlock(&s->cq_mu);
+	uv_async_send(&s->async);
+}
+
