@@ -9,6 +9,7 @@
 #include "broker/broker.h"
 #include "broker/agent.h"
 #include "kafka/protocol.h"
+#include "kafka/status_map.h"
 #include "kafka/request.h"
 #include "util/status.h"
 
@@ -17,24 +18,12 @@
  * for topic calls. */
 static int16_t topic_kerr(int rc)
 {
-	switch (rc) {
-	case 0:
-		return KAAS_KERR_NONE;
-	case KAAS_EINVALNAME:
-		return KAAS_KERR_INVALID_TOPIC_EXCEPTION;
-	case KAAS_EEXISTS:
-		return KAAS_KERR_TOPIC_ALREADY_EXISTS;
-	case KAAS_EINVALCOUNT:
-		return KAAS_KERR_INVALID_PARTITIONS;
-	case KAAS_EUNKNOWN:
-		return KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-	case KAAS_ECONTENDED:
-		return KAAS_KERR_REQUEST_TIMED_OUT;
-	case -ENOMEM:
-		return KAAS_KERR_UNKNOWN_SERVER_ERROR;
-	default: /* KAAS_EOFFLINE, KAAS_EFENCED, a volume's -errno */
+	/* An admin operation that the volume refused (a fence or an offline
+	 * topic included) is a storage error to the client, not a leader move. */
+	if (rc == KAAS_EFENCED || rc == KAAS_EOFFLINE)
 		return KAAS_KERR_KAFKA_STORAGE_ERROR;
-	}
+	return kaas_kafka_error(rc, rc == -ENOMEM ? KAAS_KERR_UNKNOWN_SERVER_ERROR
+						  : KAAS_KERR_KAFKA_STORAGE_ERROR);
 }
 
 int kaas_api_create_topics(struct kaas_req *req)

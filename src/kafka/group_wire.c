@@ -6,23 +6,12 @@
 #include <string.h>
 
 #include "kafka/protocol.h"
+#include "kafka/status_map.h"
 #include "util/status.h"
 
 int16_t kaas_group_kerr(int status)
 {
-	switch (status) {
-	case 0: return KAAS_KERR_NONE;
-	case KAAS_ENOT_COORDINATOR: return KAAS_KERR_NOT_COORDINATOR;
-	case KAAS_ENO_COORDINATOR: return KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
-	case KAAS_EUNKNOWN_MEMBER: return KAAS_KERR_UNKNOWN_MEMBER_ID;
-	case KAAS_EILLEGAL_GENERATION: return KAAS_KERR_ILLEGAL_GENERATION;
-	case KAAS_EREBALANCING: return KAAS_KERR_REBALANCE_IN_PROGRESS;
-	case KAAS_EFENCED_INSTANCE: return KAAS_KERR_FENCED_INSTANCE_ID;
-	case KAAS_EMEMBER_ID_REQUIRED: return KAAS_KERR_MEMBER_ID_REQUIRED;
-	case KAAS_EPROTOCOL_MISMATCH: return KAAS_KERR_INCONSISTENT_GROUP_PROTOCOL;
-	case KAAS_EUNKNOWN_PARTITION: return KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-	default: return KAAS_KERR_UNKNOWN_SERVER_ERROR;
-	}
+	return kaas_kafka_error(status, KAAS_KERR_UNKNOWN_SERVER_ERROR);
 }
 
 char *kaas_group_id_dup(struct kaas_kslice s, int16_t *kerr)

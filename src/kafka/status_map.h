@@ -20,7 +20,22 @@
  *   KAAS_EBADBATCH                 INVALID_RECORD
  *   KAAS_EINDOUBT                  REQUEST_TIMED_OUT ("possibly persisted":
  *                                  retry the same batch)
+ *   KAAS_EEXISTS                   TOPIC_ALREADY_EXISTS
+ *   KAAS_EUNKNOWN, _EUNKNOWN_PARTITION  UNKNOWN_TOPIC_OR_PARTITION
+ *   KAAS_EINVALNAME                INVALID_TOPIC_EXCEPTION
+ *   KAAS_EINVALCOUNT               INVALID_PARTITIONS
+ *   KAAS_ECONTENDED                REQUEST_TIMED_OUT (retry)
+ *   KAAS_ENOT_COORDINATOR          NOT_COORDINATOR
+ *   KAAS_ENO_COORDINATOR           COORDINATOR_NOT_AVAILABLE
+ *   KAAS_EUNKNOWN_MEMBER           UNKNOWN_MEMBER_ID
+ *   KAAS_EILLEGAL_GENERATION       ILLEGAL_GENERATION
+ *   KAAS_EREBALANCING              REBALANCE_IN_PROGRESS
+ *   KAAS_EFENCED_INSTANCE          FENCED_INSTANCE_ID
+ *   KAAS_EMEMBER_ID_REQUIRED       MEMBER_ID_REQUIRED
+ *   KAAS_EPROTOCOL_MISMATCH        INCONSISTENT_GROUP_PROTOCOL
  *   another status                 UNKNOWN_SERVER_ERROR
+ * One context overrides: topic administration (api_admin.c) answers a fence
+ * or an offline topic with KAFKA_STORAGE_ERROR (the volume refused it).
  */
 #ifndef KAAS_KAFKA_STATUS_MAP_H
 #define KAAS_KAFKA_STATUS_MAP_H
