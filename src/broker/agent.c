@@ -292,7 +292,11 @@ static int refresh_view(struct kaas_agent *c, int wrote)
 	return changed;
 }
 
-static int round_once(struct kaas_agent *c)
+/* One round: heartbeat, observe, elect, plan (as controller), serve.  0
+ * when all of it succeeded, else -errno.  *hb_ms is set, before the
+ * heartbeat document is written, to the monotonic time the lease of a
+ * successful round counts from (see last_ok_ms in agent_internal.h). */
+static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 {
 	uint64_t now = kaas_mono_ms();
 	int32_t me = c->cfg->broker_id;
@@ -329,6 +333,10 @@ static int round_once(struct kaas_agent *c)
 	}
 	c->me.counter++;
 	c->me.controller_epoch = c->ctrl_epoch;
+	/* The lease counts from here, before the write: the others may see
+	 * this heartbeat as soon as it is written, however long the rest of
+	 * the round takes. */
+	*hb_ms = kaas_mono_ms();
 	rc = kaas_broker_publish(c->vol, &c->me);
 	if (rc < 0)
 		return rc;
@@ -423,14 +431,16 @@ static void *agent_main(void *arg)
 	pthread_mutex_lock(&c->mu);
 	while (!c->stop) {
 		pthread_mutex_unlock(&c->mu);
-		uint64_t t0 = kaas_mono_ms();
-		int rc = round_once(c);
+		uint64_t t0 = kaas_mono_ms(), hb = t0;
+		int rc = round_once(c, &hb);
 		uint64_t took = kaas_mono_ms() - t0;
 		if (took > c->cfg->liveness_ms / 2)
 			kaas_warn("cluster: a round took %llu ms (over half the liveness timeout: "
 				  "this broker was fenced meanwhile)", (unsigned long long)took);
 		if (rc == 0) {
-			__atomic_store_n(&c->last_ok_ms, kaas_mono_ms(), __ATOMIC_RELEASE);
+			/* From the heartbeat write, not from now: a round slow after
+			 * it must not stretch the lease past what the heartbeat proves. */
+			__atomic_store_n(&c->last_ok_ms, hb, __ATOMIC_RELEASE);
 			if (failing)
 				kaas_info("cluster: heartbeat renewed again");
 			failing = 0;
@@ -498,9 +508,10 @@ int kaas_agent_start(struct kaas_agent *c, struct kaas_topics *topics)
 		return rc;
 	/* Two rounds: claim and write, then apply what was written. */
 	for (int i = 0; i < 2; i++) {
-		rc = round_once(c);
+		uint64_t hb = kaas_mono_ms();
+		rc = round_once(c, &hb);
 		if (rc == 0)
-			__atomic_store_n(&c->last_ok_ms, kaas_mono_ms(), __ATOMIC_RELEASE);
+			__atomic_store_n(&c->last_ok_ms, hb, __ATOMIC_RELEASE);
 		else
 			kaas_warn("cluster: first round failed: %s", kaas_strerror(rc));
 	}

@@ -47,7 +47,12 @@ struct kaas_agent {
 	int32_t controller;
 	uint64_t served_version;  /* view version the registry was last
 	                             reconciled with (+1; 0: none) */
-	uint64_t last_ok_ms;      /* atomic: last full round */
+	uint64_t last_ok_ms;      /* atomic: the lease of the last full round:
+	                             the monotonic time taken just before its
+	                             heartbeat write (never the round's end: the
+	                             heartbeat proves liveness only from when it
+	                             was written, and a round may be slow after
+	                             it) */
 	int superseded;           /* atomic: another process took our id over */
 	/* Agent thread only. */
 	struct kaas_broker_info me;

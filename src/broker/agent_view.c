@@ -28,6 +28,10 @@ int kaas_agent_fenced(const struct kaas_agent *c)
 		return 0;
 	if (__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE))
 		return 1;
+	/* The lease counts from just before the last successful round's
+	 * heartbeat write (last_ok_ms), not from the end of that round: the
+	 * others judge us by the heartbeat, so half the liveness timeout after
+	 * it we stop, however long the round took. */
 	uint64_t ok = __atomic_load_n(&c->last_ok_ms, __ATOMIC_ACQUIRE);
 	return kaas_mono_ms() - ok > c->cfg->liveness_ms / 2;
 }

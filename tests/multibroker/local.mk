@@ -12,6 +12,7 @@ MULTIBROKER_TESTS = tests/multibroker/failover.sh tests/multibroker/controller.s
 	tests/multibroker/recreate_offsets.sh tests/multibroker/autocreate_race.sh \
 	tests/multibroker/offline_retry.sh tests/multibroker/corrupt_assignment.sh \
 	tests/multibroker/paused_controller.sh tests/multibroker/selffence_order.sh \
+	tests/multibroker/selffence_slow_round.sh \
 	tests/multibroker/check_acked_cases.sh
 TESTS += $(MULTIBROKER_TESTS)
 EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/mb-lib.sh tests/multibroker/check_acked.sh
