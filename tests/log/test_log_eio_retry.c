@@ -24,6 +24,7 @@
 #include "broker/idempotence.h"
 #include "faultfs/model.h"
 #include "kafka/protocol.h"
+#include "kafka/status_map.h"
 #include "faultfs/substrate.h"
 #include "log/log.h"
 #include "tests/log/logtest.h"
@@ -89,8 +90,13 @@ static void run(int failover)
 	assert_int_equal(produce(log, 1, &o1), -EIO);
 	assert_int_equal(kaas_log_status(log), -EIO);
 	int64_t o2 = -1;
-	/* Seq 2 to the failed log: a storage error, not a sequence error. */
-	assert_int_equal(produce(log, 2, &o2), -KAAS_KERR_KAFKA_STORAGE_ERROR);
+	/* Seq 2 to the failed log: the log's own error, before any sequence
+	 * rule (the Produce handler answers it KAFKA_STORAGE_ERROR), not a
+	 * sequence error. */
+	int rc2 = produce(log, 2, &o2);
+	assert_int_equal(rc2, -EIO);
+	assert_int_equal(kaas_kafka_error(rc2, KAAS_KERR_KAFKA_STORAGE_ERROR),
+			 KAAS_KERR_KAFKA_STORAGE_ERROR);
 	assert_int_not_equal(kaas_log_close(log), 0);
 
 	/* Re-open: the broker's re-open (same host, same epoch) or a new
