@@ -9,7 +9,7 @@ struct kaas_worker {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct kaas_job *head, *tail;
+	struct kaas_fifo jobs;
 	int stop;
 };
 
@@ -18,14 +18,12 @@ static void *worker_main(void *arg)
 	struct kaas_worker *w = arg;
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (!w->head && !w->stop)
+		while (!w->jobs.head && !w->stop)
 			pthread_cond_wait(&w->cv, &w->mu);
-		struct kaas_job *j = w->head;
-		if (!j)
+		struct kaas_fifo_link *l = kaas_fifo_pop(&w->jobs);
+		if (!l)
 			break; /* stop requested and nothing left */
-		w->head = j->next;
-		if (!w->head)
-			w->tail = NULL;
+		struct kaas_job *j = KAAS_FIFO_ENTRY(l, struct kaas_job, link);
 		pthread_mutex_unlock(&w->mu);
 		j->run(j);
 		pthread_mutex_lock(&w->mu);
@@ -54,17 +52,12 @@ int kaas_worker_start(struct kaas_worker **out)
 
 void kaas_worker_submit(struct kaas_worker *w, struct kaas_job *job)
 {
-	job->next = NULL;
 	if (!w) {
 		job->run(job);
 		return;
 	}
 	pthread_mutex_lock(&w->mu);
-	if (w->tail)
-		w->tail->next = job;
-	else
-		w->head = job;
-	w->tail = job;
+	kaas_fifo_push(&w->jobs, &job->link);
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 }

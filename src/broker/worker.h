@@ -10,10 +10,12 @@
 #ifndef KAAS_BROKER_WORKER_H
 #define KAAS_BROKER_WORKER_H
 
+#include "util/fifo.h"
+
 struct kaas_worker;
 
 struct kaas_job {
-	struct kaas_job *next;
+	struct kaas_fifo_link link;         /* in the worker's queue */
 	void (*run)(struct kaas_job *job);  /* on the worker thread */
 };
 

@@ -26,22 +26,32 @@ static int16_t topic_kerr(int rc)
 						  : KAAS_KERR_KAFKA_STORAGE_ERROR);
 }
 
+/* The request's top-level array: zeroed room for its elements of
+ * elem_size (one more, so that an empty array is not NULL) and *n their
+ * count; NULL when the connection is to be closed (a null array, a short
+ * request, out of memory). */
+static void *read_items(struct kaas_kr *r, size_t min_elem, size_t elem_size, int32_t *n)
+{
+	*n = kaas_kr_array(r, 0, min_elem);
+	if (!kaas_kr_ok(r) || *n < 0)
+		return NULL;
+	return calloc((size_t)*n + 1, elem_size);
+}
+
 int kaas_api_create_topics(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
 	struct kaas_kr *r = &req->r;
 	struct kaas_kw *w = &req->w;
 	int16_t v = req->hdr.api_version;
-	int32_t nt = kaas_kr_array(r, 0, 16);
-	if (!kaas_kr_ok(r) || nt < 0)
-		return KAAS_REQ_CLOSE;
 	struct item {
 		struct kaas_kslice name;
 		int32_t np;
 		int16_t rf;
 		int32_t nassign;
-	} *items = calloc((size_t)nt + 1, sizeof(*items));
-	if (!items)
+	} *items;
+	int32_t nt;
+	if (!(items = read_items(r, 16, sizeof(*items), &nt)))
 		return KAAS_REQ_CLOSE;
 	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
 		items[i].name = kaas_kr_str(r, 0);
@@ -107,10 +117,8 @@ int kaas_api_delete_topics(struct kaas_req *req)
 	struct kaas_kr *r = &req->r;
 	struct kaas_kw *w = &req->w;
 	int16_t v = req->hdr.api_version;
-	int32_t nt = kaas_kr_array(r, 0, 2);
-	if (!kaas_kr_ok(r) || nt < 0)
-		return KAAS_REQ_CLOSE;
-	struct kaas_kslice *names = calloc((size_t)nt + 1, sizeof(*names));
+	int32_t nt;
+	struct kaas_kslice *names = read_items(r, 2, sizeof(*names), &nt);
 	if (!names)
 		return KAAS_REQ_CLOSE;
 	for (int32_t i = 0; i < nt; i++)
@@ -147,14 +155,12 @@ int kaas_api_create_partitions(struct kaas_req *req)
 	struct kaas_broker *b = req->broker;
 	struct kaas_kr *r = &req->r;
 	struct kaas_kw *w = &req->w;
-	int32_t nt = kaas_kr_array(r, 0, 10);
-	if (!kaas_kr_ok(r) || nt < 0)
-		return KAAS_REQ_CLOSE;
 	struct item {
 		struct kaas_kslice name;
 		int32_t count;
-	} *items = calloc((size_t)nt + 1, sizeof(*items));
-	if (!items)
+	} *items;
+	int32_t nt;
+	if (!(items = read_items(r, 10, sizeof(*items), &nt)))
 		return KAAS_REQ_CLOSE;
 	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
 		items[i].name = kaas_kr_str(r, 0);
@@ -248,16 +254,14 @@ int kaas_api_describe_configs(struct kaas_req *req)
 	snprintf(broker_cfg[2].value, sizeof(broker_cfg[2].value), "%zu", b->cfg.message_max_bytes);
 	snprintf(broker_cfg[3].value, sizeof(broker_cfg[3].value), "%zu", b->cfg.max_request_bytes);
 
-	int32_t nres = kaas_kr_array(r, 0, 7);
-	if (!kaas_kr_ok(r) || nres < 0)
-		return KAAS_REQ_CLOSE;
 	struct res {
 		int8_t type;
 		struct kaas_kslice name;
 		int32_t nkeys;
 		const uint8_t *keys; /* position of the key list in the request */
-	} *rs = calloc((size_t)nres + 1, sizeof(*rs));
-	if (!rs)
+	} *rs;
+	int32_t nres;
+	if (!(rs = read_items(r, 7, sizeof(*rs), &nres)))
 		return KAAS_REQ_CLOSE;
 	for (int32_t i = 0; i < nres && kaas_kr_ok(r); i++) {
 		rs[i].type = kaas_kr_i8(r);

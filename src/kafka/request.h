@@ -24,6 +24,7 @@
 #include "kafka/codec.h"
 #include "kafka/header.h"
 #include "log/log.h"
+#include "util/fifo.h"
 
 struct kaas_broker;
 struct kaas_conn;
@@ -105,7 +106,7 @@ const char *kaas_conn_peer(const struct kaas_conn *c);
 /* A completion handed from another thread (the log's sync thread, the
  * produce worker) to the loop. */
 struct kaas_completion {
-	struct kaas_completion *next;
+	struct kaas_fifo_link link;            /* in the loop's queue */
 	void (*fn)(struct kaas_completion *c); /* runs on the loop thread */
 };
 

@@ -19,6 +19,7 @@
 
 #include "log/log.h"
 #include "substrate/substrate.h"
+#include "util/fifo.h"
 
 #define MANIFEST_NAME "manifest.json"   /* older versions' single manifest */
 #define MANIFEST_PREFIX "manifest-"      /* manifest-<epoch:010>.json: one per leader epoch */
@@ -169,13 +170,19 @@ struct pending {
 
 /* A group commit: the batches written and fsynced together. */
 struct round {
-	struct round *next;
+	struct kaas_fifo_link link; /* in the ack queue */
 	struct pending *list;
 	size_t bytes, n;
 	struct segment *seg;   /* where it was written */
 	uint64_t pos;
 	int rc;                /* the write's result */
 };
+
+/* The round whose ack-queue link is l, or NULL for NULL. */
+static inline struct round *kaas_logi_round_of(struct kaas_fifo_link *l)
+{
+	return l ? KAAS_FIFO_ENTRY(l, struct round, link) : NULL;
+}
 
 struct kaas_log {
 	struct kaas_substrate *sub;
@@ -211,7 +218,7 @@ struct kaas_log {
 	int64_t leo;                /* next offset to assign */
 	struct pending *qhead, *qtail;
 	struct round *writing;      /* the round the sync thread is writing */
-	struct round *ackq_head, *ackq_tail; /* written, not yet acknowledged */
+	struct kaas_fifo ackq;      /* rounds written, not yet acknowledged */
 	bool ack_stop;
 	bool acking;                /* a thread is acknowledging the queue's head */
 	pthread_t ack_thread;

@@ -125,7 +125,8 @@ int kaas_log_producer_find(struct kaas_log *log, int64_t producer_id, int16_t ep
 	if (!found && log->writing)
 		found = find_in_list(log->writing->list, producer_id, epoch, first_seq, last_seq,
 				     base_offset);
-	for (struct round *r = log->ackq_head; r && !found; r = r->next)
+	for (struct round *r = kaas_logi_round_of(log->ackq.head); r && !found;
+	     r = kaas_logi_round_of(r->link.next))
 		found = find_in_list(r->list, producer_id, epoch, first_seq, last_seq, base_offset);
 	pthread_mutex_unlock(&log->mu);
 	return found;
@@ -172,7 +173,8 @@ int kaas_log_producer_pending(struct kaas_log *log, int64_t producer_id,
 		*out = p->st;
 		known = 1;
 	}
-	for (struct round *r = log->ackq_head; r; r = r->next)
+	for (struct round *r = kaas_logi_round_of(log->ackq.head); r;
+	     r = kaas_logi_round_of(r->link.next))
 		fold_pending(out, &known, r->list, producer_id);
 	if (log->writing)
 		fold_pending(out, &known, log->writing->list, producer_id);

@@ -220,7 +220,7 @@ int kaas_logi_start_segment(struct kaas_log *log, int64_t base)
 static void wait_acks_drained(struct kaas_log *log)
 {
 	pthread_mutex_lock(&log->mu);
-	while (log->ackq_head)
+	while (log->ackq.head)
 		pthread_cond_wait(&log->drained_cv, &log->mu);
 	pthread_mutex_unlock(&log->mu);
 }
@@ -394,13 +394,14 @@ static void ack_one(struct kaas_log *log, struct round *r)
 	pthread_mutex_lock(&log->mu);
 	if (rc < 0)
 		kaas_logi_fail_locked(log, rc);
-	log->ackq_head = r->next;
-	if (!log->ackq_head) {
-		log->ackq_tail = NULL;
+	/* r stayed at the head while it was acknowledged (log->acking). */
+	struct kaas_fifo_link *head = kaas_fifo_pop(&log->ackq);
+	assert(head == &r->link);
+	(void)head;
+	if (!log->ackq.head)
 		pthread_cond_broadcast(&log->drained_cv);
-	}
 	log->acking = false;
-	if (log->ackq_head)
+	if (log->ackq.head)
 		pthread_cond_signal(&log->ack_cv);
 	log->qbytes -= r->bytes;
 	int64_t hwm = log->hwm;
@@ -469,15 +470,11 @@ void *kaas_logi_sync_main(void *arg)
 		if (rc < 0)
 			kaas_logi_fail_locked(log, rc);
 		log->writing = NULL;
-		if (log->ackq_tail)
-			log->ackq_tail->next = r;
-		else
-			log->ackq_head = r;
-		log->ackq_tail = r;
+		kaas_fifo_push(&log->ackq, &r->link);
 		/* Nothing else to write and nothing before it to acknowledge: this
 		 * thread acknowledges the round itself (a hand-off to the ack
 		 * thread would only add a wake-up to the appender's wait). */
-		bool inline_ack = log->ackq_head == r && !log->acking && !log->qhead;
+		bool inline_ack = log->ackq.head == &r->link && !log->acking && !log->qhead;
 		if (inline_ack)
 			log->acking = true;
 		else
@@ -509,12 +506,12 @@ void *kaas_logi_ack_main(void *arg)
 	struct kaas_log *log = arg;
 	pthread_mutex_lock(&log->mu);
 	for (;;) {
-		while ((!log->ackq_head || log->acking) && !(log->ack_stop && !log->ackq_head))
+		while ((!log->ackq.head || log->acking) && !(log->ack_stop && !log->ackq.head))
 			pthread_cond_wait(&log->ack_cv, &log->mu);
-		if (!log->ackq_head)
+		if (!log->ackq.head)
 			break;
 		log->acking = true;
-		struct round *r = log->ackq_head;
+		struct round *r = kaas_logi_round_of(log->ackq.head);
 		pthread_mutex_unlock(&log->mu);
 		ack_one(log, r);
 		pthread_mutex_lock(&log->mu);

@@ -48,7 +48,7 @@ struct kaas_server {
 	uv_timer_t housekeep;
 	uv_timer_t drain_timer;
 	pthread_mutex_t cq_mu;
-	struct kaas_completion *cq_head, *cq_tail;
+	struct kaas_fifo cq;      /* under cq_mu: completions (kaas_broker_complete) */
 	int data_arrived;         /* under cq_mu: a log's high watermark moved */
 	struct kaas_fetch_waiter waiters; /* list head */
 	struct kaas_conn conns;   /* list head of every connection */

@@ -11,13 +11,8 @@
 void kaas_broker_complete(struct kaas_broker *b, struct kaas_completion *c)
 {
 	struct kaas_server *s = b->server;
-	c->next = NULL;
 	pthread_mutex_lock(&s->cq_mu);
-	if (s->cq_tail)
-		s->cq_tail->next = c;
-	else
-		s->cq_head = c;
-	s->cq_tail = c;
+	kaas_fifo_push(&s->cq, &c->link);
 	pthread_mutex_unlock(&s->cq_mu);
 	uv_async_send(&s->async);
 }
@@ -63,15 +58,14 @@ void kaas_server_on_async(uv_async_t *a)
 {
 	struct kaas_server *s = a->data;
 	pthread_mutex_lock(&s->cq_mu);
-	struct kaas_completion *c = s->cq_head;
-	s->cq_head = s->cq_tail = NULL;
+	struct kaas_fifo_link *l = kaas_fifo_take_all(&s->cq);
 	int arrived = s->data_arrived;
 	s->data_arrived = 0;
 	pthread_mutex_unlock(&s->cq_mu);
-	while (c) {
-		struct kaas_completion *n = c->next;
+	while (l) {
+		struct kaas_completion *c = KAAS_FIFO_ENTRY(l, struct kaas_completion, link);
+		l = l->next; /* before fn: it may free or requeue c */
 		c->fn(c);
-		c = n;
 	}
 	if (arrived)
 		kaas_server_wake_all(s);
