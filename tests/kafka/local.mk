@@ -6,7 +6,8 @@ tests_kafka_test_codec_LDADD = $(TEST_LIBS)
 tests_kafka_rdkafka_client_SOURCES = tests/kafka/rdkafka_client.c
 tests_kafka_rdkafka_client_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 tests_kafka_rdkafka_client_LDADD = $(RDKAFKA_LIBS)
-tests_kafka_rawclient_SOURCES = tests/kafka/rawclient.c
+tests_kafka_rawclient_SOURCES = tests/kafka/rawclient.c tests/kafka/rawclient.h \
+	tests/kafka/rawclient_fetch_bounds.c tests/kafka/rawclient_time_offsets.c
 tests_kafka_rawclient_LDADD = $(TEST_LIBS)
 
 TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
