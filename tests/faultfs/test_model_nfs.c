@@ -24,26 +24,41 @@
 
 /* ---- silly-rename ---- */
 
+/* d/f ("hello") created and opened on host a, then unlinked there while
+ * held: the open handle. */
+static struct kaas_file *open_then_unlink(struct fx *x)
+{
+	assert_int_equal(kaas_sub_mkdir(x->a, "d", 0755), 0);
+	put(x->a, "d/f", "hello");
+	struct kaas_file *f;
+	assert_int_equal(kaas_sub_open(x->a, "d/f", KAAS_O_READ, 0, &f), 0);
+	assert_int_equal(kaas_sub_unlink(x->a, "d/f"), 0);
+	return f;
+}
+
+/* The path of the one name in d as s lists it (malloc'd). */
+static char *only_name_in_d(struct kaas_substrate *s)
+{
+	struct kaas_dirlist l;
+	assert_int_equal(kaas_sub_list(s, "d", &l), 0);
+	assert_int_equal(l.n, 1);
+	char *path = kaas_path_join("d", l.names[0]);
+	kaas_dirlist_free(&l);
+	return path;
+}
+
 static void test_silly_rename_on_unlink(void **state)
 {
 	struct fx x;
 	fx_open(&x, NULL);
-	assert_int_equal(kaas_sub_mkdir(x.a, "d", 0755), 0);
-	put(x.a, "d/f", "hello");
-	struct kaas_file *f;
-	assert_int_equal(kaas_sub_open(x.a, "d/f", KAAS_O_READ, 0, &f), 0);
-	assert_int_equal(kaas_sub_unlink(x.a, "d/f"), 0);
+	struct kaas_file *f = open_then_unlink(&x);
 	struct kaas_stat st;
 	assert_int_equal(kaas_sub_stat(x.lower, "d/f", &st), -ENOENT);
 	assert_int_equal(count_silly(x.lower, "d"), 1);
 	ssize_t rc;
 	assert_string_equal(slurp_handle(f, &rc), "hello"); /* still readable */
 	/* unlinking the .nfs name: EBUSY; rmdir: ENOTEMPTY */
-	struct kaas_dirlist l;
-	assert_int_equal(kaas_sub_list(x.a, "d", &l), 0);
-	assert_int_equal(l.n, 1);
-	char *silly = kaas_path_join("d", l.names[0]);
-	kaas_dirlist_free(&l);
+	char *silly = only_name_in_d(x.a);
 	assert_int_equal(kaas_sub_unlink(x.a, silly), -EBUSY);
 	assert_int_equal(kaas_sub_rmdir(x.b, "d"), -ENOTEMPTY);
 	free(silly);
@@ -62,16 +77,8 @@ static void test_silly_unlinked_by_other_host(void **state)
 {
 	struct fx x;
 	fx_open(&x, NULL);
-	assert_int_equal(kaas_sub_mkdir(x.a, "d", 0755), 0);
-	put(x.a, "d/f", "hello");
-	struct kaas_file *f;
-	assert_int_equal(kaas_sub_open(x.a, "d/f", KAAS_O_READ, 0, &f), 0);
-	assert_int_equal(kaas_sub_unlink(x.a, "d/f"), 0);
-	struct kaas_dirlist l;
-	assert_int_equal(kaas_sub_list(x.b, "d", &l), 0);
-	assert_int_equal(l.n, 1);
-	char *silly = kaas_path_join("d", l.names[0]);
-	kaas_dirlist_free(&l);
+	struct kaas_file *f = open_then_unlink(&x);
+	char *silly = only_name_in_d(x.b);
 	assert_int_equal(kaas_sub_unlink(x.a, silly), -EBUSY);
 	assert_int_equal(kaas_sub_unlink(x.b, silly), 0);
 	assert_int_equal(count_silly(x.lower, "d"), 0);
