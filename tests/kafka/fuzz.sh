@@ -14,7 +14,7 @@ trap 'rm -rf "$out"' EXIT
 mkdir -p "$out/build"
 # Every layer below the server, in link order (Makefile.am: KAAS_LIBS); no
 # server: fuzz_request.c defines the request seam itself.
-libs="libkaas_kafka.a libkaas_broker.a libkaas_kafka.a libkaas_log.a libkaas_stores.a libkaas_contract.a libkaas_substrate.a libkaas_util.a"
+libs="libkaas_kafka.a libkaas_broker.a libkaas_log.a libkaas_stores.a libkaas_contract.a libkaas_substrate.a libkaas_util.a"
 san="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -Wno-error"
 (cd "$out/build" && "$top/configure" -q CC=clang CFLAGS="$san" >/dev/null &&
 	make -s -j2 $libs libkaastest.a >/dev/null)
