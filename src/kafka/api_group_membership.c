@@ -123,8 +123,8 @@ void kaas_api_join_group(struct kaas_req *req)
 		err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	if (!err && (session_ms < KAAS_GROUP_MIN_SESSION_MS || session_ms > KAAS_GROUP_MAX_SESSION_MS))
 		err = KAAS_KERR_INVALID_SESSION_TIMEOUT;
-	if (!err && (n == 0 || ptype.len <= 0))
-		err = KAAS_KERR_INCONSISTENT_GROUP_PROTOCOL;
+	if (!err && (n == 0 || ptype.len <= 0 || memchr(ptype.p, 0, (size_t)ptype.len)))
+		err = KAAS_KERR_INCONSISTENT_GROUP_PROTOCOL; /* none, or not a name */
 	if (!err && iid.len >= 0 && (iid.len == 0 || memchr(iid.p, 0, (size_t)iid.len)))
 		err = KAAS_KERR_INVALID_REQUEST; /* an empty or NUL-bearing instance id */
 	if (!err && iid.len >= 0 && !(iid_s = kaas_kslice_dup(iid)))
