@@ -17,7 +17,7 @@
 #  - the name is then re-created as a new incarnation holding only its own
 #    records.
 # One broker on purpose: a second broker (another client) finishes a delete
-# that has not finished for 30 s (topics.c STUCK_DELETE_MS), and its unlink
+# that has not finished for 30 s (KAAS_TOPICS_STUCK_MS, src/broker/topics/internal.h), and its unlink
 # of the `.nfs` name is a plain REMOVE on the server (EBUSY protects a silly
 # file only on the client holding it): the holder loses the file, its next
 # read fails with ESTALE (seen in the lab with two brokers; faultfs answers
