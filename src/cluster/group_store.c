@@ -103,14 +103,20 @@ static int scan_dir(struct kaas_substrate *sub, const char *dir, struct scan *s)
 	return kaas_sub_readdir(sub, dir, scan_cb, s);
 }
 
+/* Release what one committed entry owns (its topic and metadata). */
+static void committed_clear(struct kaas_committed *c)
+{
+	free(c->topic);
+	free(c->metadata);
+	c->topic = c->metadata = NULL;
+}
+
 void kaas_group_offsets_free(struct kaas_group_offsets *g)
 {
 	if (!g)
 		return;
-	for (size_t i = 0; i < g->n; i++) {
-		free(g->items[i].topic);
-		free(g->items[i].metadata);
-	}
+	for (size_t i = 0; i < g->n; i++)
+		committed_clear(&g->items[i]);
 	free(g->items);
 	free(g->group);
 	memset(g, 0, sizeof *g);
@@ -176,8 +182,7 @@ size_t kaas_group_forget_topic(struct kaas_group_offsets *g, const char *topic)
 	size_t removed = 0, j = 0;
 	for (size_t i = 0; i < g->n; i++) {
 		if (!strcmp(g->items[i].topic, topic)) {
-			free(g->items[i].topic);
-			free(g->items[i].metadata);
+			committed_clear(&g->items[i]);
 			removed++;
 		} else {
 			g->items[j++] = g->items[i];
@@ -317,23 +322,28 @@ int kaas_group_peek(struct kaas_substrate *cluster, const char *group, struct ka
 	return rc;
 }
 
+/* One committed offset as an entry of the document's "offsets" array (the
+ * fields load_doc reads back). */
+static void committed_to_json(cJSON *arr, const struct kaas_committed *c)
+{
+	cJSON *o = kaas_partition_entry_add(arr, c->topic, c->partition);
+	kaas_json_add_i64(o, "offset", c->offset);
+	kaas_json_add_i64(o, "leader_epoch", c->leader_epoch);
+	if (c->metadata)
+		cJSON_AddStringToObject(o, "metadata", c->metadata);
+	kaas_json_add_i64(o, "commit_ms", c->commit_ms);
+	if (c->topic_id[0])
+		cJSON_AddStringToObject(o, "topic_id", c->topic_id);
+}
+
 static cJSON *to_json(const struct kaas_group_offsets *g)
 {
 	cJSON *b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "group", g->group);
 	kaas_json_add_u64(b, "epoch", g->epoch);
 	cJSON *arr = cJSON_AddArrayToObject(b, "offsets");
-	for (size_t i = 0; i < g->n; i++) {
-		const struct kaas_committed *c = &g->items[i];
-		cJSON *o = kaas_partition_entry_add(arr, c->topic, c->partition);
-		kaas_json_add_i64(o, "offset", c->offset);
-		kaas_json_add_i64(o, "leader_epoch", c->leader_epoch);
-		if (c->metadata)
-			cJSON_AddStringToObject(o, "metadata", c->metadata);
-		kaas_json_add_i64(o, "commit_ms", c->commit_ms);
-		if (c->topic_id[0])
-			cJSON_AddStringToObject(o, "topic_id", c->topic_id);
-	}
+	for (size_t i = 0; i < g->n; i++)
+		committed_to_json(arr, &g->items[i]);
 	return b;
 }
 
