@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/grow.h"
+
 void fm_ext_free(struct fm_extents *x)
 {
 	for (size_t i = 0; i < x->n; i++)
@@ -37,14 +39,10 @@ int fm_ext_add(struct fm_extents *x, const void *buf, size_t len, uint64_t off)
 			return 0;
 		}
 	}
-	if (x->n == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 8;
-		struct fm_extent *v = realloc(x->v, cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		x->v = v;
-		x->cap = cap;
-	}
+	struct fm_extent *nv = kaas_grow(x->v, &x->cap, x->n, sizeof *x->v, 8);
+	if (!nv)
+		return -ENOMEM;
+	x->v = nv;
 	char *d = malloc(len ? len : 1);
 	if (!d)
 		return -ENOMEM;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/topic_config.h"
 #include "util/logger.h"
 #include "substrate/substrate.h"
 
@@ -50,6 +51,48 @@ static int set_dup(char **dst, const char *v)
 	return 0;
 }
 
+static int apply(struct kaas_config *c, const char *key, const char *v, int *adv_set);
+
+/* A setting given by its Kafka broker name: the broker defaults of topic
+ * settings (log.retention.hours, log.segment.bytes, ...; broker/
+ * topic_config.h) and the Kafka names of kaasd's own options.  1 taken, 0
+ * not such a key, -EINVAL (message printed) or -ENOMEM. */
+static int apply_kafka_name(struct kaas_config *c, const char *key, const char *v)
+{
+	static const struct {
+		const char *kafka, *kaas;
+	} alias[] = {
+		{ "num.partitions", "num-partitions" },
+		{ "auto.create.topics.enable", "auto-create-topics" },
+		{ "socket.request.max.bytes", "max-request-bytes" },
+		{ "broker.id", "broker-id" },
+		{ "node.id", "broker-id" },
+	};
+	for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+		if (strcmp(key, alias[i].kafka) == 0) {
+			int adv_set = 0;
+			int rc = apply(c, alias[i].kaas, v, &adv_set);
+			return rc < 0 ? rc : 1;
+		}
+	char msg[KAAS_CONFIG_MSG];
+	int rc = kaas_topic_config_broker_key(key, v, msg);
+	if (rc == 0)
+		return 0;
+	if (rc < 0) {
+		fprintf(stderr, "kaasd: bad setting %s\n", msg);
+		return -EINVAL;
+	}
+	if (strcmp(key, "message.max.bytes") == 0) {
+		long x;
+		if (parse_long(v, 64, 1L << 30, &x) < 0) {
+			fprintf(stderr, "kaasd: bad value '%s' for %s\n", v, key);
+			return -EINVAL;
+		}
+		c->message_max_bytes = (size_t)x;
+	}
+	return kaas_kvlist_set(&c->topic_defaults, key, v) < 0 ? -ENOMEM : 1;
+}
+
 /* Apply one setting; returns 0 or -EINVAL (message printed). */
 static int apply(struct kaas_config *c, const char *key, const char *v, int *adv_set)
 {
@@ -85,6 +128,9 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 	} else if (strcmp(key, "message-max-bytes") == 0) {
 		rc = parse_long(v, 64, 1L << 30, &x);
 		c->message_max_bytes = (size_t)x;
+		/* also the default of every topic's max.message.bytes */
+		if (rc == 0 && kaas_kvlist_set(&c->topic_defaults, "message.max.bytes", v) < 0)
+			rc = -ENOMEM;
 	} else if (strcmp(key, "zero-copy-min-bytes") == 0) {
 		rc = parse_long(v, 0, 1L << 30, &x);
 		c->zero_copy_min_bytes = (size_t)x;
@@ -104,6 +150,8 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 	} else if (strcmp(key, "max-request-bytes") == 0) {
 		rc = parse_long(v, 1024, 1L << 30, &x);
 		c->max_request_bytes = (size_t)x;
+	} else if ((rc = apply_kafka_name(c, key, v)) != 0) {
+		return rc < 0 ? rc : 0;
 	} else {
 		fprintf(stderr, "kaasd: unknown setting '%s'\n", key);
 		return -EINVAL;
@@ -310,4 +358,5 @@ void kaas_config_free(struct kaas_config *c)
 	free(c->data_url);
 	free(c->cluster_url);
 	c->data_url = c->cluster_url = NULL;
+	kaas_kvlist_clear(&c->topic_defaults);
 }

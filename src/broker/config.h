@@ -7,7 +7,12 @@
  * auto-create-topics (true/false), num-partitions, message-max-bytes,
  * max-request-bytes, zero-copy-min-bytes, heartbeat-ms,
  * liveness-timeout-ms, coordinator-slots, group-initial-rebalance-delay-ms
- * (also spelt as Kafka's group.initial.rebalance.delay.ms).  Environment:
+ * (also spelt as Kafka's group.initial.rebalance.delay.ms); Kafka's
+ * names num.partitions, auto.create.topics.enable, socket.request.max.bytes,
+ * broker.id/node.id for the options they match; and the broker defaults of
+ * topic settings by Kafka's broker names (log.retention.ms/minutes/hours,
+ * log.retention.bytes, log.segment.bytes, log.roll.ms/hours,
+ * message.max.bytes, ...: broker/topic_config.h).  Environment:
  * KAAS_CLUSTER_DIR.
  */
 #ifndef KAAS_BROKER_CONFIG_H
@@ -15,6 +20,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "util/kvlist.h"
 
 struct kaas_config {
 	char *data_url;         /* default ./kaas-data */
@@ -40,6 +47,10 @@ struct kaas_config {
 	int32_t group_initial_rebalance_delay_ms; /* the first rebalance of an
 	                              Empty group waits this long for more
 	                              members (default 3000, as Kafka) */
+	struct kaas_kvlist topic_defaults; /* broker defaults of topic settings
+	                              by Kafka's broker names (log.retention.hours
+	                              = 24, log.segment.bytes, message.max.bytes
+	                              ...; broker/topic_config.h), checked */
 };
 
 /* Fill `c` from defaults, env, the --config file and argv.  Returns 0,

@@ -7,7 +7,8 @@ libkaas_broker_a_SOURCES = src/broker/config.h \
 	src/broker/agent.c src/broker/sweep.h src/broker/sweep.c
 libkaas_broker_a_SOURCES += src/broker/topics/internal.h src/broker/topics/registry.c \
 	src/broker/topics/partitions.c src/broker/topics/removal.c src/broker/topics/admin.c \
-	src/broker/topics/reconcile.c src/broker/topics/load.c
+	src/broker/topics/reconcile.c src/broker/topics/load.c src/broker/topics/config.c
+libkaas_broker_a_SOURCES += src/broker/topic_config.h src/broker/topic_config.c
 libkaas_broker_a_SOURCES += src/broker/groups/groups.h src/broker/groups/internal.h \
 	src/broker/groups/coordinator.c src/broker/groups/rebalance.c \
 	src/broker/groups/membership.c src/broker/groups/offsets.c src/broker/groups/queries.c \

@@ -50,6 +50,7 @@
 #include <errno.h>
 #include <stdint.h>
 
+#include "broker/topic_config.h"
 #include "cluster/topic_store.h" /* kaas_topic_name_valid */
 #include "log/log.h"
 #include "substrate/substrate.h"
@@ -117,8 +118,17 @@ struct kaas_topic {
 	int deleting;
 	int offline;              /* its document or directory is damaged: no
 	                             partitions, never re-created over */
+	struct kaas_kvlist config; /* its config overrides, as its document
+	                             says (under the registry mutex) */
+	struct kaas_topic_settings settings; /* what they resolve to with the
+	                             broker defaults: each field read and
+	                             written atomically (kaas_topic_setting) */
 	struct kaas_topics *reg;
 };
+
+/* A field of a topic's resolved settings, read atomically (any thread,
+ * with a reference): kaas_topic_setting(tp, max_message_bytes). */
+#define kaas_topic_setting(tp, field) __atomic_load_n(&(tp)->settings.field, __ATOMIC_RELAXED)
 
 /* kaas_topic_name_valid (cluster/topic_store.h) says whether a name is legal. */
 
@@ -134,8 +144,22 @@ int kaas_topics_open_leased(struct kaas_substrate *data, struct kaas_substrate *
 			    kaas_lease_fn lease, void *lease_arg, kaas_log_notify_cb notify,
 			    void *arg, struct kaas_topics **out);
 
+/* Everything a registry is opened with; kaas_topics_open_leased is this
+ * with defaults NULL. */
+struct kaas_topics_opts {
+	struct kaas_substrate *data, *cluster;
+	kaas_lease_fn lease;      /* NULL: every partition, claimed epochs */
+	void *lease_arg;
+	kaas_log_notify_cb notify;
+	void *notify_arg;
+	const struct kaas_kvlist *defaults; /* broker defaults of topic settings
+	                             (checked; copied), or NULL */
+};
+int kaas_topics_open_opts(const struct kaas_topics_opts *o, struct kaas_topics **out);
+
 /* Cluster reconcile (call after the lease view changed, and periodically):
- *   - topics: documents created, grown or deleted (marked deleting, removed,
+ *   - topics: documents created, grown, re-configured (new settings applied
+ *     to the open logs) or deleted (marked deleting, removed,
  *     or naming another incarnation) by any broker are picked up: new ones
  *     listed (their directory adopted or stamped when unstamped, or
  *     reclaimed when stamped by an earlier incarnation, after re-reading the
@@ -181,6 +205,31 @@ struct kaas_topic **kaas_topics_list(struct kaas_topics *t, int *n);
  * validate_only: check, change nothing.  Blocks (volume). */
 int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart,
 		       int validate_only, const char **why);
+
+/* kaas_topics_create with config overrides `config` (NULL: none): checked
+ * first (KAAS_EBADCONFIG, *why naming the key: valid on this thread until
+ * its next call), stored in the document, applied to the logs. */
+int kaas_topics_create_config(struct kaas_topics *t, const char *name, int32_t npart,
+			      const struct kaas_kvlist *config, int validate_only,
+			      const char **why);
+
+/* A copy of listed topic `name`'s config overrides into *out (replaced):
+ * 0, KAAS_EUNKNOWN, KAAS_EOFFLINE, or -ENOMEM.  Memory only. */
+int kaas_topics_config_get(struct kaas_topics *t, const char *name, struct kaas_kvlist *out);
+
+/* The broker defaults the registry resolves settings with (never NULL;
+ * fixed after open). */
+const struct kaas_kvlist *kaas_topics_defaults(const struct kaas_topics *t);
+
+/* Replace topic `name`'s config overrides by `config` (AlterConfigs; an
+ * incremental change is computed by the caller from kaas_topics_config_get):
+ * checked (KAAS_EBADCONFIG, *why as for create), written to the document
+ * while it names the listed incarnation, applied to the open logs here (and
+ * by the next reconcile on every other broker).  0, KAAS_EINVALNAME,
+ * KAAS_EUNKNOWN (not listed, or deleted or re-created elsewhere),
+ * KAAS_EOFFLINE, KAAS_EBADCONFIG, or -errno (the document).  Blocks. */
+int kaas_topics_alter_config(struct kaas_topics *t, const char *name,
+			     const struct kaas_kvlist *config, int validate_only, const char **why);
 
 /* Delete a topic: 0 (its removal may finish later: housekeeping and the
  * next start re-drive it), KAAS_EINVALNAME, KAAS_EUNKNOWN (not listed, or

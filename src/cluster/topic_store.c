@@ -127,8 +127,26 @@ static int read_record(struct kaas_substrate *sub, int stamp, const char *name, 
 
 /* ------------------------------------------------------------ documents */
 
-int kaas_topic_doc_read(struct kaas_substrate *cluster, const char *name,
-			struct kaas_topic_doc *d)
+/* The "config" object of a document body into *out: 0, or -EBADMSG when
+ * a value is not a string. */
+static int config_from_json(const cJSON *body, struct kaas_kvlist *out)
+{
+	const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(body, "config");
+	const cJSON *it;
+	if (!cJSON_IsObject(cfg))
+		return 0; /* older documents may lack it: no overrides */
+	cJSON_ArrayForEach(it, cfg)
+	{
+		if (!cJSON_IsString(it) || !it->string)
+			return -EBADMSG;
+		if (kaas_kvlist_set(out, it->string, it->valuestring) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int kaas_topic_doc_read_config(struct kaas_substrate *cluster, const char *name,
+			       struct kaas_topic_doc *d, struct kaas_kvlist *config)
 {
 	memset(d, 0, sizeof(*d));
 	struct kaas_topic_stamp who;
@@ -142,8 +160,23 @@ int kaas_topic_doc_read(struct kaas_substrate *cluster, const char *name,
 	int bad = !id_ok || kaas_json_get_i64(body, "partitions", &d->np) < 0 || d->np < 1 ||
 		  d->np > KAAS_TOPIC_MAX_PARTITIONS || (irc < 0 && irc != -ENOENT);
 	d->deleting = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(body, "deleting"));
+	rc = 0;
+	if (config) {
+		kaas_kvlist_clear(config);
+		rc = config_from_json(body, config);
+		if (rc < 0)
+			kaas_kvlist_clear(config);
+	}
 	cJSON_Delete(body);
-	return bad ? -EBADMSG : 0;
+	if (rc == -ENOMEM)
+		return rc;
+	return bad || rc < 0 ? -EBADMSG : 0;
+}
+
+int kaas_topic_doc_read(struct kaas_substrate *cluster, const char *name,
+			struct kaas_topic_doc *d)
+{
+	return kaas_topic_doc_read_config(cluster, name, d, NULL);
 }
 
 int kaas_topic_doc_names(struct kaas_substrate *cluster, const char *name, const uint8_t id[16])
@@ -158,8 +191,19 @@ int kaas_topic_doc_names(struct kaas_substrate *cluster, const char *name, const
 	return rc < 0 ? rc : id_ok && memcmp(cur.id, id, 16) == 0;
 }
 
+/* A "config" object holding the overrides of `config` (NULL: none) in b:
+ * it, or NULL when out of memory. */
+static cJSON *config_to_json(cJSON *b, const struct kaas_kvlist *config)
+{
+	cJSON *o = cJSON_AddObjectToObject(b, "config");
+	for (size_t i = 0; o && config && i < config->n; i++)
+		if (!cJSON_AddStringToObject(o, config->v[i].key, config->v[i].value))
+			return NULL;
+	return o;
+}
+
 int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name, const uint8_t id[16],
-			 uint64_t inc, int32_t npart, int deleting)
+			 uint64_t inc, int32_t npart, int deleting, const struct kaas_kvlist *config)
 {
 	char hex[33], path[300];
 	kaas_topic_id_hex(id, hex);
@@ -167,7 +211,7 @@ int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name, const
 	cJSON *b = cJSON_CreateObject();
 	int rc = -ENOMEM;
 	if (b && cJSON_AddStringToObject(b, "name", name) &&
-	    cJSON_AddStringToObject(b, "id", hex) && cJSON_AddObjectToObject(b, "config") &&
+	    cJSON_AddStringToObject(b, "id", hex) && config_to_json(b, config) &&
 	    cJSON_AddBoolToObject(b, "deleting", deleting) &&
 	    kaas_json_add_i64(b, "partitions", npart) == 0 &&
 	    (!inc || kaas_json_add_u64(b, "incarnation", inc) == 0)) {
@@ -180,19 +224,26 @@ int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name, const
 }
 
 int kaas_topic_doc_rewrite(struct kaas_substrate *cluster, const char *name, const uint8_t id[16],
-			   int32_t np, int deleting)
+			   int32_t np, int deleting, const struct kaas_kvlist *config)
 {
 	struct kaas_topic_doc d;
-	int rc = kaas_topic_doc_read(cluster, name, &d);
+	struct kaas_kvlist kept = { 0 };
+	int rc = kaas_topic_doc_read_config(cluster, name, &d, config ? NULL : &kept);
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
-	if (rc == -ENOENT || memcmp(d.id, id, 16) != 0 || d.deleting)
+	if (rc == -ENOENT || memcmp(d.id, id, 16) != 0 || d.deleting) {
+		kaas_kvlist_clear(&kept);
 		return kaas_sub_fail(KAAS_EFENCED, "topic %s: deleted or re-created elsewhere", name);
+	}
 	kaas_step("topics.doc.before-rewrite");
 	rc = d.inc ? kaas_topic_inc_over(cluster, name, d.inc) : 0;
-	if (rc != 0)
+	if (rc != 0) {
+		kaas_kvlist_clear(&kept);
 		return rc < 0 ? rc : kaas_sub_fail(KAAS_EFENCED, "topic %s: deleted elsewhere", name);
-	rc = kaas_topic_doc_write(cluster, name, id, d.inc, np, deleting);
+	}
+	rc = kaas_topic_doc_write(cluster, name, id, d.inc, np < 0 ? (int32_t)d.np : np, deleting,
+				  config ? config : &kept);
+	kaas_kvlist_clear(&kept);
 	if (rc == 0 && d.inc && kaas_topic_inc_over(cluster, name, d.inc) == 1)
 		return 1;
 	return rc;

@@ -8,7 +8,9 @@
  *                                        "topic", version 1): name, id (32
  *                                        hex), incarnation (absent in
  *                                        documents written before they were
- *                                        numbered), partitions, config {},
+ *                                        numbered), partitions, config
+ *                                        {key: value} (the topic's config
+ *                                        overrides, strings, Kafka's keys),
  *                                        deleting.  Replaced whole.
  *   <cluster>/topic-incarnations/<name>/ incarnation-<N>: exclusive create,
  *                                        the one creator of incarnation N
@@ -32,6 +34,7 @@
 #include <stdint.h>
 
 #include "substrate/substrate.h"
+#include "util/kvlist.h"
 
 #define KAAS_TOPIC_DOC_DIR "topics"       /* in the cluster substrate */
 #define KAAS_TOPIC_TRASH_DIR ".trash"     /* in the data substrate: removals */
@@ -63,16 +66,24 @@ struct kaas_topic_doc {
 int kaas_topic_doc_read(struct kaas_substrate *cluster, const char *name,
 			struct kaas_topic_doc *d);
 
+/* The same, and its config overrides into *config (replaced; NULL: not
+ * wanted).  A config value that is not a string is -EBADMSG. */
+int kaas_topic_doc_read_config(struct kaas_substrate *cluster, const char *name,
+			       struct kaas_topic_doc *d, struct kaas_kvlist *config);
+
 /* Does the document of `name` name incarnation `id`?  1 yes, 0 no (gone,
  * malformed, or another incarnation's), -errno when it cannot be read. */
 int kaas_topic_doc_names(struct kaas_substrate *cluster, const char *name, const uint8_t id[16]);
 
 /* Write (replace) the document of `name` unconditionally, creating the
- * directory; inc 0 writes no incarnation.  0 or -errno. */
+ * directory; inc 0 writes no incarnation; config: the overrides (NULL:
+ * none).  0 or -errno. */
 int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name, const uint8_t id[16],
-			 uint64_t inc, int32_t npart, int deleting);
+			 uint64_t inc, int32_t npart, int deleting, const struct kaas_kvlist *config);
 
-/* Rewrite the document of incarnation `id` (partitions np, deleting) only
+/* Rewrite the document of incarnation `id` (partitions np, or the
+ * document's own when np < 0; deleting; config overrides `config`, or the
+ * document's own when NULL) only
  * while it still names `id`, is not marked deleting and its incarnation is
  * not over, all re-read right before the replace (step
  * "topics.doc.before-rewrite" between the read and the check).  The
@@ -84,7 +95,7 @@ int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name, const
  * overwritten; the caller reports it loudly); KAAS_EFENCED nothing written
  * (deleted or re-created elsewhere); or -errno. */
 int kaas_topic_doc_rewrite(struct kaas_substrate *cluster, const char *name, const uint8_t id[16],
-			   int32_t np, int deleting);
+			   int32_t np, int deleting, const struct kaas_kvlist *config);
 
 /* Remove the document of `name` (already gone is fine) and sync its
  * directory.  0 or -errno. */

@@ -1,6 +1,6 @@
 /*
- * api_admin.c — CreateTopics 0..4, DeleteTopics 0..3, CreatePartitions 0..1,
- * DescribeConfigs 0..3.
+ * api_admin.c — CreateTopics 0..4, DeleteTopics 0..3, CreatePartitions 0..1
+ * (topic configs: api_configs.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,6 +49,8 @@ int kaas_api_create_topics(struct kaas_req *req)
 		int32_t np;
 		int16_t rf;
 		int32_t nassign;
+		struct kaas_kvlist config;
+		int bad_config;       /* a null config value */
 	} *items;
 	int32_t nt;
 	if (!(items = read_items(r, 16, sizeof(*items), &nt)))
@@ -67,13 +69,21 @@ int kaas_api_create_topics(struct kaas_req *req)
 		}
 		int32_t nc = kaas_kr_array(r, 0, 4);
 		for (int32_t j = 0; j < nc && kaas_kr_ok(r); j++) {
-			(void)kaas_kr_str(r, 0);
-			(void)kaas_kr_nstr(r, 0);
+			char *k = kaas_kslice_dup(kaas_kr_str(r, 0));
+			struct kaas_kslice vs = kaas_kr_nstr(r, 0);
+			char *val = vs.len >= 0 ? kaas_kslice_dup(vs) : NULL;
+			if (k && val && kaas_kvlist_set(&items[i].config, k, val) < 0)
+				kaas_kr_fail(r);
+			items[i].bad_config |= vs.len < 0;
+			free(k);
+			free(val);
 		}
 	}
 	(void)kaas_kr_i32(r); /* timeout */
 	int validate_only = v >= 1 ? kaas_kr_i8(r) != 0 : 0;
 	if (!kaas_kr_ok(r)) {
+		for (int32_t i = 0; i < nt; i++)
+			kaas_kvlist_clear(&items[i].config);
 		free(items);
 		return KAAS_REQ_CLOSE;
 	}
@@ -93,9 +103,14 @@ int kaas_api_create_topics(struct kaas_req *req)
 		} else if (it->rf != -1 && it->rf != 1) {
 			err = KAAS_KERR_INVALID_REPLICATION_FACTOR;
 			why = "kaas keeps one copy on the shared volume: replication factor must be 1";
+		} else if (it->bad_config) {
+			err = KAAS_KERR_INVALID_CONFIG;
+			why = "a config given without a value";
 		} else {
 			char *name = kaas_kslice_dup(it->name);
-			err = name ? topic_kerr(kaas_topics_create(b->topics, name, np, validate_only, &why))
+			err = name ? topic_kerr(kaas_topics_create_config(b->topics, name, np,
+									   &it->config, validate_only,
+									   &why))
 				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
 			/* Let the controller assign it before answering. */
 			if (err == 0 && !validate_only && b->agent)
@@ -106,6 +121,7 @@ int kaas_api_create_topics(struct kaas_req *req)
 		kaas_kw_i16(w, err);
 		if (v >= 1)
 			kaas_kw_str(w, 0, err ? why : NULL);
+		kaas_kvlist_clear(&it->config);
 	}
 	free(items);
 	return KAAS_REQ_RESPOND;
@@ -198,135 +214,5 @@ int kaas_api_create_partitions(struct kaas_req *req)
 		kaas_kw_str(w, 0, err ? why : NULL);
 	}
 	free(items);
-	return KAAS_REQ_RESPOND;
-}
-
-#define RES_TOPIC 2
-#define RES_BROKER 4
-
-struct cfg_entry {
-	const char *name;
-	char value[32];
-};
-
-static void write_config(struct kaas_kw *w, int16_t v, const struct cfg_entry *e)
-{
-	kaas_kw_str(w, 0, e->name);
-	kaas_kw_str(w, 0, e->value);
-	kaas_kw_i8(w, 1); /* read only: kaas does not alter configs yet */
-	if (v == 0)
-		kaas_kw_i8(w, 1); /* is_default */
-	if (v >= 1)
-		kaas_kw_i8(w, 5); /* config_source: DEFAULT_CONFIG */
-	kaas_kw_i8(w, 0);         /* is_sensitive */
-	if (v >= 1)
-		kaas_kw_array(w, 0, 0); /* synonyms */
-	if (v >= 3) {
-		kaas_kw_i8(w, 0); /* config_type: UNKNOWN */
-		kaas_kw_str(w, 0, NULL);
-	}
-}
-
-int kaas_api_describe_configs(struct kaas_req *req)
-{
-	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	struct cfg_entry topic_cfg[] = {
-		{ "cleanup.policy", "delete" },
-		{ "compression.type", "producer" },
-		{ "retention.ms", "604800000" },
-		{ "retention.bytes", "-1" },
-		{ "segment.bytes", "1073741824" },
-		{ "max.message.bytes", "" },
-	};
-	struct cfg_entry broker_cfg[] = {
-		{ "num.partitions", "" },
-		{ "auto.create.topics.enable", "" },
-		{ "message.max.bytes", "" },
-		{ "socket.request.max.bytes", "" },
-	};
-	snprintf(topic_cfg[5].value, sizeof(topic_cfg[5].value), "%zu", b->cfg.message_max_bytes);
-	snprintf(broker_cfg[0].value, sizeof(broker_cfg[0].value), "%d", b->cfg.num_partitions);
-	snprintf(broker_cfg[1].value, sizeof(broker_cfg[1].value), "%s",
-		 b->cfg.auto_create ? "true" : "false");
-	snprintf(broker_cfg[2].value, sizeof(broker_cfg[2].value), "%zu", b->cfg.message_max_bytes);
-	snprintf(broker_cfg[3].value, sizeof(broker_cfg[3].value), "%zu", b->cfg.max_request_bytes);
-
-	struct res {
-		int8_t type;
-		struct kaas_kslice name;
-		int32_t nkeys;
-		const uint8_t *keys; /* position of the key list in the request */
-	} *rs;
-	int32_t nres;
-	if (!(rs = read_items(r, 7, sizeof(*rs), &nres)))
-		return KAAS_REQ_CLOSE;
-	for (int32_t i = 0; i < nres && kaas_kr_ok(r); i++) {
-		rs[i].type = kaas_kr_i8(r);
-		rs[i].name = kaas_kr_str(r, 0);
-		rs[i].nkeys = kaas_kr_array(r, 0, 2);
-		rs[i].keys = r->p;
-		for (int32_t k = 0; k < rs[i].nkeys && kaas_kr_ok(r); k++)
-			(void)kaas_kr_str(r, 0);
-	}
-	if (v >= 1)
-		(void)kaas_kr_i8(r);
-	if (v >= 3)
-		(void)kaas_kr_i8(r);
-	if (!kaas_kr_ok(r)) {
-		free(rs);
-		return KAAS_REQ_CLOSE;
-	}
-	kaas_kw_i32(w, 0);
-	kaas_kw_array(w, 0, nres);
-	for (int32_t i = 0; i < nres; i++) {
-		struct res *x = &rs[i];
-		int16_t err = 0;
-		const char *msg = NULL;
-		const struct cfg_entry *set = NULL;
-		int nset = 0;
-		if (x->type == RES_TOPIC) {
-			struct kaas_topic *tp = NULL;
-			if (!kaas_topic_name_valid((const char *)x->name.p, x->name.len)) {
-				err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
-			} else if (!(tp = kaas_topics_get(b->topics, (const char *)x->name.p,
-							  x->name.len))) {
-				err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-			} else {
-				set = topic_cfg;
-				nset = (int)(sizeof(topic_cfg) / sizeof(topic_cfg[0]));
-			}
-			kaas_topic_put(tp);
-		} else if (x->type == RES_BROKER) {
-			set = broker_cfg;
-			nset = (int)(sizeof(broker_cfg) / sizeof(broker_cfg[0]));
-		} else {
-			err = KAAS_KERR_INVALID_REQUEST;
-			msg = "only topic and broker resources are described";
-		}
-		kaas_kw_i16(w, err);
-		kaas_kw_str(w, 0, msg);
-		kaas_kw_i8(w, x->type);
-		kaas_kw_strn(w, 0, x->name.p, x->name.len);
-		/* Filter by the requested keys (null: all). */
-		int keep[16] = { 0 };
-		int nkeep = 0;
-		for (int e = 0; e < nset; e++) {
-			int want = x->nkeys < 0;
-			struct kaas_kr kr;
-			kaas_kr_init(&kr, x->keys, (size_t)(r->end - x->keys));
-			for (int32_t k = 0; k < x->nkeys && !want; k++)
-				want = kaas_kslice_eq(kaas_kr_str(&kr, 0), set[e].name);
-			keep[e] = want;
-			nkeep += want;
-		}
-		kaas_kw_array(w, 0, nkeep);
-		for (int e = 0; e < nset; e++)
-			if (keep[e])
-				write_config(w, v, &set[e]);
-	}
-	free(rs);
 	return KAAS_REQ_RESPOND;
 }

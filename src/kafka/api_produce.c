@@ -330,8 +330,11 @@ static void produce_job(struct kaas_job *job)
 			struct kaas_partition *kp = &t->topic->parts[p->index];
 			struct kaas_batch_summary sum;
 			const char *why = NULL;
+			/* max.message.bytes of the topic (its override, else the
+			 * broker's message.max.bytes) */
+			size_t max = (size_t)kaas_topic_setting(t->topic, max_message_bytes);
 			int16_t e = (int16_t)kaas_batch_validate(p->records.p, (size_t)p->records.len,
-							     b->cfg.message_max_bytes, &sum, &why);
+							     max, &sum, &why);
 			if (e) {
 				kaas_warn("produce to %.*s/%d rejected (error %d): %s", t->name.len,
 					  (const char *)t->name.p, p->index, e, why);

@@ -155,7 +155,7 @@ int kaas_batch_validate(const uint8_t *buf, size_t len, size_t max_batch,
 			return KAAS_KERR_CORRUPT_MESSAGE;
 		}
 		if (blen > max_batch) {
-			*why = "record batch larger than message.max.bytes";
+			*why = "record batch larger than the topic's max.message.bytes";
 			return KAAS_KERR_MESSAGE_TOO_LARGE;
 		}
 		int rc = check_one(b, blen, why);

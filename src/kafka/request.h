@@ -78,7 +78,9 @@ int kaas_api_find_coordinator(struct kaas_req *req);
 int kaas_api_create_topics(struct kaas_req *req);  /* pool */
 int kaas_api_delete_topics(struct kaas_req *req);  /* pool */
 int kaas_api_create_partitions(struct kaas_req *req); /* pool */
-int kaas_api_describe_configs(struct kaas_req *req);
+int kaas_api_describe_configs(struct kaas_req *req); /* pool (api_configs.c) */
+int kaas_api_alter_configs(struct kaas_req *req);    /* pool: writes topic documents */
+int kaas_api_incremental_alter_configs(struct kaas_req *req); /* pool */
 int kaas_api_init_producer_id(struct kaas_req *req); /* pool: may claim a block */
 /* Groups (loop; src/kafka/api_group_*.c over the coordinator in src/broker/groups/). */
 void kaas_api_join_group(struct kaas_req *req);

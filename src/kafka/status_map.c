@@ -42,6 +42,8 @@ int16_t kaas_kafka_error(int rc, int16_t otherwise)
 		return KAAS_KERR_INVALID_PARTITIONS;
 	case KAAS_ECONTENDED:
 		return KAAS_KERR_REQUEST_TIMED_OUT;
+	case KAAS_EBADCONFIG:
+		return KAAS_KERR_INVALID_CONFIG;
 	/* the group coordinator (broker/groups/groups.h) */
 	case KAAS_ENOT_COORDINATOR:
 		return KAAS_KERR_NOT_COORDINATOR;

@@ -293,6 +293,13 @@ int kaas_log_roll(struct kaas_log *log);
  * Returns the number of segments deleted, or -errno. */
 int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms);
 
+/* Change the limits of an open log (a topic's config changed): copies
+ * segment_bytes, segment_ms, retention_bytes and retention_ms from cfg
+ * (index_interval_bytes applies from the next open); the next append, roll and housekeeping
+ * use them.  Other fields of cfg are ignored.  Blocks while a group
+ * commit is being written. */
+void kaas_log_retune(struct kaas_log *log, const struct kaas_log_config *cfg);
+
 /* Move the log start to `offset` (DeleteRecords): 0 <= offset <= high
  * watermark, else -ERANGE; an offset below the current start is a no-op.
  * Whole segments below the new start are deleted (as retention).  Returns 0

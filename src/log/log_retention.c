@@ -196,3 +196,18 @@ int kaas_log_delete_records(struct kaas_log *log, int64_t offset)
 	pthread_mutex_unlock(&log->wlock);
 	return rc < 0 ? rc : 0;
 }
+
+void kaas_log_retune(struct kaas_log *log, const struct kaas_log_config *cfg)
+{
+	/* Writers of a round read the limits under wlock, housekeeping under
+	 * wlock and mu: both are held to change them. */
+	pthread_mutex_lock(&log->wlock);
+	pthread_mutex_lock(&log->mu);
+	/* append() checks a batch against it before taking any lock */
+	__atomic_store_n(&log->cfg.segment_bytes, cfg->segment_bytes, __ATOMIC_RELAXED);
+	log->cfg.segment_ms = cfg->segment_ms;
+	log->cfg.retention_bytes = cfg->retention_bytes;
+	log->cfg.retention_ms = cfg->retention_ms;
+	pthread_mutex_unlock(&log->mu);
+	pthread_mutex_unlock(&log->wlock);
+}

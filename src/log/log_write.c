@@ -44,7 +44,8 @@ int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_l
 	    (uint64_t)h.batch_length + 12 != b->len || b->record_count == 0 ||
 	    (int64_t)b->record_count != (int64_t)h.last_offset_delta + 1)
 		return kaas_sub_fail(EINVAL, "append: not a well-formed RecordBatch v2");
-	if (b->len > log->cfg.segment_bytes || b->len > log->cfg.max_pending_bytes ||
+	if (b->len > __atomic_load_n(&log->cfg.segment_bytes, __ATOMIC_RELAXED) ||
+	    b->len > log->cfg.max_pending_bytes ||
 	    b->len > UINT32_MAX)
 		return kaas_sub_fail(EFBIG, "append: batch of %zu bytes is too large", b->len);
 	struct pending *p = calloc(1, sizeof *p);

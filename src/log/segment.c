@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/grow.h"
 #include "contract/contract.h"
 #include "log/log_internal.h"
 #include "util/assert_held.h"
@@ -104,14 +105,10 @@ int kaas_seg_open_read(struct kaas_substrate *sub, struct segment *s)
 
 int kaas_segidx_push(struct seg_index *ix, uint32_t rel, uint32_t pos, int64_t ts)
 {
-	if (ix->n == ix->cap) {
-		size_t nc = ix->cap ? ix->cap * 2 : 64;
-		struct idx_entry *ne = realloc(ix->e, nc * sizeof *ne);
-		if (!ne)
-			return -ENOMEM;
-		ix->e = ne;
-		ix->cap = nc;
-	}
+	struct idx_entry *ne = kaas_grow(ix->e, &ix->cap, ix->n, sizeof *ix->e, 64);
+	if (!ne)
+		return -ENOMEM;
+	ix->e = ne;
 	ix->e[ix->n++] = (struct idx_entry){ .rel = rel, .pos = pos, .ts = ts };
 	ix->last_pos = pos;
 	return 0;

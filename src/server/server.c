@@ -135,9 +135,12 @@ int kaas_server_run(struct kaas_broker *b)
 	uv_async_init(s->loop, &s->async, kaas_server_on_async);
 	s->async.data = s;
 	int rc = kaas_agent_new(b->cluster, &b->cfg, &b->agent);
+	struct kaas_topics_opts topts = { .data = b->data, .cluster = b->cluster,
+					  .lease = kaas_agent_lease, .lease_arg = b->agent,
+					  .notify = kaas_server_on_data, .notify_arg = s,
+					  .defaults = &b->cfg.topic_defaults };
 	if (rc >= 0)
-		rc = kaas_topics_open_leased(b->data, b->cluster, kaas_agent_lease, b->agent,
-					     kaas_server_on_data, s, &b->topics);
+		rc = kaas_topics_open_opts(&topts, &b->topics);
 	if (rc < 0) {
 		kaas_agent_stop(b->agent);
 		b->agent = NULL;

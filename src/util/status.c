@@ -22,6 +22,8 @@ const char *kaas_strerror(int rc)
 		return "count out of range";
 	case KAAS_ECONTENDED:
 		return "contended: others kept winning the claims";
+	case KAAS_EBADCONFIG:
+		return "invalid configuration";
 	case KAAS_ENOT_COORDINATOR:
 		return "not the group's coordinator";
 	case KAAS_ENO_COORDINATOR:

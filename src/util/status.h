@@ -21,6 +21,8 @@
  *   KAAS_EINVALCOUNT a count out of range (partitions).
  *   KAAS_ECONTENDED  others kept winning the claims this needs: gave up
  *                    for now, the caller may retry.
+ *   KAAS_EBADCONFIG  a configuration key that is not known, or a value it
+ *                    cannot take (broker/topic_config.h).
  *
  * The group coordinator's (src/broker/groups/groups.h), numbered from +20
  * so other services can add theirs below:
@@ -71,6 +73,7 @@
 #define KAAS_EINVALNAME (-(KAAS_STATUS_BASE + 6))
 #define KAAS_EINVALCOUNT (-(KAAS_STATUS_BASE + 7))
 #define KAAS_ECONTENDED (-(KAAS_STATUS_BASE + 8))
+#define KAAS_EBADCONFIG (-(KAAS_STATUS_BASE + 9))
 #define KAAS_ENOT_COORDINATOR (-(KAAS_STATUS_BASE + 20))
 #define KAAS_ENO_COORDINATOR (-(KAAS_STATUS_BASE + 21))
 #define KAAS_EUNKNOWN_MEMBER (-(KAAS_STATUS_BASE + 22))

@@ -4,3 +4,6 @@ TOPICS_TESTS = tests/topics/test_topics_lifecycle
 check_PROGRAMS += $(TOPICS_TESTS)
 TESTS += $(TOPICS_TESTS)
 tests_topics_test_topics_lifecycle_SOURCES = tests/topics/test_topics_lifecycle.c
+# Topic configs through an admin client (kafka-python) and raw requests.
+TESTS += tests/topics/topic_configs.sh
+EXTRA_DIST += tests/topics/topic_configs.sh tests/topics/topic_configs.py

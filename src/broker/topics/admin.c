@@ -22,7 +22,7 @@ static int create_claimed(struct kaas_topics *t, struct kaas_topic *tp, uint64_t
 		return rc < 0 ? rc : kaas_sub_fail(KAAS_EFENCED, "topic %s: incarnation %llu was "
 						   "abandoned by another creator", tp->name,
 						   (unsigned long long)inc);
-	rc = kaas_topic_doc_write(t->cluster, tp->name, tp->id, inc, tp->npart, 0);
+	rc = kaas_topic_doc_write(t->cluster, tp->name, tp->id, inc, tp->npart, 0, &tp->config);
 	if (rc < 0)
 		kaas_error("topic %s: writing its document failed: %s (%s)", tp->name,
 			   kaas_strerror(rc), kaas_sub_errdetail());
@@ -52,7 +52,8 @@ static int create_claimed(struct kaas_topics *t, struct kaas_topic *tp, uint64_t
  * when the round abandoned a dead creator's claim (go round again), or a
  * status (*why set): KAAS_EEXISTS, or -errno. */
 static int create_round(struct kaas_topics *t, const char *name, int32_t npart,
-			int validate_only, struct kaas_topic **tp, const char **why)
+			const struct kaas_kvlist *config, int validate_only,
+			struct kaas_topic **tp, const char **why)
 {
 	/* The latest incarnation claimed, read BEFORE the document: a creator
 	 * that wins between the two reads then shows up as a lost claim
@@ -78,6 +79,8 @@ static int create_round(struct kaas_topics *t, const char *name, int32_t npart,
 			return -ENOMEM;
 		if (getrandom((*tp)->id, sizeof((*tp)->id), 0) != (ssize_t)sizeof((*tp)->id))
 			return -ENOMEM; /* no id: answered like an allocation failure */
+		if (kaas_topics_set_config(t, *tp, config) < 0)
+			return -ENOMEM;
 	}
 	(*tp)->npart = npart;
 	/* Incarnation latest+1 is free to claim once `latest` is over
@@ -127,10 +130,13 @@ static int create_round(struct kaas_topics *t, const char *name, int32_t npart,
 int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart, int validate_only,
 		       const char **why)
 {
-	const char *dummy;
-	if (!why)
-		why = &dummy;
-	*why = NULL;
+	return kaas_topics_create_config(t, name, npart, NULL, validate_only, why);
+}
+
+int kaas_topics_create_checked(struct kaas_topics *t, const char *name, int32_t npart,
+			       const struct kaas_kvlist *config, int validate_only,
+			       const char **why)
+{
 	int len = (int)strlen(name);
 	if (!kaas_topic_name_valid(name, len)) {
 		*why = "topic names are 1-249 characters of [a-zA-Z0-9._-], not '.' or '..'";
@@ -154,7 +160,7 @@ int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart, i
 	 * document is abandoned, then the next incarnation is claimed. */
 	int rc = 0;
 	for (int round = 0; round < 3 && rc == 0; round++)
-		rc = create_round(t, name, npart, validate_only, &tp, why);
+		rc = create_round(t, name, npart, config, validate_only, &tp, why);
 	if (rc == 0) {
 		*why = "another broker keeps claiming the topic's incarnations";
 		rc = KAAS_ECONTENDED;
@@ -178,11 +184,10 @@ int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart, i
 	return 0;
 }
 
-/* kaas_topic_doc_rewrite for listed topic tp, with its failures logged. */
-static int rewrite_doc(struct kaas_topics *t, const struct kaas_topic *tp, int32_t np,
-		       int deleting)
+int kaas_topics_rewrite_doc(struct kaas_topics *t, const struct kaas_topic *tp, int32_t np,
+			    int deleting, const struct kaas_kvlist *config)
 {
-	int rc = kaas_topic_doc_rewrite(t->cluster, tp->name, tp->id, np, deleting);
+	int rc = kaas_topic_doc_rewrite(t->cluster, tp->name, tp->id, np, deleting, config);
 	if (rc == 1) {
 		kaas_error("topic %s: incarnation %llu was deleted elsewhere while this broker "
 			   "rewrote its document; a newer incarnation's document may be overwritten",
@@ -208,7 +213,7 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name)
 	if (rc == KAAS_EOFFLINE)
 		kaas_warn("topic %s: offline (damaged document); not deleting through the API", name);
 	if (rc == 0) {
-		rc = rewrite_doc(t, tp, tp->npart, 1);
+		rc = kaas_topics_rewrite_doc(t, tp, tp->npart, 1, NULL);
 		if (rc == KAAS_EFENCED) {
 			/* Our view was stale: that incarnation is gone (or going)
 			 * elsewhere.  Unlist it here; never touch the name's new
@@ -241,34 +246,51 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name)
 	return 0;
 }
 
+struct kaas_topic *kaas_topics_admin_get(struct kaas_topics *t, const char *name,
+					 const char **why, int *rc)
+{
+	kaas_topics_admin_lock(t);
+	struct kaas_topic *tp = kaas_topics_get(t, name, (int)strlen(name));
+	*rc = 0;
+	if (!tp) {
+		*rc = KAAS_EUNKNOWN;
+	} else if (tp->offline) {
+		*why = "the topic is offline (damaged document)";
+		*rc = KAAS_EOFFLINE;
+		kaas_topic_put(tp);
+		tp = NULL;
+	}
+	return tp;
+}
+
+int kaas_topics_change_doc(struct kaas_topics *t, const struct kaas_topic *tp, int32_t np,
+			   const struct kaas_kvlist *config, const char **why)
+{
+	int rc = kaas_topics_rewrite_doc(t, tp, np, 0, config);
+	if (rc == KAAS_EFENCED) {
+		*why = "the topic was deleted or re-created elsewhere";
+		rc = KAAS_EUNKNOWN;
+	}
+	return rc;
+}
+
 int kaas_topics_add_partitions(struct kaas_topics *t, const char *name, int32_t count,
 			       int validate_only, const char **why)
 {
 	const char *dummy;
-	if (!why)
-		why = &dummy;
-	*why = NULL;
-	int len = (int)strlen(name);
-	if (!kaas_topic_name_valid(name, len))
-		return KAAS_EINVALNAME;
-	kaas_topics_admin_lock(t);
-	struct kaas_topic *tp = kaas_topics_get(t, name, len);
-	int rc = 0;
+	int rc = kaas_topics_begin(name, &why, &dummy);
+	if (rc < 0)
+		return rc;
+	struct kaas_topic *tp = kaas_topics_admin_get(t, name, why, &rc);
 	if (!tp) {
-		rc = KAAS_EUNKNOWN;
-	} else if (tp->offline) {
-		*why = "the topic is offline (damaged document)";
-		rc = KAAS_EOFFLINE;
+		/* rc says why */
 	} else if (count <= tp->npart || count > KAAS_TOPIC_MAX_PARTITIONS) {
 		*why = "the new partition count must be above the current one";
 		rc = KAAS_EINVALCOUNT;
 	} else if (!validate_only) {
 		/* The document first (desired state), then the new logs. */
-		rc = rewrite_doc(t, tp, count, 0);
-		if (rc == KAAS_EFENCED) {
-			*why = "the topic was deleted or re-created elsewhere";
-			rc = KAAS_EUNKNOWN;
-		} else if (rc == 0) {
+		rc = kaas_topics_change_doc(t, tp, count, NULL, why);
+		if (rc == 0) {
 			rc = kaas_topics_grow(t, tp, count);
 			if (rc == 0)
 				kaas_info("topic %s: grown to %d partitions", name, count);

@@ -23,6 +23,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <string.h>
 
 #include "broker/topics.h"
 #include "cluster/topic_store.h"
@@ -67,7 +68,53 @@ struct kaas_topics {
 	struct kaas_topics_stuck *stuck; /* reconcile's observations */
 	size_t nstuck;
 	unsigned reconciles;      /* reconcile rounds so far */
+	struct kaas_kvlist defaults; /* broker defaults of topic settings */
 };
+
+/* ------------------------------------------------------------ config.c */
+
+/* Make `config` (checked; copied) tp's overrides and resolve its settings;
+ * the open logs of tp are retuned.  Caller holds admin_mu (or tp is not
+ * listed yet).  0 or -ENOMEM. */
+int kaas_topics_set_config(struct kaas_topics *t, struct kaas_topic *tp,
+			   const struct kaas_kvlist *config);
+
+/* kaas_topic_doc_rewrite for listed topic tp (np < 0: keep the count;
+ * config NULL: keep the overrides), with its failures logged; 1 (written,
+ * but found over right after) is logged and answered 0. */
+int kaas_topics_rewrite_doc(struct kaas_topics *t, const struct kaas_topic *tp, int32_t np,
+			    int deleting, const struct kaas_kvlist *config);
+
+/* The start of an admin call that answers *why: *why pointed at `dummy`
+ * when the caller passed none, and cleared.  KAAS_EINVALNAME when `name`
+ * is not a legal topic name, else 0. */
+static inline int kaas_topics_begin(const char *name, const char ***why, const char **dummy)
+{
+	if (!*why)
+		*why = dummy;
+	**why = NULL;
+	return kaas_topic_name_valid(name, (int)strlen(name)) ? 0 : KAAS_EINVALNAME;
+}
+
+/* Take admin_mu and a reference to listed, online topic `name`: it, or
+ * NULL with *rc KAAS_EUNKNOWN or KAAS_EOFFLINE (*why set).  admin_mu is
+ * held either way. */
+struct kaas_topic *kaas_topics_admin_get(struct kaas_topics *t, const char *name,
+					 const char **why, int *rc);
+
+/* Rewrite listed tp's document for a client's change (np < 0: keep the
+ * count; config NULL: keep the overrides): 0, KAAS_EUNKNOWN with *why when
+ * the incarnation is gone elsewhere, or -errno.  Caller holds admin_mu. */
+int kaas_topics_change_doc(struct kaas_topics *t, const struct kaas_topic *tp, int32_t np,
+			   const struct kaas_kvlist *config, const char **why);
+
+/* kaas_topics_create after the overrides were checked (admin.c). */
+int kaas_topics_create_checked(struct kaas_topics *t, const char *name, int32_t npart,
+			       const struct kaas_kvlist *config, int validate_only,
+			       const char **why);
+
+/* The log configuration a partition of tp is opened with. */
+void kaas_topics_log_config(const struct kaas_topic *tp, struct kaas_log_config *cfg);
 
 /* ------------------------------------------------------------ registry.c */
 

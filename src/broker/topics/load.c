@@ -41,7 +41,8 @@ static int load_one(struct kaas_topics *t, const char *file)
 	if (rc != 1)
 		return 0;
 	struct kaas_topic_doc d;
-	rc = kaas_topic_doc_read(t->cluster, name, &d);
+	struct kaas_kvlist config = { 0 };
+	rc = kaas_topic_doc_read_config(t->cluster, name, &d, &config);
 	if (rc == -ENOENT)
 		return 0; /* deleted since the listing */
 	if (rc < 0) {
@@ -65,8 +66,12 @@ static int load_one(struct kaas_topics *t, const char *file)
 		return kaas_topics_add_offline(t, name);
 	}
 	struct kaas_topic *tp = kaas_topic_new(name);
-	if (!tp)
-		return -ENOMEM;
+	rc = tp ? kaas_topics_set_config(t, tp, &config) : -ENOMEM;
+	kaas_kvlist_clear(&config);
+	if (rc < 0) {
+		kaas_topic_free(tp);
+		return rc;
+	}
 	memcpy(tp->id, d.id, 16);
 	tp->incarnation = d.inc;
 	tp->npart = (int32_t)d.np;
@@ -113,11 +118,23 @@ int kaas_topics_open_leased(struct kaas_substrate *data, struct kaas_substrate *
 			    kaas_lease_fn lease, void *lease_arg, kaas_log_notify_cb notify,
 			    void *arg, struct kaas_topics **out)
 {
+	struct kaas_topics_opts o = { .data = data, .cluster = cluster, .lease = lease,
+				      .lease_arg = lease_arg, .notify = notify, .notify_arg = arg };
+	return kaas_topics_open_opts(&o, out);
+}
+
+int kaas_topics_open_opts(const struct kaas_topics_opts *o, struct kaas_topics **out)
+{
 	struct kaas_topics *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	*t = (struct kaas_topics){ .data = data, .cluster = cluster, .notify = notify,
-				   .notify_arg = arg, .lease = lease, .lease_arg = lease_arg };
+	*t = (struct kaas_topics){ .data = o->data, .cluster = o->cluster, .notify = o->notify,
+				   .notify_arg = o->notify_arg, .lease = o->lease,
+				   .lease_arg = o->lease_arg };
+	if (o->defaults && kaas_kvlist_copy(&t->defaults, o->defaults) < 0) {
+		free(t);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
 	pthread_mutex_init(&t->admin_mu, NULL);
@@ -152,6 +169,7 @@ void kaas_topics_close(struct kaas_topics *t)
 			  t->pending.count);
 	kaas_pending_clear(&t->pending);
 	free(t->stuck);
+	kaas_kvlist_clear(&t->defaults);
 	pthread_mutex_destroy(&t->mu);
 	pthread_cond_destroy(&t->cv);
 	pthread_mutex_destroy(&t->admin_mu);

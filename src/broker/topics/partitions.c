@@ -75,8 +75,7 @@ static void open_one(struct kaas_topics *t, const struct kaas_topic *tp, int32_t
 		rc = -ENOENT;
 	}
 	struct kaas_log_config cfg;
-	kaas_log_config_default(&cfg);
-	cfg.parent_must_exist = 1;
+	kaas_topics_log_config(tp, &cfg);
 	if (rc >= 0)
 		rc = kaas_log_open(t->data, dir, epoch, &cfg, &p->log);
 	if (rc < 0) {

@@ -94,9 +94,22 @@ void kaas_topics_adopt(struct kaas_topics *t, const char *name, const struct kaa
 			  kaas_strerror(rc), kaas_sub_errdetail());
 		return;
 	}
-	struct kaas_topic *tp = kaas_topic_new(name);
-	if (!tp)
+	/* Its config overrides, from the document as it is now (still this
+	 * incarnation's, else the next round sees the new one). */
+	struct kaas_topic_doc now;
+	struct kaas_kvlist config = { 0 };
+	if (kaas_topic_doc_read_config(t->cluster, name, &now, &config) < 0 || now.deleting ||
+	    memcmp(now.id, d->id, 16) != 0) {
+		kaas_kvlist_clear(&config);
 		return;
+	}
+	struct kaas_topic *tp = kaas_topic_new(name);
+	rc = tp ? kaas_topics_set_config(t, tp, &config) : -ENOMEM;
+	kaas_kvlist_clear(&config);
+	if (rc < 0) {
+		kaas_topic_free(tp);
+		return;
+	}
 	memcpy(tp->id, d->id, 16);
 	tp->incarnation = d->inc;
 	tp->npart = (int32_t)d->np;
@@ -136,13 +149,35 @@ static struct kaas_topic *find(struct kaas_topics *t, const char *name)
 	return tp;
 }
 
+/* Apply the document's config overrides to listed tp when another broker
+ * changed them. */
+static void follow_config(struct kaas_topics *t, struct kaas_topic *tp,
+			  const struct kaas_kvlist *config)
+{
+	kaas_topics_lock(t);
+	int same = kaas_kvlist_equal(&tp->config, config);
+	kaas_topics_unlock(t);
+	if (same)
+		return;
+	char msg[KAAS_CONFIG_MSG];
+	if (kaas_topic_config_check(config, msg) < 0) {
+		/* Written by a newer kaas, or by hand: keep what we have. */
+		kaas_warn("topic %s: its document's config is not one this broker takes (%s); "
+			  "keeping the settings it had", tp->name, msg);
+		return;
+	}
+	if (kaas_topics_set_config(t, tp, config) == 0)
+		kaas_info("topic %s: config changed elsewhere; applied", tp->name);
+}
+
 /* Follow one topic document: returns the topic listed under `name` after
  * it (no reference: admin_mu keeps it listed), or NULL. */
 static struct kaas_topic *sync_one(struct kaas_topics *t, const char *name)
 {
 	struct kaas_topic *tp = find(t, name);
 	struct kaas_topic_doc d;
-	if (kaas_topic_doc_read(t->cluster, name, &d) < 0)
+	struct kaas_kvlist config = { 0 };
+	if (kaas_topic_doc_read_config(t->cluster, name, &d, &config) < 0)
 		return tp; /* kept as it is; read again next round */
 	if (tp && tp->offline) {
 		/* Offline because its document or stamp could not be read or
@@ -157,14 +192,18 @@ static struct kaas_topic *sync_one(struct kaas_topics *t, const char *name)
 		tp = NULL;
 	}
 	if (d.deleting) {
+		kaas_kvlist_clear(&config);
 		note_deleting(t, name, &d);
 		return NULL;
 	}
 	if (tp) {
 		if (d.np > tp->npart)
 			grow_listed(t, tp, (int32_t)d.np);
+		follow_config(t, tp, &config);
+		kaas_kvlist_clear(&config);
 		return tp;
 	}
+	kaas_kvlist_clear(&config);
 	kaas_topics_adopt(t, name, &d);
 	return find(t, name);
 }

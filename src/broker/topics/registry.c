@@ -105,6 +105,8 @@ struct kaas_topic *kaas_topic_new(const char *name)
 		free(tp);
 		tp = NULL;
 	}
+	if (tp) /* the built-in defaults until kaas_topics_set_config */
+		kaas_topic_settings_resolve(NULL, NULL, &tp->settings);
 	return tp;
 }
 
@@ -141,6 +143,7 @@ void kaas_topic_free(struct kaas_topic *tp)
 		kaas_hw_token_put(tp->parts[i].token);
 	}
 	free(tp->parts);
+	kaas_kvlist_clear(&tp->config);
 	free(tp->name);
 	free(tp);
 }

@@ -1,0 +1,313 @@
+/*
+ * topic_config.c — the table of topic configuration keys, their checks,
+ * broker defaults and resolution (topic_config.h).
+ */
+#include "broker/topic_config.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util/status.h"
+
+#define NO_LIMIT "9223372036854775807"
+
+/* One broker key that sets a topic key's default, its value times `mult`
+ * (log.retention.hours sets retention.ms in hours). */
+struct broker_key {
+	const char *name;
+	int64_t mult;
+};
+
+struct topic_key {
+	const char *name;
+	enum kaas_config_type type;
+	int64_t min, max;         /* numbers: the legal range */
+	const char *const *only;  /* strings/lists: the values kaas takes, or NULL */
+	const char *refused;      /* why other values of the key are refused */
+	const char *def;          /* the built-in default */
+	int applied;
+	struct broker_key broker[3]; /* most specific first */
+};
+
+static const char *const cleanup_ok[] = { "delete", NULL };
+static const char *const tstype_ok[] = { "CreateTime", NULL };
+static const char *const compression_ok[] = { "producer", NULL };
+static const char *const bool_false[] = { "false", NULL };
+
+static const struct topic_key keys[] = {
+	{ "cleanup.policy", KAAS_CONFIG_LIST, 0, 0, cleanup_ok,
+	  "kaas has no log cleaner yet: cleanup.policy=delete only", "delete", 1,
+	  { { "log.cleanup.policy", 1 } } },
+	{ "compression.type", KAAS_CONFIG_STRING, 0, 0, compression_ok,
+	  "kaas keeps batches as the producer compressed them: compression.type=producer only",
+	  "producer", 1, { { "compression.type", 1 } } },
+	{ "delete.retention.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "86400000", 0,
+	  { { "log.cleaner.delete.retention.ms", 1 } } },
+	{ "file.delete.delay.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "60000", 0,
+	  { { "log.segment.delete.delay.ms", 1 } } },
+	{ "flush.messages", KAAS_CONFIG_LONG, 1, INT64_MAX, NULL, NULL, NO_LIMIT, 0,
+	  { { "log.flush.interval.messages", 1 } } },
+	{ "flush.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, NO_LIMIT, 0,
+	  { { "log.flush.interval.ms", 1 } } },
+	{ "follower.replication.throttled.replicas", KAAS_CONFIG_LIST, 0, 0, NULL, NULL, "", 0,
+	  { { NULL, 0 } } },
+	{ "index.interval.bytes", KAAS_CONFIG_INT, 0, INT32_MAX, NULL, NULL, "4096", 1,
+	  { { "log.index.interval.bytes", 1 } } },
+	{ "leader.replication.throttled.replicas", KAAS_CONFIG_LIST, 0, 0, NULL, NULL, "", 0,
+	  { { NULL, 0 } } },
+	{ "local.retention.bytes", KAAS_CONFIG_LONG, -2, INT64_MAX, NULL, NULL, "-2", 0,
+	  { { "log.local.retention.bytes", 1 } } },
+	{ "local.retention.ms", KAAS_CONFIG_LONG, -2, INT64_MAX, NULL, NULL, "-2", 0,
+	  { { "log.local.retention.ms", 1 } } },
+	{ "max.compaction.lag.ms", KAAS_CONFIG_LONG, 1, INT64_MAX, NULL, NULL, NO_LIMIT, 0,
+	  { { "log.cleaner.max.compaction.lag.ms", 1 } } },
+	{ "max.message.bytes", KAAS_CONFIG_INT, 0, INT32_MAX, NULL, NULL, "1048588", 1,
+	  { { "message.max.bytes", 1 } } },
+	{ "message.downconversion.enable", KAAS_CONFIG_BOOLEAN, 0, 0, NULL, NULL, "true", 0,
+	  { { "log.message.downconversion.enable", 1 } } },
+	{ "message.timestamp.after.max.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, NO_LIMIT, 0,
+	  { { "log.message.timestamp.after.max.ms", 1 } } },
+	{ "message.timestamp.before.max.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, NO_LIMIT, 0,
+	  { { "log.message.timestamp.before.max.ms", 1 } } },
+	{ "message.timestamp.difference.max.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL,
+	  NO_LIMIT, 0, { { "log.message.timestamp.difference.max.ms", 1 } } },
+	{ "message.timestamp.type", KAAS_CONFIG_STRING, 0, 0, tstype_ok,
+	  "kaas keeps the producer's timestamps: message.timestamp.type=CreateTime only",
+	  "CreateTime", 1, { { "log.message.timestamp.type", 1 } } },
+	{ "min.cleanable.dirty.ratio", KAAS_CONFIG_DOUBLE, 0, 1, NULL, NULL, "0.5", 0,
+	  { { "log.cleaner.min.cleanable.ratio", 1 } } },
+	{ "min.compaction.lag.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "0", 0,
+	  { { "log.cleaner.min.compaction.lag.ms", 1 } } },
+	{ "min.insync.replicas", KAAS_CONFIG_INT, 1, INT32_MAX, NULL, NULL, "1", 0,
+	  { { "min.insync.replicas", 1 } } },
+	{ "preallocate", KAAS_CONFIG_BOOLEAN, 0, 0, NULL, NULL, "false", 0,
+	  { { "log.preallocate", 1 } } },
+	{ "remote.storage.enable", KAAS_CONFIG_BOOLEAN, 0, 0, bool_false,
+	  "kaas has no tiered storage: the volume is the storage", "false", 0, { { NULL, 0 } } },
+	{ "retention.bytes", KAAS_CONFIG_LONG, -1, INT64_MAX, NULL, NULL, "-1", 1,
+	  { { "log.retention.bytes", 1 } } },
+	{ "retention.ms", KAAS_CONFIG_LONG, -1, INT64_MAX, NULL, NULL, "604800000", 1,
+	  { { "log.retention.ms", 1 }, { "log.retention.minutes", 60000 },
+	    { "log.retention.hours", 3600000 } } },
+	{ "segment.bytes", KAAS_CONFIG_INT, 14, INT32_MAX, NULL, NULL, "1073741824", 1,
+	  { { "log.segment.bytes", 1 } } },
+	{ "segment.index.bytes", KAAS_CONFIG_INT, 4, INT32_MAX, NULL, NULL, "10485760", 0,
+	  { { "log.index.size.max.bytes", 1 } } },
+	{ "segment.jitter.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "0", 0,
+	  { { "log.roll.jitter.ms", 1 }, { "log.roll.jitter.hours", 3600000 } } },
+	{ "segment.ms", KAAS_CONFIG_LONG, 1, INT64_MAX, NULL, NULL, "604800000", 1,
+	  { { "log.roll.ms", 1 }, { "log.roll.hours", 3600000 } } },
+	{ "unclean.leader.election.enable", KAAS_CONFIG_BOOLEAN, 0, 0, NULL, NULL, "false", 0,
+	  { { "unclean.leader.election.enable", 1 } } },
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static const struct topic_key *find_key(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+/* The topic key that broker key `name` sets a default of, and its
+ * multiplier; NULL when none does. */
+static const struct topic_key *find_broker_key(const char *name, int64_t *mult)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		for (size_t j = 0; j < 3 && keys[i].broker[j].name; j++)
+			if (strcmp(keys[i].broker[j].name, name) == 0) {
+				*mult = keys[i].broker[j].mult;
+				return &keys[i];
+			}
+	return NULL;
+}
+
+/* A whole-string integer: 0 and *out, or -1. */
+static int parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Is `value` legal for key k once multiplied by mult (a broker key in
+ * other units)?  0, or KAAS_EBADCONFIG with msg naming `name`. */
+static int check_value(const struct topic_key *k, const char *name, const char *value,
+		       int64_t mult, char msg[KAAS_CONFIG_MSG])
+{
+	int64_t n;
+	double d;
+	char *end;
+	switch (k->type) {
+	case KAAS_CONFIG_INT:
+	case KAAS_CONFIG_LONG:
+		if (parse_i64(value, &n) < 0)
+			break;
+		if (mult > 1 && n > 0 && n > INT64_MAX / mult)
+			break;
+		n *= mult;
+		if (n < k->min || n > k->max)
+			break;
+		return 0;
+	case KAAS_CONFIG_DOUBLE:
+		errno = 0;
+		d = strtod(value, &end);
+		if (errno || end == value || *end || d < (double)k->min || d > (double)k->max)
+			break;
+		return 0;
+	case KAAS_CONFIG_BOOLEAN:
+		if (strcasecmp(value, "true") && strcasecmp(value, "false"))
+			break;
+		if (k->only && strcasecmp(value, k->only[0])) {
+			snprintf(msg, KAAS_CONFIG_MSG, "%s=%s: %s", name, value, k->refused);
+			return KAAS_EBADCONFIG;
+		}
+		return 0;
+	case KAAS_CONFIG_STRING:
+	case KAAS_CONFIG_LIST:
+		if (!k->only)
+			return 0;
+		for (size_t i = 0; k->only[i]; i++)
+			if (strcmp(value, k->only[i]) == 0)
+				return 0;
+		snprintf(msg, KAAS_CONFIG_MSG, "%s=%s: %s", name, value, k->refused);
+		return KAAS_EBADCONFIG;
+	}
+	if (k->type == KAAS_CONFIG_BOOLEAN)
+		snprintf(msg, KAAS_CONFIG_MSG, "%s=%s: not true or false", name, value);
+	else
+		snprintf(msg, KAAS_CONFIG_MSG, "%s=%s: not a number in [%" PRId64 ", %" PRId64 "]",
+			 name, value, mult > 1 ? k->min / mult : k->min, k->max / (mult > 1 ? mult : 1));
+	return KAAS_EBADCONFIG;
+}
+
+int kaas_topic_config_check(const struct kaas_kvlist *overrides, char msg[KAAS_CONFIG_MSG])
+{
+	for (size_t i = 0; i < overrides->n; i++) {
+		const struct kaas_kv *kv = &overrides->v[i];
+		const struct topic_key *k = find_key(kv->key);
+		if (!k) {
+			snprintf(msg, KAAS_CONFIG_MSG, "unknown topic config '%.100s'", kv->key);
+			return KAAS_EBADCONFIG;
+		}
+		int rc = check_value(k, kv->key, kv->value, 1, msg);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int kaas_topic_config_broker_key(const char *key, const char *value, char msg[KAAS_CONFIG_MSG])
+{
+	int64_t mult;
+	const struct topic_key *k = find_broker_key(key, &mult);
+	if (!k)
+		return 0;
+	int rc = check_value(k, key, value, mult, msg);
+	return rc < 0 ? rc : 1;
+}
+
+/* The effective value of key k: from the topic, else the most specific
+ * broker key set (converted into k's unit in buf), else the default. */
+static const char *effective(const struct topic_key *k, const struct kaas_kvlist *broker,
+			     const struct kaas_kvlist *topic, enum kaas_config_source *src,
+			     char buf[32])
+{
+	const char *v = topic ? kaas_kvlist_get(topic, k->name) : NULL;
+	if (v) {
+		*src = KAAS_CONFIG_FROM_TOPIC;
+		return v;
+	}
+	for (size_t j = 0; j < 3 && k->broker[j].name; j++) {
+		v = broker ? kaas_kvlist_get(broker, k->broker[j].name) : NULL;
+		if (!v)
+			continue;
+		*src = KAAS_CONFIG_FROM_BROKER;
+		int64_t n;
+		if (k->broker[j].mult > 1 && parse_i64(v, &n) == 0) {
+			snprintf(buf, 32, "%" PRId64, n * k->broker[j].mult);
+			return buf;
+		}
+		return v;
+	}
+	*src = KAAS_CONFIG_FROM_DEFAULT;
+	return k->def;
+}
+
+static int64_t effective_i64(const char *name, const struct kaas_kvlist *broker,
+			     const struct kaas_kvlist *topic)
+{
+	const struct topic_key *k = find_key(name);
+	assert(k && (k->type == KAAS_CONFIG_INT || k->type == KAAS_CONFIG_LONG));
+	enum kaas_config_source src;
+	char buf[32];
+	int64_t n = 0;
+	int rc = parse_i64(effective(k, broker, topic, &src, buf), &n);
+	assert(rc == 0); /* the lists were checked */
+	(void)rc;
+	return n;
+}
+
+void kaas_topic_settings_resolve(const struct kaas_kvlist *broker, const struct kaas_kvlist *topic,
+				 struct kaas_topic_settings *out)
+{
+	out->retention_ms = effective_i64("retention.ms", broker, topic);
+	out->retention_bytes = effective_i64("retention.bytes", broker, topic);
+	out->segment_bytes = effective_i64("segment.bytes", broker, topic);
+	out->segment_ms = effective_i64("segment.ms", broker, topic);
+	out->max_message_bytes = effective_i64("max.message.bytes", broker, topic);
+	out->index_interval_bytes = effective_i64("index.interval.bytes", broker, topic);
+}
+
+enum kaas_config_type kaas_topic_config_type(const char *name)
+{
+	const struct topic_key *k = find_key(name);
+	return k ? k->type : 0;
+}
+
+size_t kaas_topic_config_count(void)
+{
+	return NKEYS;
+}
+
+const char *kaas_topic_config_name(size_t i)
+{
+	assert(i < NKEYS);
+	return keys[i].name;
+}
+
+void kaas_topic_config_describe(size_t i, const struct kaas_kvlist *broker,
+				const struct kaas_kvlist *topic, struct kaas_config_entry *out)
+{
+	assert(i < NKEYS);
+	const struct topic_key *k = &keys[i];
+	memset(out, 0, sizeof *out);
+	out->name = k->name;
+	out->type = k->type;
+	out->applied = k->applied;
+	out->value = effective(k, broker, topic, &out->source, out->buf);
+	/* Synonyms, most specific first: the override, the broker keys set,
+	 * the default. */
+	const char *v = topic ? kaas_kvlist_get(topic, k->name) : NULL;
+	if (v)
+		out->syn[out->nsyn++] = (struct kaas_config_synonym){ k->name, v, KAAS_CONFIG_FROM_TOPIC };
+	for (size_t j = 0; j < 3 && k->broker[j].name && out->nsyn < KAAS_CONFIG_MAX_SYNONYMS; j++) {
+		v = broker ? kaas_kvlist_get(broker, k->broker[j].name) : NULL;
+		if (v)
+			out->syn[out->nsyn++] = (struct kaas_config_synonym){ k->broker[j].name, v,
+									    KAAS_CONFIG_FROM_BROKER };
+	}
+	if (out->nsyn < KAAS_CONFIG_MAX_SYNONYMS)
+		out->syn[out->nsyn++] = (struct kaas_config_synonym){ k->name, k->def,
+								    KAAS_CONFIG_FROM_DEFAULT };
+}

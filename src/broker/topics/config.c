@@ -1,0 +1,132 @@
+/* topics/config.c — a topic's configuration overrides: checked, stored in
+ * its document, resolved against the broker defaults and applied to its
+ * open logs (see broker/topics.h and broker/topic_config.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/topics/internal.h"
+#include "util/logger.h"
+#include "util/status.h"
+
+/* The message of the last refused config on this thread (what *why points
+ * to). */
+static _Thread_local char config_msg[KAAS_CONFIG_MSG];
+
+static void store_settings(struct kaas_topic *tp, const struct kaas_topic_settings *s)
+{
+	__atomic_store_n(&tp->settings.retention_ms, s->retention_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&tp->settings.retention_bytes, s->retention_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&tp->settings.segment_bytes, s->segment_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&tp->settings.segment_ms, s->segment_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&tp->settings.max_message_bytes, s->max_message_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&tp->settings.index_interval_bytes, s->index_interval_bytes,
+			 __ATOMIC_RELAXED);
+}
+
+void kaas_topics_log_config(const struct kaas_topic *tp, struct kaas_log_config *cfg)
+{
+	kaas_log_config_default(cfg);
+	int64_t seg = kaas_topic_setting(tp, segment_bytes);
+	int64_t max = kaas_topic_setting(tp, max_message_bytes);
+	/* A batch as large as the topic accepts must fit one segment (Kafka
+	 * lets such a batch overrun segment.bytes; the log refuses it). */
+	cfg->segment_bytes = (uint64_t)(seg > max ? seg : max);
+	cfg->segment_ms = kaas_topic_setting(tp, segment_ms);
+	cfg->retention_ms = kaas_topic_setting(tp, retention_ms);
+	cfg->retention_bytes = kaas_topic_setting(tp, retention_bytes);
+	cfg->index_interval_bytes = (uint32_t)kaas_topic_setting(tp, index_interval_bytes);
+	cfg->parent_must_exist = 1;
+}
+
+int kaas_topics_set_config(struct kaas_topics *t, struct kaas_topic *tp,
+			   const struct kaas_kvlist *config)
+{
+	assert(!tp->reg || kaas_topics_holds_admin(t));
+	struct kaas_kvlist copy = { 0 };
+	if (config && kaas_kvlist_copy(&copy, config) < 0)
+		return -ENOMEM;
+	struct kaas_topic_settings s;
+	kaas_topic_settings_resolve(&t->defaults, &copy, &s);
+	kaas_topics_lock(t);
+	kaas_kvlist_clear(&tp->config);
+	tp->config = copy;
+	store_settings(tp, &s);
+	kaas_topics_unlock(t);
+	/* The logs: admin_mu keeps the parts array and its logs as they are
+	 * (only the admin_mu holder opens, closes or grows them). */
+	struct kaas_log_config cfg;
+	kaas_topics_log_config(tp, &cfg);
+	for (int32_t i = 0; tp->parts && i < tp->npart; i++)
+		if (tp->parts[i].log)
+			kaas_log_retune(tp->parts[i].log, &cfg);
+	return 0;
+}
+
+const struct kaas_kvlist *kaas_topics_defaults(const struct kaas_topics *t)
+{
+	return &t->defaults;
+}
+
+int kaas_topics_config_get(struct kaas_topics *t, const char *name, struct kaas_kvlist *out)
+{
+	kaas_topics_lock(t);
+	struct kaas_topic *tp = kaas_topics_find_locked(t, name, (int)strlen(name));
+	int rc = !tp || tp->deleting ? KAAS_EUNKNOWN : tp->offline ? KAAS_EOFFLINE : 0;
+	if (rc == 0)
+		rc = kaas_kvlist_copy(out, &tp->config);
+	kaas_topics_unlock(t);
+	return rc;
+}
+
+/* Check overrides for a create or an alter: 0, or KAAS_EBADCONFIG with
+ * *why set. */
+static int check(const struct kaas_kvlist *config, const char **why)
+{
+	if (!config)
+		return 0;
+	int rc = kaas_topic_config_check(config, config_msg);
+	if (rc < 0)
+		*why = config_msg;
+	return rc;
+}
+
+int kaas_topics_create_config(struct kaas_topics *t, const char *name, int32_t npart,
+			      const struct kaas_kvlist *config, int validate_only,
+			      const char **why)
+{
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	int rc = check(config, why);
+	if (rc < 0)
+		return rc;
+	return kaas_topics_create_checked(t, name, npart, config, validate_only, why);
+}
+
+int kaas_topics_alter_config(struct kaas_topics *t, const char *name,
+			     const struct kaas_kvlist *config, int validate_only, const char **why)
+{
+	const char *dummy;
+	int rc = kaas_topics_begin(name, &why, &dummy);
+	if (rc == 0)
+		rc = check(config, why);
+	if (rc < 0)
+		return rc;
+	struct kaas_topic *tp = kaas_topics_admin_get(t, name, why, &rc);
+	if (tp && !validate_only) {
+		/* The document first (desired state: every broker follows it),
+		 * then this broker's logs. */
+		rc = kaas_topics_change_doc(t, tp, -1, config, why);
+		if (rc == 0) {
+			rc = kaas_topics_set_config(t, tp, config);
+			if (rc == 0)
+				kaas_info("topic %s: config changed (%zu override(s))", name,
+					  config->n);
+		}
+	}
+	kaas_topic_put(tp);
+	kaas_topics_admin_unlock(t);
+	return rc;
+}

@@ -1,0 +1,175 @@
+"""Topic configs through kafka-python's admin client (an independent
+encoder and decoder of CreateTopics, DescribeConfigs and AlterConfigs) and a
+hand-encoded IncrementalAlterConfigs v0 (kafka-python has none).
+
+usage: topic_configs.py BROKER STEP   (STEP: create, describe, alter,
+incremental, after-restart); prints what it checked, exits 1 on a mismatch.
+"""
+import socket
+import struct
+import sys
+
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
+from kafka.errors import InvalidConfigurationError, KafkaError
+
+broker, step = sys.argv[1], sys.argv[2]
+admin = KafkaAdminClient(bootstrap_servers=broker, request_timeout_ms=20000,
+                         client_id="topic-configs-test")
+TOPIC_CONFIG, STATIC_BROKER, DEFAULT = 1, 4, 5
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def describe(topic):
+    """{name: (value, source, [synonym names])} of a topic (v1, synonyms)."""
+    res = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)],
+                                 include_synonyms=True)
+    out = {}
+    for r in res:
+        for (err, msg, rtype, rname, entries) in r.resources:
+            if err:
+                fail("describe %s: error %d %s" % (topic, err, msg))
+            for e in entries:
+                name, value, read_only, source, sensitive, syns = e
+                out[name] = (value, source, [s[0] for s in syns])
+    return out
+
+
+def create_error(name, configs):
+    """(error code, message) of creating `name` (kafka-python raises on an
+    error; its text carries the broker's error_message)."""
+    try:
+        res = admin.create_topics([NewTopic(name, 1, 1, topic_configs=configs)],
+                                  validate_only=False)
+    except KafkaError as e:
+        return e.errno, str(e)
+    for (tname, err, msg) in res.topic_errors:
+        return err, msg
+    return None, None
+
+
+def incremental(topic, ops):
+    """IncrementalAlterConfigs v0 by hand: ops [(name, op, value)]; returns
+    (error_code, message) of the topic's resource."""
+    host, port = broker.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=20)
+
+    def string(x):
+        b = x.encode()
+        return struct.pack(">h", len(b)) + b
+
+    def nstring(x):
+        return struct.pack(">h", -1) if x is None else string(x)
+    body = struct.pack(">i", 1) + struct.pack(">b", 2) + string(topic)
+    body += struct.pack(">i", len(ops))
+    for (name, op, value) in ops:
+        body += string(name) + struct.pack(">b", op) + nstring(value)
+    body += struct.pack(">b", 0)  # validate_only
+    hdr = struct.pack(">hhi", 44, 0, 7) + string("raw")
+    s.sendall(struct.pack(">i", len(hdr) + len(body)) + hdr + body)
+    data = b""
+    while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
+        chunk = s.recv(65536)
+        if not chunk:
+            fail("connection closed on IncrementalAlterConfigs")
+        data += chunk
+    s.close()
+    p = 4
+    corr, throttle, n = struct.unpack(">iii", data[p:p + 12])
+    p += 12
+    if corr != 7 or n != 1:
+        fail("IncrementalAlterConfigs answer: correlation %d, %d resources" % (corr, n))
+    err, mlen = struct.unpack(">hh", data[p:p + 4])
+    p += 4
+    msg = None
+    if mlen >= 0:
+        msg = data[p:p + mlen].decode()
+    return err, msg
+
+
+if step == "create":
+    err, msg = create_error("cfg", {"retention.ms": "2000", "segment.bytes": "1048576"})
+    if err:
+        fail("create cfg: %s %s" % (err, msg))
+    err, msg = create_error("small", {"max.message.bytes": "1000"})
+    if err:
+        fail("create small: %s %s" % (err, msg))
+    err, msg = create_error("bad", {"retention.msx": "5"})
+    if err != InvalidConfigurationError.errno or "retention.msx" not in (msg or ""):
+        fail("an unknown key: got %s %s, want INVALID_CONFIG naming it" % (err, msg))
+    err, msg = create_error("bad", {"retention.ms": "soon"})
+    if err != InvalidConfigurationError.errno or "retention.ms" not in (msg or ""):
+        fail("a bad value: got %s %s" % (err, msg))
+    err, msg = create_error("bad", {"cleanup.policy": "compact"})
+    if err != InvalidConfigurationError.errno or "cleaner" not in (msg or ""):
+        fail("cleanup.policy=compact: got %s %s" % (err, msg))
+    if "bad" in admin.list_topics():
+        fail("a refused create left the topic")
+    print("create: configs taken, unknown key / bad value / compact refused with INVALID_CONFIG")
+elif step == "describe":
+    d = describe("cfg")
+    if d["retention.ms"][:2] != ("2000", TOPIC_CONFIG):
+        fail("retention.ms of cfg: %s" % (d["retention.ms"],))
+    if d["segment.bytes"][:2] != ("1048576", TOPIC_CONFIG):
+        fail("segment.bytes of cfg: %s" % (d["segment.bytes"],))
+    if d["retention.ms"][2][:2] != ["retention.ms", "log.retention.hours"]:
+        fail("synonyms of retention.ms: %s" % (d["retention.ms"][2],))
+    if d["cleanup.policy"][:2] != ("delete", DEFAULT):
+        fail("cleanup.policy of cfg: %s" % (d["cleanup.policy"],))
+    p = describe("plain")
+    if p["retention.ms"][:2] != (str(100 * 3600000), STATIC_BROKER):
+        fail("retention.ms of plain from log.retention.hours=100: %s" % (p["retention.ms"],))
+    if p["segment.bytes"][:2] != ("2097152", STATIC_BROKER):
+        fail("segment.bytes of plain from log.segment.bytes: %s" % (p["segment.bytes"],))
+    print("describe: values with their sources (topic, broker file, default) and synonyms")
+elif step == "alter":
+    res = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "plain",
+                                              configs={"retention.bytes": "123456789",
+                                                       "max.message.bytes": "5000"})])
+    for (err, msg, rtype, rname) in res.resources:
+        if err:
+            fail("alter plain: %s %s" % (err, msg))
+    d = describe("plain")
+    if d["retention.bytes"][:2] != ("123456789", TOPIC_CONFIG):
+        fail("retention.bytes after alter: %s" % (d["retention.bytes"],))
+    res = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "plain",
+                                              configs={"nonsense.key": "1"})])
+    for (err, msg, rtype, rname) in res.resources:
+        if err != InvalidConfigurationError.errno:
+            fail("alter with an unknown key: %s %s" % (err, msg))
+    print("alter: AlterConfigs replaces the overrides; an unknown key is INVALID_CONFIG")
+elif step == "incremental":
+    err, msg = incremental("plain", [("retention.ms", 0, "86400000"),
+                                     ("retention.bytes", 1, None)])
+    if err:
+        fail("incremental SET/DELETE: %s %s" % (err, msg))
+    d = describe("plain")
+    if d["retention.ms"][:2] != ("86400000", TOPIC_CONFIG):
+        fail("retention.ms after SET: %s" % (d["retention.ms"],))
+    if d["retention.bytes"][1] != DEFAULT:
+        fail("retention.bytes after DELETE: %s" % (d["retention.bytes"],))
+    if d["max.message.bytes"][:2] != ("5000", TOPIC_CONFIG):
+        fail("max.message.bytes kept by an incremental change: %s" % (d["max.message.bytes"],))
+    err, msg = incremental("plain", [("retention.ms", 2, "5")])
+    if err != InvalidConfigurationError.errno:
+        fail("APPEND to a number: %s %s" % (err, msg))
+    err, msg = incremental("plain", [("cleanup.policy", 2, "compact")])
+    if err != InvalidConfigurationError.errno:
+        fail("APPEND compact to cleanup.policy: %s %s" % (err, msg))
+    err, msg = incremental("nosuchtopic", [("retention.ms", 0, "1")])
+    if err != 3:
+        fail("unknown topic: %s %s" % (err, msg))
+    print("incremental: SET, DELETE kept the other overrides; APPEND on a number and "
+          "compact refused; unknown topic UNKNOWN_TOPIC_OR_PARTITION")
+elif step == "after-restart":
+    d = describe("plain")
+    if d["retention.ms"][:2] != ("86400000", TOPIC_CONFIG) or \
+            d["max.message.bytes"][:2] != ("5000", TOPIC_CONFIG):
+        fail("configs after a restart: %s %s" % (d["retention.ms"], d["max.message.bytes"]))
+    print("after-restart: the overrides came back from the topic document")
+else:
+    fail("unknown step " + step)
+admin.close()
