@@ -118,6 +118,8 @@ struct kaas_topic {
 	int deleting;
 	int offline;              /* its document or directory is damaged: no
 	                             partitions, never re-created over */
+	int32_t replication_factor; /* as its creator asked (recorded, never
+	                             acted on: the volume is the one copy) */
 	struct kaas_kvlist config; /* its config overrides, as its document
 	                             says (under the registry mutex) */
 	struct kaas_topic_settings settings; /* what they resolve to with the
@@ -206,11 +208,14 @@ struct kaas_topic **kaas_topics_list(struct kaas_topics *t, int *n);
 int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart,
 		       int validate_only, const char **why);
 
-/* kaas_topics_create with config overrides `config` (NULL: none): checked
- * first (KAAS_EBADCONFIG, *why naming the key: valid on this thread until
- * its next call), stored in the document, applied to the logs. */
+/* kaas_topics_create with the replication factor the client asked for (rf
+ * >= 1: recorded in the document; durability is the volume's, so any is
+ * accepted; KAAS_EINVALCOUNT when below 1) and config overrides `config`
+ * (NULL: none): checked first (KAAS_EBADCONFIG, *why naming the key: valid
+ * on this thread until its next call), stored in the document, applied to
+ * the logs. */
 int kaas_topics_create_config(struct kaas_topics *t, const char *name, int32_t npart,
-			      const struct kaas_kvlist *config, int validate_only,
+			      int32_t rf, const struct kaas_kvlist *config, int validate_only,
 			      const char **why);
 
 /* A copy of listed topic `name`'s config overrides into *out (replaced):

@@ -160,6 +160,9 @@ int kaas_topic_doc_read_config(struct kaas_substrate *cluster, const char *name,
 	int bad = !id_ok || kaas_json_get_i64(body, "partitions", &d->np) < 0 || d->np < 1 ||
 		  d->np > KAAS_TOPIC_MAX_PARTITIONS || (irc < 0 && irc != -ENOENT);
 	d->deleting = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(body, "deleting"));
+	int64_t rf = 1;
+	(void)kaas_json_get_i64(body, "replication_factor", &rf);
+	d->rf = rf >= 1 && rf <= INT16_MAX ? (int32_t)rf : 1;
 	rc = 0;
 	if (config) {
 		kaas_kvlist_clear(config);
@@ -202,19 +205,20 @@ static cJSON *config_to_json(cJSON *b, const struct kaas_kvlist *config)
 	return o;
 }
 
-int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name, const uint8_t id[16],
-			 uint64_t inc, int32_t npart, int deleting, const struct kaas_kvlist *config)
+int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name,
+			 const struct kaas_topic_doc *d, const struct kaas_kvlist *config)
 {
 	char hex[33], path[300];
-	kaas_topic_id_hex(id, hex);
+	kaas_topic_id_hex(d->id, hex);
 	doc_path(name, path);
 	cJSON *b = cJSON_CreateObject();
 	int rc = -ENOMEM;
 	if (b && cJSON_AddStringToObject(b, "name", name) &&
 	    cJSON_AddStringToObject(b, "id", hex) && config_to_json(b, config) &&
-	    cJSON_AddBoolToObject(b, "deleting", deleting) &&
-	    kaas_json_add_i64(b, "partitions", npart) == 0 &&
-	    (!inc || kaas_json_add_u64(b, "incarnation", inc) == 0)) {
+	    cJSON_AddBoolToObject(b, "deleting", d->deleting) &&
+	    kaas_json_add_i64(b, "partitions", d->np) == 0 &&
+	    kaas_json_add_i64(b, "replication_factor", d->rf > 0 ? d->rf : 1) == 0 &&
+	    (!d->inc || kaas_json_add_u64(b, "incarnation", d->inc) == 0)) {
 		rc = kaas_sub_mkdirs(cluster, KAAS_TOPIC_DOC_DIR, 0755);
 		if (rc >= 0)
 			rc = kaas_doc_write(cluster, path, TOPIC_DOC_KIND, 1, b);
@@ -241,8 +245,10 @@ int kaas_topic_doc_rewrite(struct kaas_substrate *cluster, const char *name, con
 		kaas_kvlist_clear(&kept);
 		return rc < 0 ? rc : kaas_sub_fail(KAAS_EFENCED, "topic %s: deleted elsewhere", name);
 	}
-	rc = kaas_topic_doc_write(cluster, name, id, d.inc, np < 0 ? (int32_t)d.np : np, deleting,
-				  config ? config : &kept);
+	if (np >= 0)
+		d.np = np;
+	d.deleting = deleting;
+	rc = kaas_topic_doc_write(cluster, name, &d, config ? config : &kept);
 	kaas_kvlist_clear(&kept);
 	if (rc == 0 && d.inc && kaas_topic_inc_over(cluster, name, d.inc) == 1)
 		return 1;

@@ -11,6 +11,7 @@
  *                                        numbered), partitions, config
  *                                        {key: value} (the topic's config
  *                                        overrides, strings, Kafka's keys),
+ *                                        replication_factor (as asked),
  *                                        deleting.  Replaced whole.
  *   <cluster>/topic-incarnations/<name>/ incarnation-<N>: exclusive create,
  *                                        the one creator of incarnation N
@@ -59,6 +60,9 @@ struct kaas_topic_doc {
 	int64_t np;               /* partitions, 1..KAAS_TOPIC_MAX_PARTITIONS */
 	int deleting;
 	uint64_t inc;             /* incarnation number; 0 in unnumbered documents */
+	int32_t rf;               /* the replication factor its creator asked for
+	                             (informational: the volume is the one copy);
+	                             1 when the document has none */
 };
 
 /* Read topic document `name`: 0 and *d, -ENOENT, -EBADMSG (malformed), or
@@ -76,10 +80,10 @@ int kaas_topic_doc_read_config(struct kaas_substrate *cluster, const char *name,
 int kaas_topic_doc_names(struct kaas_substrate *cluster, const char *name, const uint8_t id[16]);
 
 /* Write (replace) the document of `name` unconditionally, creating the
- * directory; inc 0 writes no incarnation; config: the overrides (NULL:
- * none).  0 or -errno. */
-int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name, const uint8_t id[16],
-			 uint64_t inc, int32_t npart, int deleting, const struct kaas_kvlist *config);
+ * directory: d's id, inc (0: none written), np, deleting and rf; config:
+ * the overrides (NULL: none).  0 or -errno. */
+int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name,
+			 const struct kaas_topic_doc *d, const struct kaas_kvlist *config);
 
 /* Rewrite the document of incarnation `id` (partitions np, or the
  * document's own when np < 0; deleting; config overrides `config`, or the

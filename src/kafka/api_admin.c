@@ -100,15 +100,19 @@ int kaas_api_create_topics(struct kaas_req *req)
 		if (!kaas_topic_name_valid((const char *)it->name.p, it->name.len)) {
 			err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
 			why = "topic names are 1-249 characters of [a-zA-Z0-9._-], not '.' or '..'";
-		} else if (it->rf != -1 && it->rf != 1) {
+		} else if (it->rf == 0 || it->rf < -1) {
 			err = KAAS_KERR_INVALID_REPLICATION_FACTOR;
-			why = "kaas keeps one copy on the shared volume: replication factor must be 1";
+			why = "the replication factor must be at least 1 (or -1: the default)";
 		} else if (it->bad_config) {
 			err = KAAS_KERR_INVALID_CONFIG;
 			why = "a config given without a value";
 		} else {
 			char *name = kaas_kslice_dup(it->name);
-			err = name ? topic_kerr(kaas_topics_create_config(b->topics, name, np,
+			/* Any replication factor is accepted and recorded: the
+			 * volume keeps the data durable, and the partition's
+			 * leader is its one replica and ISR. */
+			int32_t rf = it->rf == -1 ? 1 : it->rf;
+			err = name ? topic_kerr(kaas_topics_create_config(b->topics, name, np, rf,
 									   &it->config, validate_only,
 									   &why))
 				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;

@@ -38,11 +38,11 @@ def describe(topic):
     return out
 
 
-def create_error(name, configs):
+def create_error(name, configs, rf=1):
     """(error code, message) of creating `name` (kafka-python raises on an
     error; its text carries the broker's error_message)."""
     try:
-        res = admin.create_topics([NewTopic(name, 1, 1, topic_configs=configs)],
+        res = admin.create_topics([NewTopic(name, 1, rf, topic_configs=configs)],
                                   validate_only=False)
     except KafkaError as e:
         return e.errno, str(e)
@@ -106,9 +106,16 @@ if step == "create":
     err, msg = create_error("bad", {"cleanup.policy": "compact"})
     if err != InvalidConfigurationError.errno or "cleaner" not in (msg or ""):
         fail("cleanup.policy=compact: got %s %s" % (err, msg))
+    err, msg = create_error("rf3", {}, rf=3)
+    if err:
+        fail("replication factor 3 (Connect and Streams ask for it): %s %s" % (err, msg))
+    err, msg = create_error("rf0", {}, rf=0)
+    if err != 38:
+        fail("replication factor 0: got %s %s, want INVALID_REPLICATION_FACTOR" % (err, msg))
     if "bad" in admin.list_topics():
         fail("a refused create left the topic")
-    print("create: configs taken, unknown key / bad value / compact refused with INVALID_CONFIG")
+    print("create: configs taken, unknown key / bad value / compact refused with INVALID_CONFIG; "
+          "replication factor 3 accepted, 0 refused")
 elif step == "describe":
     d = describe("cfg")
     if d["retention.ms"][:2] != ("2000", TOPIC_CONFIG):

@@ -19,6 +19,10 @@ kaasd_start --config "$KAAS_SCRATCH/kaasd.conf"
 step() { timeout 60 $PY "$KAAS_TOP_SRCDIR/tests/topics/topic_configs.py" "$BROKER" "$1" || kaas_fail "step $1"; }
 
 step create
+grep -q '"replication_factor":3' "$KAAS_SCRATCH/data/__cluster/topics/rf3.json" ||
+	kaas_fail "replication factor 3 not recorded in the topic document"
+kc -L -t rf3 | grep -q "partition 0, leader 0, replicas: 0, isrs: 0" ||
+	kaas_fail "Metadata of rf3: want the leader as its one replica and ISR: $(kc -L -t rf3)"
 echo x | kc -P -t plain || kaas_fail "produce to plain"
 step describe
 

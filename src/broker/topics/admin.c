@@ -22,7 +22,9 @@ static int create_claimed(struct kaas_topics *t, struct kaas_topic *tp, uint64_t
 		return rc < 0 ? rc : kaas_sub_fail(KAAS_EFENCED, "topic %s: incarnation %llu was "
 						   "abandoned by another creator", tp->name,
 						   (unsigned long long)inc);
-	rc = kaas_topic_doc_write(t->cluster, tp->name, tp->id, inc, tp->npart, 0, &tp->config);
+	struct kaas_topic_doc d = { .np = tp->npart, .inc = inc, .rf = tp->replication_factor };
+	memcpy(d.id, tp->id, 16);
+	rc = kaas_topic_doc_write(t->cluster, tp->name, &d, &tp->config);
 	if (rc < 0)
 		kaas_error("topic %s: writing its document failed: %s (%s)", tp->name,
 			   kaas_strerror(rc), kaas_sub_errdetail());
@@ -51,7 +53,7 @@ static int create_claimed(struct kaas_topics *t, struct kaas_topic *tp, uint64_t
  * *tp is created (claimed, written, stamped, opened: ready to list), 0
  * when the round abandoned a dead creator's claim (go round again), or a
  * status (*why set): KAAS_EEXISTS, or -errno. */
-static int create_round(struct kaas_topics *t, const char *name, int32_t npart,
+static int create_round(struct kaas_topics *t, const char *name, int32_t npart, int32_t rf,
 			const struct kaas_kvlist *config, int validate_only,
 			struct kaas_topic **tp, const char **why)
 {
@@ -83,6 +85,7 @@ static int create_round(struct kaas_topics *t, const char *name, int32_t npart,
 			return -ENOMEM;
 	}
 	(*tp)->npart = npart;
+	(*tp)->replication_factor = rf;
 	/* Incarnation latest+1 is free to claim once `latest` is over
 	 * (deleted, abandoned, or none); exactly one creator wins it. */
 	int over = kaas_topic_inc_over(t->cluster, name, latest);
@@ -130,11 +133,11 @@ static int create_round(struct kaas_topics *t, const char *name, int32_t npart,
 int kaas_topics_create(struct kaas_topics *t, const char *name, int32_t npart, int validate_only,
 		       const char **why)
 {
-	return kaas_topics_create_config(t, name, npart, NULL, validate_only, why);
+	return kaas_topics_create_config(t, name, npart, 1, NULL, validate_only, why);
 }
 
 int kaas_topics_create_checked(struct kaas_topics *t, const char *name, int32_t npart,
-			       const struct kaas_kvlist *config, int validate_only,
+			       int32_t rf, const struct kaas_kvlist *config, int validate_only,
 			       const char **why)
 {
 	int len = (int)strlen(name);
@@ -160,7 +163,7 @@ int kaas_topics_create_checked(struct kaas_topics *t, const char *name, int32_t 
 	 * document is abandoned, then the next incarnation is claimed. */
 	int rc = 0;
 	for (int round = 0; round < 3 && rc == 0; round++)
-		rc = create_round(t, name, npart, config, validate_only, &tp, why);
+		rc = create_round(t, name, npart, rf, config, validate_only, &tp, why);
 	if (rc == 0) {
 		*why = "another broker keeps claiming the topic's incarnations";
 		rc = KAAS_ECONTENDED;

@@ -92,17 +92,21 @@ static int check(const struct kaas_kvlist *config, const char **why)
 }
 
 int kaas_topics_create_config(struct kaas_topics *t, const char *name, int32_t npart,
-			      const struct kaas_kvlist *config, int validate_only,
+			      int32_t rf, const struct kaas_kvlist *config, int validate_only,
 			      const char **why)
 {
 	const char *dummy;
 	if (!why)
 		why = &dummy;
 	*why = NULL;
+	if (rf < 1 || rf > INT16_MAX) {
+		*why = "the replication factor must be at least 1";
+		return KAAS_EINVALCOUNT;
+	}
 	int rc = check(config, why);
 	if (rc < 0)
 		return rc;
-	return kaas_topics_create_checked(t, name, npart, config, validate_only, why);
+	return kaas_topics_create_checked(t, name, npart, rf, config, validate_only, why);
 }
 
 int kaas_topics_alter_config(struct kaas_topics *t, const char *name,

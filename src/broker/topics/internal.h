@@ -110,7 +110,7 @@ int kaas_topics_change_doc(struct kaas_topics *t, const struct kaas_topic *tp, i
 
 /* kaas_topics_create after the overrides were checked (admin.c). */
 int kaas_topics_create_checked(struct kaas_topics *t, const char *name, int32_t npart,
-			       const struct kaas_kvlist *config, int validate_only,
+			       int32_t rf, const struct kaas_kvlist *config, int validate_only,
 			       const char **why);
 
 /* The log configuration a partition of tp is opened with. */

@@ -75,6 +75,7 @@ static int load_one(struct kaas_topics *t, const char *file)
 	memcpy(tp->id, d.id, 16);
 	tp->incarnation = d.inc;
 	tp->npart = (int32_t)d.np;
+	tp->replication_factor = d.rf;
 	if ((rc = kaas_topics_open_partitions(t, tp)) == 0) {
 		kaas_topics_lock(t);
 		rc = kaas_topics_add_locked(t, tp);

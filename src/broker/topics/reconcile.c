@@ -113,6 +113,7 @@ void kaas_topics_adopt(struct kaas_topics *t, const char *name, const struct kaa
 	memcpy(tp->id, d->id, 16);
 	tp->incarnation = d->inc;
 	tp->npart = (int32_t)d->np;
+	tp->replication_factor = now.rf;
 	if (kaas_topics_open_partitions(t, tp) < 0) {
 		kaas_topic_free(tp);
 		return;

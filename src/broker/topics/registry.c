@@ -105,8 +105,10 @@ struct kaas_topic *kaas_topic_new(const char *name)
 		free(tp);
 		tp = NULL;
 	}
-	if (tp) /* the built-in defaults until kaas_topics_set_config */
+	if (tp) { /* the built-in defaults until kaas_topics_set_config */
 		kaas_topic_settings_resolve(NULL, NULL, &tp->settings);
+		tp->replication_factor = 1;
+	}
 	return tp;
 }
 
