@@ -16,3 +16,6 @@ MULTIBROKER_TESTS = tests/multibroker/failover.sh tests/multibroker/controller.s
 	tests/multibroker/check_acked_cases.sh
 TESTS += $(MULTIBROKER_TESTS)
 EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/mb-lib.sh tests/multibroker/check_acked.sh
+# A topic config changed through one broker, applied by another.
+TESTS += tests/multibroker/topic_config_follow.sh
+EXTRA_DIST += tests/multibroker/topic_config_follow.sh

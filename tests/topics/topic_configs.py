@@ -4,6 +4,8 @@ hand-encoded IncrementalAlterConfigs v0 (kafka-python has none).
 
 usage: topic_configs.py BROKER STEP   (STEP: create, describe, alter,
 incremental, after-restart); prints what it checked, exits 1 on a mismatch.
+       topic_configs.py BROKER set TOPIC KEY VALUE   (IncrementalAlterConfigs
+SET sent to exactly that broker)
 """
 import socket
 import struct
@@ -171,6 +173,10 @@ elif step == "incremental":
         fail("unknown topic: %s %s" % (err, msg))
     print("incremental: SET, DELETE kept the other overrides; APPEND on a number and "
           "compact refused; unknown topic UNKNOWN_TOPIC_OR_PARTITION")
+elif step == "set":
+    err, msg = incremental(sys.argv[3], [(sys.argv[4], 0, sys.argv[5])])
+    if err:
+        fail("set %s=%s on %s: %s %s" % (sys.argv[4], sys.argv[5], sys.argv[3], err, msg))
 elif step == "after-restart":
     d = describe("plain")
     if d["retention.ms"][:2] != ("86400000", TOPIC_CONFIG) or \
