@@ -177,6 +177,18 @@ int kaas_group_set_topic_id(struct kaas_group_offsets *g, const char *topic, int
 	return 0;
 }
 
+int kaas_group_forget(struct kaas_group_offsets *g, const char *topic, int32_t partition)
+{
+	struct kaas_committed *c = (struct kaas_committed *)kaas_group_get(g, topic, partition);
+	if (!c)
+		return 0;
+	committed_clear(c);
+	size_t i = (size_t)(c - g->items);
+	memmove(c, c + 1, (g->n - i - 1) * sizeof *c);
+	g->n--;
+	return 1;
+}
+
 size_t kaas_group_forget_topic(struct kaas_group_offsets *g, const char *topic)
 {
 	size_t removed = 0, j = 0;

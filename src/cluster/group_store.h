@@ -93,6 +93,10 @@ const struct kaas_committed *kaas_group_get(const struct kaas_group_offsets *g, 
 					    int32_t partition);
 
 /* Drop every committed offset of a topic (topic deleted).  Returns how many. */
+/* Forget the committed offset of one partition: 1 forgotten, 0 none was
+ * there.  Memory only (commit to persist). */
+int kaas_group_forget(struct kaas_group_offsets *g, const char *topic, int32_t partition);
+
 size_t kaas_group_forget_topic(struct kaas_group_offsets *g, const char *topic);
 
 /* Persist *g under its epoch (replace offsets-E.json), then check that no

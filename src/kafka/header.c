@@ -26,6 +26,8 @@ const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_INIT_PRODUCER_ID, 0, 1, 2 },
 	{ KAAS_API_DESCRIBE_CONFIGS, 0, 4, 4 },
 	{ KAAS_API_ALTER_CONFIGS, 0, 2, 2 },
+	{ KAAS_API_DELETE_GROUPS, 0, 2, 2 },
+	{ KAAS_API_OFFSET_DELETE, 0, 0, INT16_MAX },
 	{ KAAS_API_INCREMENTAL_ALTER_CONFIGS, 0, 1, 1 },
 	{ KAAS_API_CREATE_PARTITIONS, 0, 1, 2 },
 	{ -1, 0, 0, 0 },

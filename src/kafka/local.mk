@@ -11,3 +11,4 @@ libkaas_kafka_a_SOURCES += src/kafka/api_group_admin.c src/kafka/api_init_produc
 	src/kafka/group_wire.h src/kafka/group_wire.c src/kafka/api_group_membership.c \
 	src/kafka/api_group_offsets.c
 libkaas_kafka_a_SOURCES += src/kafka/api_configs.c
+libkaas_kafka_a_SOURCES += src/kafka/api_group_delete.c

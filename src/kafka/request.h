@@ -91,6 +91,8 @@ void kaas_api_offset_commit(struct kaas_req *req);
 void kaas_api_offset_fetch(struct kaas_req *req);
 void kaas_api_describe_groups(struct kaas_req *req);
 void kaas_api_list_groups(struct kaas_req *req);
+void kaas_api_delete_groups(struct kaas_req *req);  /* api_group_delete.c */
+void kaas_api_offset_delete(struct kaas_req *req);
 
 /* ------------------------------------------------------------ the seam
  * Implemented by the server (src/server); stubbed by programs without one. */

@@ -45,6 +45,12 @@ int16_t kaas_kafka_error(int rc, int16_t otherwise)
 	case KAAS_EBADCONFIG:
 		return KAAS_KERR_INVALID_CONFIG;
 	/* the group coordinator (broker/groups/groups.h) */
+	case KAAS_EGROUP_NONEMPTY:
+		return KAAS_KERR_NON_EMPTY_GROUP;
+	case KAAS_EGROUP_UNKNOWN:
+		return KAAS_KERR_GROUP_ID_NOT_FOUND;
+	case KAAS_EGROUP_SUBSCRIBED:
+		return KAAS_KERR_GROUP_SUBSCRIBED_TO_TOPIC;
 	case KAAS_ENOT_COORDINATOR:
 		return KAAS_KERR_NOT_COORDINATOR;
 	case KAAS_ENO_COORDINATOR:

@@ -42,6 +42,8 @@ static const struct api_entry handlers[] = {
 	{ KAAS_API_DELETE_TOPICS, NULL, kaas_api_delete_topics },
 	{ KAAS_API_DESCRIBE_CONFIGS, NULL, kaas_api_describe_configs },
 	{ KAAS_API_ALTER_CONFIGS, NULL, kaas_api_alter_configs },
+	{ KAAS_API_DELETE_GROUPS, kaas_api_delete_groups, NULL },
+	{ KAAS_API_OFFSET_DELETE, kaas_api_offset_delete, NULL },
 	{ KAAS_API_INCREMENTAL_ALTER_CONFIGS, NULL, kaas_api_incremental_alter_configs },
 	{ KAAS_API_CREATE_PARTITIONS, NULL, kaas_api_create_partitions },
 	{ -1, NULL, NULL },

@@ -42,6 +42,12 @@ const char *kaas_strerror(int rc)
 		return "no protocol shared with the group";
 	case KAAS_EUNKNOWN_PARTITION:
 		return "unknown topic or partition";
+	case KAAS_EGROUP_NONEMPTY:
+		return "the group has members";
+	case KAAS_EGROUP_UNKNOWN:
+		return "no such group";
+	case KAAS_EGROUP_SUBSCRIBED:
+		return "a member of the group subscribes to the topic";
 	case KAAS_ESEQDUP:
 		return "duplicate sequence: older than the producer's window";
 	case KAAS_ESEQORDER:

@@ -40,6 +40,10 @@
  *   KAAS_EMEMBER_ID_REQUIRED  a new member was given its id: join with it.
  *   KAAS_EPROTOCOL_MISMATCH   the member shares no protocol with the group.
  *   KAAS_EUNKNOWN_PARTITION   no such topic or partition.
+ *   KAAS_EGROUP_NONEMPTY      the group has members (it cannot be deleted).
+ *   KAAS_EGROUP_UNKNOWN       no such group (no members, no committed offsets).
+ *   KAAS_EGROUP_SUBSCRIBED    a member of the group subscribes to the topic
+ *                             (its committed offsets are in use).
  *
  * The idempotent producer's answers for a batch (broker/idempotence.h),
  * numbered from +40, none of which wrote anything:
@@ -83,6 +87,9 @@
 #define KAAS_EMEMBER_ID_REQUIRED (-(KAAS_STATUS_BASE + 26))
 #define KAAS_EPROTOCOL_MISMATCH (-(KAAS_STATUS_BASE + 27))
 #define KAAS_EUNKNOWN_PARTITION (-(KAAS_STATUS_BASE + 28))
+#define KAAS_EGROUP_NONEMPTY (-(KAAS_STATUS_BASE + 29))
+#define KAAS_EGROUP_UNKNOWN (-(KAAS_STATUS_BASE + 30))
+#define KAAS_EGROUP_SUBSCRIBED (-(KAAS_STATUS_BASE + 31))
 #define KAAS_ESEQDUP (-(KAAS_STATUS_BASE + 40))
 #define KAAS_ESEQORDER (-(KAAS_STATUS_BASE + 41))
 #define KAAS_ESEQGAP (-(KAAS_STATUS_BASE + 42))

@@ -26,3 +26,7 @@ GROUPS_SH = tests/groups/fence.sh tests/groups/protocol.sh tests/groups/idempote
 	tests/groups/rebalance.sh tests/groups/static.sh tests/groups/cooperative.sh
 TESTS += $(GROUPS_SH)
 EXTRA_DIST += $(GROUPS_SH)
+# DeleteGroups and OffsetDelete through kafka-python and raw requests.
+TESTS += tests/groups/delete_groups.sh
+EXTRA_DIST += tests/groups/delete_groups.sh tests/groups/delete_groups.py
+EXTRA_DIST += tests/support/kraw.py

@@ -7,12 +7,15 @@ incremental, after-restart); prints what it checked, exits 1 on a mismatch.
        topic_configs.py BROKER set TOPIC KEY VALUE   (IncrementalAlterConfigs
 SET sent to exactly that broker)
 """
-import socket
+import os
 import struct
 import sys
 
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.errors import InvalidConfigurationError, KafkaError
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+import kraw  # noqa: E402
 
 broker, step = sys.argv[1], sys.argv[2]
 admin = KafkaAdminClient(bootstrap_servers=broker, request_timeout_ms=20000,
@@ -56,39 +59,17 @@ def create_error(name, configs, rf=1):
 def incremental(topic, ops):
     """IncrementalAlterConfigs v0 by hand: ops [(name, op, value)]; returns
     (error_code, message) of the topic's resource."""
-    host, port = broker.rsplit(":", 1)
-    s = socket.create_connection((host, int(port)), timeout=20)
-
-    def string(x):
-        b = x.encode()
-        return struct.pack(">h", len(b)) + b
-
-    def nstring(x):
-        return struct.pack(">h", -1) if x is None else string(x)
-    body = struct.pack(">i", 1) + struct.pack(">b", 2) + string(topic)
+    body = struct.pack(">i", 1) + struct.pack(">b", 2) + kraw.string(topic)
     body += struct.pack(">i", len(ops))
     for (name, op, value) in ops:
-        body += string(name) + struct.pack(">b", op) + nstring(value)
+        body += kraw.string(name) + struct.pack(">b", op) + kraw.string(value)
     body += struct.pack(">b", 0)  # validate_only
-    hdr = struct.pack(">hhi", 44, 0, 7) + string("raw")
-    s.sendall(struct.pack(">i", len(hdr) + len(body)) + hdr + body)
-    data = b""
-    while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
-        chunk = s.recv(65536)
-        if not chunk:
-            fail("connection closed on IncrementalAlterConfigs")
-        data += chunk
-    s.close()
-    p = 4
-    corr, throttle, n = struct.unpack(">iii", data[p:p + 12])
-    p += 12
-    if corr != 7 or n != 1:
-        fail("IncrementalAlterConfigs answer: correlation %d, %d resources" % (corr, n))
-    err, mlen = struct.unpack(">hh", data[p:p + 4])
-    p += 4
-    msg = None
-    if mlen >= 0:
-        msg = data[p:p + mlen].decode()
+    data = kraw.request(broker, 44, 0, body)
+    throttle, n = struct.unpack(">ii", data[:8])
+    if n != 1:
+        fail("IncrementalAlterConfigs answer: %d resources" % n)
+    err, mlen = struct.unpack(">hh", data[8:12])
+    msg = data[12:12 + mlen].decode() if mlen >= 0 else None
     return err, msg
 
 

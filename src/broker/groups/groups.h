@@ -270,4 +270,21 @@ void kaas_groups_commit(struct kaas_groups *g, struct kaas_group_commit *rq,
 void kaas_groups_fetch(struct kaas_groups *g, const char *group, struct kaas_offset_batch *batch,
 		       kaas_offsets_done done, void *ctx);
 
+/* DeleteGroups of one group (loop thread).  Completes (batch NULL) with 0
+ * once its committed offsets are erased on the volume (an empty offsets
+ * document written at the coordinator epoch: fenced like a commit), or
+ * with the coordinator errors, KAAS_EGROUP_NONEMPTY (it has members),
+ * KAAS_EGROUP_UNKNOWN (no members and no committed offsets) or -ENOMEM. */
+void kaas_groups_delete(struct kaas_groups *g, const char *group, kaas_offsets_done done,
+			void *ctx);
+
+/* OffsetDelete (loop thread) of the listed partitions (batch valid until
+ * done; statuses in: nonzero skips the partition).  A partition of a topic
+ * some member of the group subscribes to (consumer protocol) gets
+ * KAAS_EGROUP_SUBSCRIBED and is kept; the others' committed offsets are
+ * erased durably.  Completes with 0, the coordinator errors,
+ * KAAS_EGROUP_UNKNOWN or -ENOMEM. */
+void kaas_groups_delete_offsets(struct kaas_groups *g, const char *group,
+				struct kaas_offset_batch *batch, kaas_offsets_done done, void *ctx);
+
 #endif

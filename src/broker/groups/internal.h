@@ -68,6 +68,8 @@ struct group {
 	struct group_op *ops_head; /* in arrival order; the head runs */
 	int op_running;
 	int reload;               /* dropped while an op ran: unload when it is done */
+	size_t noffs;             /* committed offsets after the last op (loop
+	                             thread's copy of offs.n: ListGroups) */
 };
 
 struct kaas_groups {

@@ -26,7 +26,9 @@ struct group_op {
 	struct group_op *next;
 	struct group *gr;
 	struct kaas_group_commit *commit; /* a commit's request, else NULL */
-	struct kaas_offset_batch *batch;  /* what to fetch (NULL: all) */
+	struct kaas_offset_batch *batch;  /* what to fetch or erase (NULL: all) */
+	int erase;                /* DeleteGroups / OffsetDelete */
+	int members;              /* an erase: the group had members when queued */
 	kaas_offsets_done done;
 	void *ctx;
 	int status;               /* the answer's (set before or after the work) */
@@ -104,6 +106,10 @@ static void fetch_all_free(struct kaas_offset_batch *v)
 /* Complete op (loop thread): a fetch reads the group's loaded state now. */
 static void answer(struct group_op *op)
 {
+	if (op->erase) {
+		op->done(op->ctx, op->status, op->batch);
+		return;
+	}
 	if (op->commit) {
 		op->done(op->ctx, op->status, &op->commit->batch);
 		return;
@@ -174,6 +180,35 @@ static int apply_commit(struct group *gr, struct kaas_offset_batch *batch)
 	return any;
 }
 
+/* Work queue, after the load: forget the offsets an erase names (batch
+ * NULL: every one) and persist what is left.  0 or a status. */
+static int erase_work(struct group *gr, struct kaas_offset_batch *batch, int members)
+{
+	size_t gone = 0;
+	if (gr->offs.n == 0 && !members)
+		return KAAS_EGROUP_UNKNOWN;
+	if (!batch) {
+		while (gr->offs.n)
+			gone += kaas_group_forget_topic(&gr->offs, gr->offs.items[0].topic);
+	}
+	for (int32_t i = 0; batch && i < batch->nt; i++) {
+		struct kaas_offset_topic *t = &batch->topics[i];
+		for (int32_t j = 0; t->name && j < t->n; j++)
+			if (!t->parts[j].status)
+				gone += (size_t)kaas_group_forget(&gr->offs, t->name,
+								  t->parts[j].partition);
+	}
+	if (!gone)
+		return 0;
+	int rc = kaas_group_commit(gr->reg->b->cluster, &gr->offs);
+	if (rc < 0) {
+		kaas_warn("group %s: erasing offsets not durable: %s (%s)", gr->id,
+			  kaas_strerror(rc), kaas_sub_errdetail());
+		gr->loaded = 0; /* reload from the volume before serving again */
+	}
+	return rc;
+}
+
 /* Work queue: load the group if needed, then apply and persist a commit. */
 static void op_work(void *arg)
 {
@@ -196,6 +231,14 @@ static void op_work(void *arg)
 			return;
 		}
 		gr->loaded = 1;
+	}
+	if (op->erase) {
+		op->rc = erase_work(gr, op->batch, op->members);
+		if (op->rc == KAAS_EGROUP_UNKNOWN) {
+			op->status = op->rc; /* an answer, not a failure */
+			op->rc = 0;
+		}
+		return;
 	}
 	if (!op->commit)
 		return;
@@ -236,6 +279,7 @@ static void op_done(void *arg, int status)
 		op->rc = -ECANCELED;
 	if (op->rc < 0 && !op->status)
 		op->status = op->rc == KAAS_EFENCED ? KAAS_ENOT_COORDINATOR : KAAS_ENO_COORDINATOR;
+	gr->noffs = gr->loaded ? gr->offs.n : 0;
 	answer(op);
 	free(op);
 	if (gr->reload) {
@@ -271,6 +315,28 @@ static void enqueue(struct group *gr, struct group_op *op)
 }
 
 /* ------------------------------------------------------------ operations */
+
+/* The group an operation names, after the coordinator check: it (found or
+ * created), or NULL with *err set (the check's status, or -ENOMEM). */
+static struct group *op_group(struct kaas_groups *g, const char *id, int *err)
+{
+	struct group *gr = NULL;
+	*err = kaas_groups_check(g, id);
+	if (!*err && !(gr = kaas_groups_lookup(g, id, 1)))
+		*err = -ENOMEM;
+	return gr;
+}
+
+/* Answer op at once with status err (refused before it was queued) and
+ * drop the group if nothing else holds it. */
+static void refuse(struct group_op *op, struct group *gr, int err)
+{
+	op->status = err;
+	answer(op);
+	free(op);
+	if (gr)
+		kaas_groups_maybe_free(gr);
+}
 
 /* May `member_id` (instance `iid`) commit at generation `gen` now?  0 or
  * the status. */
@@ -321,10 +387,8 @@ void kaas_groups_commit(struct kaas_groups *g, struct kaas_group_commit *rq,
 	op->commit = rq;
 	op->done = done;
 	op->ctx = ctx;
-	struct group *gr = NULL;
-	int err = kaas_groups_check(g, rq->group);
-	if (!err && !(gr = kaas_groups_lookup(g, rq->group, 1)))
-		err = -ENOMEM;
+	int err;
+	struct group *gr = op_group(g, rq->group, &err);
 	if (!err)
 		err = commit_allowed(gr, rq);
 	if (!err)
@@ -333,15 +397,10 @@ void kaas_groups_commit(struct kaas_groups *g, struct kaas_group_commit *rq,
 		kaas_info("group %s: commit by %s at generation %d refused (%s; group at generation %d, %s)",
 			  gr->id, rq->member_id, rq->generation, kaas_strerror(err), gr->generation,
 			  kaas_groups_state_name(gr->state));
-	if (err) {
-		op->status = err;
-		answer(op);
-		free(op);
-		if (gr)
-			kaas_groups_maybe_free(gr);
-		return;
-	}
-	enqueue(gr, op);
+	if (err)
+		refuse(op, gr, err);
+	else
+		enqueue(gr, op);
 }
 
 void kaas_groups_fetch(struct kaas_groups *g, const char *group, struct kaas_offset_batch *batch,
@@ -357,10 +416,8 @@ void kaas_groups_fetch(struct kaas_groups *g, const char *group, struct kaas_off
 	op->batch = batch;
 	op->done = done;
 	op->ctx = ctx;
-	struct group *gr = NULL;
-	int err = kaas_groups_check(g, group);
-	if (!err && !(gr = kaas_groups_lookup(g, group, 1)))
-		err = -ENOMEM;
+	int err;
+	struct group *gr = op_group(g, group, &err);
 	if (err || (gr->loaded && !gr->op_running && !gr->ops_head)) {
 		op->status = err;
 		op->gr = gr;
@@ -369,4 +426,83 @@ void kaas_groups_fetch(struct kaas_groups *g, const char *group, struct kaas_off
 		return;
 	}
 	enqueue(gr, op);
+}
+
+/* ------------------------------------------------------------ erasing */
+
+/* The topics member m's consumer-protocol subscription names (its metadata
+ * for the first protocol: version int16, then an array of topic names):
+ * does it hold `topic`?  Metadata that does not parse counts as no. */
+static int subscribes(const struct group_member *m, const char *topic)
+{
+	if (m->nprot < 1 || m->prot[0].meta_len < 6)
+		return 0;
+	const uint8_t *p = m->prot[0].meta, *end = p + m->prot[0].meta_len;
+	p += 2; /* version */
+	int32_t n = (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+	p += 4;
+	size_t tl = strlen(topic);
+	for (int32_t i = 0; i < n && end - p >= 2; i++) {
+		int16_t len = (int16_t)((uint16_t)p[0] << 8 | p[1]);
+		p += 2;
+		if (len < 0 || end - p < len)
+			return 0;
+		if ((size_t)len == tl && memcmp(p, topic, tl) == 0)
+			return 1;
+		p += len;
+	}
+	return 0;
+}
+
+/* Mark the partitions of topics a member subscribes to (consumer groups). */
+static void refuse_subscribed(const struct group *gr, struct kaas_offset_batch *batch)
+{
+	if (!gr->protocol_type || strcmp(gr->protocol_type, "consumer") != 0)
+		return;
+	for (int32_t i = 0; i < batch->nt; i++) {
+		struct kaas_offset_topic *t = &batch->topics[i];
+		int sub = 0;
+		for (const struct group_member *m = gr->members; t->name && m && !sub; m = m->next)
+			sub = subscribes(m, t->name);
+		for (int32_t j = 0; sub && j < t->n; j++)
+			if (!t->parts[j].status)
+				t->parts[j].status = KAAS_EGROUP_SUBSCRIBED;
+	}
+}
+
+/* Queue an erase of `batch` (NULL: the whole group) after the checks. */
+static void erase(struct kaas_groups *g, const char *group, struct kaas_offset_batch *batch,
+		  kaas_offsets_done done, void *ctx)
+{
+	GROUPS_ON_LOOP(g);
+	struct group_op *op = calloc(1, sizeof(*op));
+	if (!op) {
+		done(ctx, -ENOMEM, batch);
+		return;
+	}
+	*op = (struct group_op){ .batch = batch, .done = done, .ctx = ctx, .erase = 1 };
+	int err;
+	struct group *gr = op_group(g, group, &err);
+	if (!err && !batch && kaas_groups_count_members(gr) > 0)
+		err = KAAS_EGROUP_NONEMPTY;
+	if (!err && batch)
+		refuse_subscribed(gr, batch);
+	if (!err)
+		op->members = kaas_groups_count_members(gr) > 0;
+	if (err)
+		refuse(op, gr, err);
+	else
+		enqueue(gr, op);
+}
+
+void kaas_groups_delete(struct kaas_groups *g, const char *group, kaas_offsets_done done,
+			void *ctx)
+{
+	erase(g, group, NULL, done, ctx);
+}
+
+void kaas_groups_delete_offsets(struct kaas_groups *g, const char *group,
+				struct kaas_offset_batch *batch, kaas_offsets_done done, void *ctx)
+{
+	erase(g, group, batch, done, ctx);
 }

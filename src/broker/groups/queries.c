@@ -91,8 +91,8 @@ int kaas_groups_list(struct kaas_groups *g,
 	GROUPS_ON_LOOP(g);
 	int n = 0;
 	for (struct group *gr = g->list; gr; gr = gr->next) {
-		if (!gr->protocol_type && !gr->loaded)
-			continue;
+		if (!gr->protocol_type && (!gr->loaded || gr->noffs == 0))
+			continue; /* neither members nor committed offsets */
 		n++;
 		if (each)
 			each(ctx, gr->id, gr->protocol_type ? gr->protocol_type : "");
