@@ -10,3 +10,5 @@ libkaas_kafka_a_SOURCES = src/kafka/codec.h src/kafka/codec.c src/kafka/protocol
 libkaas_kafka_a_SOURCES += src/kafka/api_group_admin.c src/kafka/api_init_producer_id.c \
 	src/kafka/group_wire.h src/kafka/group_wire.c src/kafka/api_group_membership.c \
 	src/kafka/api_group_offsets.c
+# Connection security (issue 17): the per-connection state and the authorizer hook.
+libkaas_kafka_a_SOURCES += src/kafka/security.h src/kafka/security.c

@@ -1,0 +1,312 @@
+/*
+ * tls.c — OpenSSL behind tls.h: contexts built from PEM files read through
+ * the substrate, and per-connection SSL objects between two memory BIOs.
+ */
+#include "server/tls.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "kafka/security.h"
+
+struct kaas_tls_ctx {
+	SSL_CTX *ctx;
+};
+
+struct kaas_tls_conn {
+	SSL *ssl;
+	BIO *rbio, *wbio;   /* owned by ssl */
+	int established;
+};
+
+/* The oldest queued OpenSSL error as text (or `otherwise`), into why. */
+static void ossl_reason(char *why, size_t whysz, const char *what, const char *otherwise)
+{
+	unsigned long e = ERR_get_error();
+	char buf[256];
+	if (e)
+		ERR_error_string_n(e, buf, sizeof buf);
+	snprintf(why, whysz, "%s: %s", what, e ? buf : otherwise);
+	ERR_clear_error();
+}
+
+/* A PEM file's text (NUL-terminated; free()): 0 or -errno (why set). */
+static int pem_text(const char *path, char **text, char *why, size_t whysz)
+{
+	int rc = kaas_read_local_file(path, text);
+	if (rc < 0)
+		snprintf(why, whysz, "cannot read %s: %s", path, strerror(-rc));
+	return rc;
+}
+
+/* The key and certificate chain (leaf first) of the keystore; the key may
+ * come before or after the certificates (PEM reading skips blocks of other
+ * types, so each is read from the start). */
+static int load_keystore(SSL_CTX *ctx, const char *path, char *why, size_t whysz)
+{
+	char *text;
+	int rc = pem_text(path, &text, why, whysz);
+	if (rc < 0)
+		return rc;
+	BIO *kb = BIO_new_mem_buf(text, -1);
+	BIO *cb = BIO_new_mem_buf(text, -1);
+	EVP_PKEY *key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+	X509 *leaf = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
+	rc = -EINVAL;
+	if (!key) {
+		ossl_reason(why, whysz, path, "no (unencrypted) private key");
+	} else if (!leaf) {
+		ossl_reason(why, whysz, path, "no certificate");
+	} else if (SSL_CTX_use_certificate(ctx, leaf) != 1 || SSL_CTX_use_PrivateKey(ctx, key) != 1 ||
+		   SSL_CTX_check_private_key(ctx) != 1) {
+		ossl_reason(why, whysz, path, "the key does not match the certificate");
+	} else {
+		rc = 0;
+		X509 *ca;
+		while (rc == 0 && (ca = PEM_read_bio_X509(cb, NULL, NULL, NULL)))
+			if (SSL_CTX_add0_chain_cert(ctx, ca) != 1) {
+				X509_free(ca);
+				ossl_reason(why, whysz, path, "cannot add a chain certificate");
+				rc = -EINVAL;
+			}
+		ERR_clear_error(); /* the end of the file */
+	}
+	X509_free(leaf);
+	EVP_PKEY_free(key);
+	BIO_free(kb);
+	BIO_free(cb);
+	free(text);
+	return rc;
+}
+
+/* The CAs that sign client certificates: trusted, and named in the
+ * certificate request. */
+static int load_truststore(SSL_CTX *ctx, const char *path, char *why, size_t whysz)
+{
+	char *text;
+	int rc = pem_text(path, &text, why, whysz);
+	if (rc < 0)
+		return rc;
+	BIO *b = BIO_new_mem_buf(text, -1);
+	X509_STORE *st = SSL_CTX_get_cert_store(ctx);
+	int n = 0;
+	X509 *ca;
+	while (b && (ca = PEM_read_bio_X509(b, NULL, NULL, NULL))) {
+		int ok = X509_STORE_add_cert(st, ca) == 1 && SSL_CTX_add_client_CA(ctx, ca) == 1;
+		X509_free(ca);
+		if (!ok) {
+			BIO_free(b);
+			free(text);
+			ossl_reason(why, whysz, path, "cannot add a CA certificate");
+			return -EINVAL;
+		}
+		n++;
+	}
+	ERR_clear_error();
+	BIO_free(b);
+	free(text);
+	if (n == 0) {
+		snprintf(why, whysz, "%s: no certificate", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int kaas_tls_ctx_build(const struct kaas_security_cfg *cfg, struct kaas_tls_ctx **out,
+		       char *why, size_t whysz)
+{
+	ERR_clear_error();
+	struct kaas_tls_ctx *t = calloc(1, sizeof(*t));
+	SSL_CTX *ctx = t ? SSL_CTX_new(TLS_server_method()) : NULL;
+	if (!ctx) {
+		free(t);
+		snprintf(why, whysz, "out of memory");
+		return -ENOMEM;
+	}
+	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+					 SSL_OP_NO_COMPRESSION);
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	/* No resumption: every connection presents (and checks) the current
+	 * certificates, and nothing per session is kept. */
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	SSL_CTX_set_num_tickets(ctx, 0);
+	int rc = load_keystore(ctx, cfg->keystore_location, why, whysz);
+	if (rc == 0 && cfg->client_auth != KAAS_SSL_AUTH_NONE)
+		rc = load_truststore(ctx, cfg->truststore_location, why, whysz);
+	if (rc < 0) {
+		SSL_CTX_free(ctx);
+		free(t);
+		return rc;
+	}
+	int mode = SSL_VERIFY_NONE;
+	if (cfg->client_auth == KAAS_SSL_AUTH_REQUESTED)
+		mode = SSL_VERIFY_PEER;
+	else if (cfg->client_auth == KAAS_SSL_AUTH_REQUIRED)
+		mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+	SSL_CTX_set_verify(ctx, mode, NULL);
+	t->ctx = ctx;
+	*out = t;
+	return 0;
+}
+
+void kaas_tls_ctx_free(struct kaas_tls_ctx *t)
+{
+	if (!t)
+		return;
+	SSL_CTX_free(t->ctx);
+	free(t);
+}
+
+void kaas_tls_ctx_serial(const struct kaas_tls_ctx *t, char *out, size_t outsz)
+{
+	snprintf(out, outsz, "?");
+	X509 *x = SSL_CTX_get0_certificate(t->ctx);
+	BIGNUM *bn = x ? ASN1_INTEGER_to_BN(X509_get0_serialNumber(x), NULL) : NULL;
+	char *hex = bn ? BN_bn2hex(bn) : NULL;
+	if (hex)
+		snprintf(out, outsz, "%s", hex);
+	OPENSSL_free(hex);
+	BN_free(bn);
+	ERR_clear_error();
+}
+
+int kaas_tls_conn_new(struct kaas_tls_ctx *t, struct kaas_tls_conn **out)
+{
+	ERR_clear_error();
+	struct kaas_tls_conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->ssl = SSL_new(t->ctx); /* holds its own reference to the context */
+	c->rbio = BIO_new(BIO_s_mem());
+	c->wbio = BIO_new(BIO_s_mem());
+	if (!c->ssl || !c->rbio || !c->wbio) {
+		SSL_free(c->ssl);
+		BIO_free(c->rbio);
+		BIO_free(c->wbio);
+		free(c);
+		ERR_clear_error();
+		return -ENOMEM;
+	}
+	/* An empty read BIO means "more to come", not end of file. */
+	BIO_set_mem_eof_return(c->rbio, -1);
+	BIO_set_mem_eof_return(c->wbio, -1);
+	SSL_set_bio(c->ssl, c->rbio, c->wbio);
+	SSL_set_accept_state(c->ssl);
+	*out = c;
+	return 0;
+}
+
+void kaas_tls_conn_free(struct kaas_tls_conn *c)
+{
+	if (!c)
+		return;
+	SSL_free(c->ssl); /* frees both BIOs */
+	free(c);
+}
+
+int kaas_tls_feed(struct kaas_tls_conn *c, const void *p, size_t n, char *why, size_t whysz)
+{
+	ERR_clear_error();
+	if (n && BIO_write(c->rbio, p, (int)n) != (int)n) {
+		snprintf(why, whysz, "out of memory");
+		return -EPROTO;
+	}
+	if (c->established)
+		return 1;
+	int r = SSL_do_handshake(c->ssl);
+	if (r == 1) {
+		c->established = 1;
+		return 1;
+	}
+	int e = SSL_get_error(c->ssl, r);
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+		ERR_clear_error();
+		return 0;
+	}
+	ossl_reason(why, whysz, "TLS handshake", "the peer closed the connection");
+	return -EPROTO;
+}
+
+ssize_t kaas_tls_read(struct kaas_tls_conn *c, void *buf, size_t cap, char *why, size_t whysz)
+{
+	ERR_clear_error();
+	int r = SSL_read(c->ssl, buf, cap > INT32_MAX ? INT32_MAX : (int)cap);
+	if (r > 0)
+		return r;
+	int e = SSL_get_error(c->ssl, r);
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+		ERR_clear_error();
+		return 0;
+	}
+	if (e == SSL_ERROR_ZERO_RETURN) {
+		ERR_clear_error();
+		return -EPIPE;
+	}
+	ossl_reason(why, whysz, "TLS record", "the peer closed the connection");
+	return -EPROTO;
+}
+
+int kaas_tls_write(struct kaas_tls_conn *c, const void *p, size_t n)
+{
+	ERR_clear_error();
+	const uint8_t *b = p;
+	while (n) {
+		int chunk = n > (1u << 30) ? (1 << 30) : (int)n;
+		int r = SSL_write(c->ssl, b, chunk);
+		if (r <= 0) {
+			ERR_clear_error();
+			return -EPROTO;
+		}
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int kaas_tls_take_output(struct kaas_tls_conn *c, uint8_t **buf, size_t *len)
+{
+	*buf = NULL;
+	*len = 0;
+	size_t n = BIO_ctrl_pending(c->wbio);
+	if (n == 0)
+		return 0;
+	uint8_t *b = malloc(n);
+	if (!b)
+		return -ENOMEM;
+	int r = BIO_read(c->wbio, b, (int)n);
+	if (r != (int)n) {
+		free(b);
+		return -ENOMEM;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+void kaas_tls_principal(struct kaas_tls_conn *c, char *out, size_t outsz)
+{
+	snprintf(out, outsz, "%s", KAAS_PRINCIPAL_ANONYMOUS);
+	X509 *peer = SSL_get1_peer_certificate(c->ssl);
+	if (!peer || SSL_get_verify_result(c->ssl) != X509_V_OK) {
+		X509_free(peer);
+		return;
+	}
+	BIO *b = BIO_new(BIO_s_mem());
+	if (b && X509_NAME_print_ex(b, X509_get_subject_name(peer), 0, XN_FLAG_RFC2253) >= 0) {
+		char *dn;
+		long len = BIO_get_mem_data(b, &dn);
+		snprintf(out, outsz, "User:%.*s", (int)len, dn);
+	}
+	BIO_free(b);
+	X509_free(peer);
+	ERR_clear_error();
+}
