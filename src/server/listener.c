@@ -92,7 +92,7 @@ int kaas_listeners_start(struct kaas_server *s)
 	/* The first listener is the broker's address for older readers. */
 	cfg->listen_port = sc->l[0].port;
 	cfg->advertise_port = sc->l[0].adv_port;
-	for (int i = 1; i < sc->n; i++)
+	for (int i = 0; i < sc->n; i++)
 		kaas_info("listener %s (%s) on %s:%d, advertising %s:%d", sc->l[i].name,
 			  kaas_sec_protocol_name(sc->l[i].protocol), sc->l[i].host, sc->l[i].port,
 			  sc->l[i].adv_host, sc->l[i].adv_port);
