@@ -174,73 +174,72 @@ static struct kaas_listener_cfg *find_listener(struct kaas_security_cfg *sc, con
 	return NULL;
 }
 
-static int parse_listeners(struct kaas_security_cfg *sc)
+/* One parsed endpoint of a list, for each_endpoint's callback. */
+struct endpoint {
+	char name[KAAS_LISTENER_NAME_MAX];
+	char host[256];
+	int port;
+};
+
+/* Parse the comma-separated endpoints of `value` and hand each to fn:
+ * 0, the first error of parsing or of fn, or -ENOMEM. */
+static int each_endpoint(struct kaas_security_cfg *sc, const char *key, const char *value,
+			 int (*fn)(struct kaas_security_cfg *sc, struct endpoint *e))
 {
-	char *copy = strdup(sc->listeners);
+	char *copy = strdup(value);
 	if (!copy)
 		return -ENOMEM;
 	int rc = 0;
 	char *s = copy, *item;
+	struct endpoint e;
 	while (rc == 0 && (item = next_item(&s))) {
-		if (sc->n == KAAS_MAX_LISTENERS) {
-			fprintf(stderr, "kaasd: listeners: at most %d listeners\n", KAAS_MAX_LISTENERS);
-			rc = -EINVAL;
-			break;
-		}
-		struct kaas_listener_cfg *l = &sc->l[sc->n];
-		memset(l, 0, sizeof(*l));
-		rc = parse_endpoint("listeners", item, l->name, sizeof(l->name), l->host,
-				    sizeof(l->host), &l->port);
-		if (rc < 0)
-			break;
-		if (find_listener(sc, l->name)) {
-			fprintf(stderr, "kaasd: listeners: %s named twice\n", l->name);
-			rc = -EINVAL;
-			break;
-		}
-		for (int i = 0; i < sc->n && l->port; i++)
-			if (sc->l[i].port == l->port) {
-				fprintf(stderr, "kaasd: listeners: port %d used twice\n", l->port);
-				rc = -EINVAL;
-			}
-		if (l->host[0] == '\0')
-			strcpy(l->host, "0.0.0.0");
-		sc->n++;
-	}
-	if (rc == 0 && sc->n == 0) {
-		fprintf(stderr, "kaasd: listeners is empty\n");
-		rc = -EINVAL;
+		rc = parse_endpoint(key, item, e.name, sizeof(e.name), e.host, sizeof(e.host), &e.port);
+		if (rc == 0)
+			rc = fn(sc, &e);
 	}
 	free(copy);
 	return rc;
 }
 
-static int parse_advertised(struct kaas_security_cfg *sc)
+static int add_listener(struct kaas_security_cfg *sc, struct endpoint *e)
 {
-	char *copy = strdup(sc->advertised);
-	if (!copy)
-		return -ENOMEM;
-	int rc = 0;
-	char *s = copy, *item;
-	while (rc == 0 && (item = next_item(&s))) {
-		char name[KAAS_LISTENER_NAME_MAX], host[256];
-		int port;
-		rc = parse_endpoint("advertised.listeners", item, name, sizeof(name), host,
-				    sizeof(host), &port);
-		if (rc < 0)
-			break;
-		struct kaas_listener_cfg *l = find_listener(sc, name);
-		if (!l) {
-			fprintf(stderr, "kaasd: advertised.listeners: %s is not in listeners\n", name);
-			rc = -EINVAL;
-			break;
-		}
-		if (host[0])
-			snprintf(l->adv_host, sizeof(l->adv_host), "%s", host);
-		l->adv_port = port;
+	if (sc->n == KAAS_MAX_LISTENERS) {
+		fprintf(stderr, "kaasd: listeners: at most %d listeners\n", KAAS_MAX_LISTENERS);
+		return -EINVAL;
 	}
-	free(copy);
-	return rc;
+	if (find_listener(sc, e->name)) {
+		fprintf(stderr, "kaasd: listeners: %s named twice\n", e->name);
+		return -EINVAL;
+	}
+	for (int i = 0; i < sc->n && e->port; i++)
+		if (sc->l[i].port == e->port) {
+			fprintf(stderr, "kaasd: listeners: port %d used twice\n", e->port);
+			return -EINVAL;
+		}
+	struct kaas_listener_cfg *l = &sc->l[sc->n];
+	memset(l, 0, sizeof(*l));
+	if (strlen(e->host) >= sizeof(l->host)) {
+		fprintf(stderr, "kaasd: listeners: host %s too long\n", e->host);
+		return -EINVAL;
+	}
+	snprintf(l->name, sizeof(l->name), "%s", e->name);
+	snprintf(l->host, sizeof(l->host), "%s", e->host[0] ? e->host : "0.0.0.0");
+	l->port = e->port;
+	sc->n++;
+	return 0;
+}
+
+static int set_advertised(struct kaas_security_cfg *sc, struct endpoint *e)
+{
+	struct kaas_listener_cfg *l = find_listener(sc, e->name);
+	if (!l) {
+		fprintf(stderr, "kaasd: advertised.listeners: %s is not in listeners\n", e->name);
+		return -EINVAL;
+	}
+	if (e->host[0])
+		snprintf(l->adv_host, sizeof(l->adv_host), "%s", e->host);
+	l->adv_port = e->port;
+	return 0;
 }
 
 /* The security protocol of each listener: its entry in the map, else the
@@ -316,9 +315,13 @@ int kaas_config_security_resolve(struct kaas_config *c)
 			fprintf(stderr, "kaasd: both --listen/--advertise and listeners are set: use one\n");
 			return -EINVAL;
 		}
-		int rc = parse_listeners(sc);
+		int rc = each_endpoint(sc, "listeners", sc->listeners, add_listener);
+		if (rc == 0 && sc->n == 0) {
+			fprintf(stderr, "kaasd: listeners is empty\n");
+			rc = -EINVAL;
+		}
 		if (rc == 0 && sc->advertised)
-			rc = parse_advertised(sc);
+			rc = each_endpoint(sc, "advertised.listeners", sc->advertised, set_advertised);
 		if (rc == 0)
 			rc = map_protocols(sc);
 		if (rc < 0)

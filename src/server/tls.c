@@ -38,8 +38,8 @@ static void ossl_reason(char *why, size_t whysz, const char *what, const char *o
 	ERR_clear_error();
 }
 
-/* A PEM file's text (NUL-terminated; free()): 0 or -errno (why set). */
-static int pem_text(const char *path, char **text, char *why, size_t whysz)
+/* A PEM file's text (NUL-terminated; free()): 0, or -errno (why set). */
+static int pem_read(const char *path, char **text, char *why, size_t whysz)
 {
 	int rc = kaas_read_local_file(path, text);
 	if (rc < 0)
@@ -47,77 +47,89 @@ static int pem_text(const char *path, char **text, char *why, size_t whysz)
 	return rc;
 }
 
-/* The key and certificate chain (leaf first) of the keystore; the key may
- * come before or after the certificates (PEM reading skips blocks of other
- * types, so each is read from the start). */
+/* Hand the i-th certificate of the PEM text (read from path) to
+ * add(ctx, x509, i), which does not take ownership: how many (at least
+ * one), or -EINVAL / -ENOMEM (why set). */
+static int each_cert(SSL_CTX *ctx, const char *text, const char *path,
+		     int (*add)(SSL_CTX *, X509 *, int), char *why, size_t whysz)
+{
+	BIO *b = BIO_new_mem_buf(text, -1);
+	if (!b) {
+		snprintf(why, whysz, "out of memory reading %s", path);
+		return -ENOMEM;
+	}
+	int n = 0;
+	X509 *x;
+	while (n >= 0 && (x = PEM_read_bio_X509(b, NULL, NULL, NULL))) {
+		int ok = add(ctx, x, n) == 1;
+		X509_free(x);
+		if (ok) {
+			n++;
+		} else {
+			ossl_reason(why, whysz, path, "cannot use a certificate");
+			n = -EINVAL;
+		}
+	}
+	ERR_clear_error(); /* the end of the file */
+	BIO_free(b);
+	if (n == 0) {
+		snprintf(why, whysz, "%s: no certificate", path);
+		n = -EINVAL;
+	}
+	return n;
+}
+
+/* The keystore's certificates: the leaf, then its chain. */
+static int add_keystore_cert(SSL_CTX *ctx, X509 *x, int i)
+{
+	return i == 0 ? SSL_CTX_use_certificate(ctx, x) : (int)SSL_CTX_add1_chain_cert(ctx, x);
+}
+
+/* A CA that signs client certificates: trusted, and named in the
+ * certificate request. */
+static int add_trusted(SSL_CTX *ctx, X509 *x, int i)
+{
+	(void)i;
+	return X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), x) == 1 &&
+	       SSL_CTX_add_client_CA(ctx, x) == 1;
+}
+
+/* The key and certificate chain (leaf first) of the keystore, from one
+ * read of the file; the key may come before or after the certificates
+ * (PEM reading skips blocks of other types). */
 static int load_keystore(SSL_CTX *ctx, const char *path, char *why, size_t whysz)
 {
 	char *text;
-	int rc = pem_text(path, &text, why, whysz);
+	int rc = pem_read(path, &text, why, whysz);
 	if (rc < 0)
 		return rc;
 	BIO *kb = BIO_new_mem_buf(text, -1);
-	BIO *cb = BIO_new_mem_buf(text, -1);
 	EVP_PKEY *key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
-	X509 *leaf = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
-	rc = -EINVAL;
-	if (!key) {
-		ossl_reason(why, whysz, path, "no (unencrypted) private key");
-	} else if (!leaf) {
-		ossl_reason(why, whysz, path, "no certificate");
-	} else if (SSL_CTX_use_certificate(ctx, leaf) != 1 || SSL_CTX_use_PrivateKey(ctx, key) != 1 ||
-		   SSL_CTX_check_private_key(ctx) != 1) {
-		ossl_reason(why, whysz, path, "the key does not match the certificate");
-	} else {
-		rc = 0;
-		X509 *ca;
-		while (rc == 0 && (ca = PEM_read_bio_X509(cb, NULL, NULL, NULL)))
-			if (SSL_CTX_add0_chain_cert(ctx, ca) != 1) {
-				X509_free(ca);
-				ossl_reason(why, whysz, path, "cannot add a chain certificate");
-				rc = -EINVAL;
-			}
-		ERR_clear_error(); /* the end of the file */
-	}
-	X509_free(leaf);
-	EVP_PKEY_free(key);
 	BIO_free(kb);
-	BIO_free(cb);
+	rc = -EINVAL;
+	if (!key)
+		ossl_reason(why, whysz, path, "no (unencrypted) private key");
+	else
+		rc = each_cert(ctx, text, path, add_keystore_cert, why, whysz);
+	if (rc >= 0 && (SSL_CTX_use_PrivateKey(ctx, key) != 1 || SSL_CTX_check_private_key(ctx) != 1)) {
+		ossl_reason(why, whysz, path, "the key does not match the certificate");
+		rc = -EINVAL;
+	}
+	EVP_PKEY_free(key);
 	free(text);
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
-/* The CAs that sign client certificates: trusted, and named in the
- * certificate request. */
+/* The CAs of the truststore. */
 static int load_truststore(SSL_CTX *ctx, const char *path, char *why, size_t whysz)
 {
 	char *text;
-	int rc = pem_text(path, &text, why, whysz);
+	int rc = pem_read(path, &text, why, whysz);
 	if (rc < 0)
 		return rc;
-	BIO *b = BIO_new_mem_buf(text, -1);
-	X509_STORE *st = SSL_CTX_get_cert_store(ctx);
-	int n = 0;
-	X509 *ca;
-	while (b && (ca = PEM_read_bio_X509(b, NULL, NULL, NULL))) {
-		int ok = X509_STORE_add_cert(st, ca) == 1 && SSL_CTX_add_client_CA(ctx, ca) == 1;
-		X509_free(ca);
-		if (!ok) {
-			BIO_free(b);
-			free(text);
-			ossl_reason(why, whysz, path, "cannot add a CA certificate");
-			return -EINVAL;
-		}
-		n++;
-	}
-	ERR_clear_error();
-	BIO_free(b);
+	rc = each_cert(ctx, text, path, add_trusted, why, whysz);
 	free(text);
-	if (n == 0) {
-		snprintf(why, whysz, "%s: no certificate", path);
-		return -EINVAL;
-	}
-	return 0;
+	return rc < 0 ? rc : 0;
 }
 
 int kaas_tls_ctx_build(const struct kaas_security_cfg *cfg, struct kaas_tls_ctx **out,

@@ -125,25 +125,35 @@ static void zc_work(void *arg)
 	zs->result = rc;
 }
 
+/* A pool job of c's is over (loop): c's socket is the loop's again, and c
+ * holds one more reference (the caller drops it at the end).  Returns 1
+ * when c was closed meanwhile (its handle is closed now). */
+static int zc_closed(struct kaas_conn *c)
+{
+	assert(c->zc_busy);
+	c->zc_busy = 0;
+	c->refs++; /* keep c while the request goes */
+	if (!c->close_deferred)
+		return 0;
+	c->close_deferred = 0;
+	uv_close((uv_handle_t *)&c->tcp, kaas_conn_on_closed);
+	return 1;
+}
+
 static void zc_done(void *arg, int status)
 {
 	struct zc_send *zs = arg;
 	struct kaas_req *req = zs->req;
 	struct kaas_conn *c = req->conn;
-	assert(c->zc_busy);
-	c->zc_busy = 0;
-	c->refs++; /* keep c while the request goes */
 	int rc = status < 0 ? status : zs->result;
 	free(zs);
+	int closed = zc_closed(c);
 	kaas_conn_req_free(req);
-	if (c->close_deferred) {
-		c->close_deferred = 0;
-		uv_close((uv_handle_t *)&c->tcp, kaas_conn_on_closed);
-	} else if (rc < 0) {
+	if (!closed && rc < 0) {
 		char why[96];
 		snprintf(why, sizeof(why), "sending a fetch response: %s", kaas_strerror(rc));
 		kaas_conn_close(c, why);
-	} else {
+	} else if (!closed) {
 		kaas_conn_flush(c);
 	}
 	kaas_conn_unref(c);
@@ -196,14 +206,9 @@ static void zc_copy_done(void *arg, int status)
 	struct zc_copy *zc = arg;
 	struct kaas_req *req = zc->req;
 	struct kaas_conn *c = req->conn;
-	assert(c->zc_busy);
-	c->zc_busy = 0;
-	c->refs++; /* keep c while the request goes */
 	int rc = status < 0 ? status : zc->result;
-	if (c->close_deferred) {
-		c->close_deferred = 0;
+	if (zc_closed(c)) {
 		kaas_conn_req_free(req);
-		uv_close((uv_handle_t *)&c->tcp, kaas_conn_on_closed);
 	} else {
 		uv_buf_t b = uv_buf_init((char *)zc->buf, (unsigned)zc->len);
 		if (rc == 0)
@@ -222,53 +227,44 @@ static void zc_copy_done(void *arg, int status)
 	kaas_conn_unref(c);
 }
 
-static void zc_start_tls(struct kaas_conn *c, struct kaas_req *req)
+/* Run job on the pool with c's socket reserved (zc_busy): `how` says
+ * which path, for the debug log.  job NULL, or a queue that fails: job
+ * and req are freed and c closed. */
+static void zc_queue(struct kaas_conn *c, struct kaas_req *req, void *job, kaas_pool_work_fn work,
+		     kaas_pool_done_fn done, const char *how)
 {
-	struct zc_copy *zc = calloc(1, sizeof(*zc));
-	int rc = zc ? 0 : -ENOMEM;
+	int rc = job ? 0 : -ENOMEM;
 	if (rc == 0) {
-		kaas_debug("connection %s: fetch response with %zu record bytes read for TLS",
-			   c->peer, req->zc_bytes);
-		zc->req = req;
+		kaas_debug("connection %s: fetch response with %zu record bytes %s", c->peer,
+			   req->zc_bytes, how);
 		c->zc_busy = 1;
-		rc = kaas_pool_queue(req->broker, zc_copy_work, zc_copy_done, zc);
+		rc = kaas_pool_queue(req->broker, work, done, job);
 		if (rc < 0) {
 			c->zc_busy = 0;
-			free(zc);
+			free(job);
 		}
 	}
 	if (rc < 0) {
 		kaas_conn_req_free(req);
-		kaas_conn_close(c, "cannot start reading a fetch response");
+		kaas_conn_close(c, "cannot start sending a fetch response");
 	}
 }
 
 void kaas_zc_start(struct kaas_conn *c, struct kaas_req *req)
 {
 	if (c->tls) {
-		zc_start_tls(c, req);
+		struct zc_copy *zc = calloc(1, sizeof(*zc));
+		if (zc)
+			zc->req = req;
+		zc_queue(c, req, zc, zc_copy_work, zc_copy_done, "read for TLS");
 		return;
 	}
 	uv_os_fd_t fd;
-	int rc = uv_fileno((uv_handle_t *)&c->tcp, &fd);
-	struct zc_send *zs = rc == 0 ? malloc(sizeof(*zs)) : NULL;
-	if (rc == 0 && !zs)
-		rc = -ENOMEM;
-	if (rc == 0) {
-		kaas_debug("connection %s: fetch response with %zu record bytes by sendfile",
-			   c->peer, req->zc_bytes);
+	struct zc_send *zs = uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 ? malloc(sizeof(*zs)) : NULL;
+	if (zs) {
 		zs->req = req;
 		zs->fd = fd;
 		zs->result = 0;
-		c->zc_busy = 1;
-		rc = kaas_pool_queue(req->broker, zc_work, zc_done, zs);
-		if (rc < 0) {
-			c->zc_busy = 0;
-			free(zs);
-		}
 	}
-	if (rc < 0) {
-		kaas_conn_req_free(req);
-		kaas_conn_close(c, "cannot start a zero-copy send");
-	}
+	zc_queue(c, req, zs, zc_work, zc_done, "by sendfile");
 }

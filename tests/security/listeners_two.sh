@@ -2,12 +2,7 @@
 # One broker, two listeners (PLAINTEXT and SSL) advertised under different
 # host names: Metadata over each answers that listener's address, and the
 # broker document on the volume carries both by name.
-. "$KAAS_TOP_SRCDIR/tests/lib.sh"
-kaas_scratch
-. "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/security/tls-lib.sh"
-tls_ca
-tls_cert broker "/CN=localhost"
 tls_kaasd_start "listeners = INTERNAL://127.0.0.1:0, SSL://127.0.0.1:0" \
 	"advertised.listeners = INTERNAL://127.0.0.1:0,SSL://localhost:0" \
 	"listener.security.protocol.map = INTERNAL:PLAINTEXT,SSL:SSL" \

@@ -20,6 +20,17 @@ static void fill(struct kaas_broker_info *b)
 	b->counter = 5;
 }
 
+/* kaas_broker_address(b, name) is host:port. */
+static void assert_address(const struct kaas_broker_info *b, const char *name, const char *host,
+			   int32_t port)
+{
+	const char *h;
+	int32_t p;
+	assert_int_equal(kaas_broker_address(b, name, &h, &p), 0);
+	assert_string_equal(h, host);
+	assert_int_equal(p, port);
+}
+
 static void listeners_round_trip(void **state)
 {
 	char *dir;
@@ -36,16 +47,12 @@ static void listeners_round_trip(void **state)
 	assert_int_equal(kaas_broker_publish(s, &b), 0);
 	assert_int_equal(kaas_broker_read(s, 3, &got), 0);
 	assert_int_equal(got.nlisteners, 2);
+	assert_address(&got, "SSL", "kafka.example.com", 9093);
+	assert_address(&got, "INTERNAL", "10.0.0.3", 9092);
+	assert_address(&got, NULL, "10.0.0.3", 9092);
 	const char *host;
 	int32_t port;
-	assert_int_equal(kaas_broker_address(&got, "SSL", &host, &port), 0);
-	assert_string_equal(host, "kafka.example.com");
-	assert_int_equal(port, 9093);
-	assert_int_equal(kaas_broker_address(&got, "INTERNAL", &host, &port), 0);
-	assert_int_equal(port, 9092);
 	assert_int_equal(kaas_broker_address(&got, "OTHER", &host, &port), -ENOENT);
-	assert_int_equal(kaas_broker_address(&got, NULL, &host, &port), 0);
-	assert_string_equal(host, "10.0.0.3");
 	/* An older reader: format version 1, top-level host and port. */
 	cJSON *o;
 	int version = 0;
@@ -71,11 +78,7 @@ static void old_document_has_one_address(void **state)
 	struct kaas_broker_info got;
 	assert_int_equal(kaas_broker_read(s, 4, &got), 0);
 	assert_int_equal(got.nlisteners, 0);
-	const char *host;
-	int32_t port;
-	assert_int_equal(kaas_broker_address(&got, "SSL", &host, &port), 0);
-	assert_string_equal(host, "h4");
-	assert_int_equal(port, 9000);
+	assert_address(&got, "SSL", "h4", 9000);
 	/* A malformed listeners field is a corrupt document. */
 	o = cJSON_Parse("{\"id\":4,\"host\":\"h4\",\"port\":9000,\"incarnation\":\"9\","
 			"\"counter\":1,\"listeners\":[{\"name\":\"SSL\",\"port\":1}]}");

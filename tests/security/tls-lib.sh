@@ -1,5 +1,7 @@
 # tests/security/tls-lib.sh — certificates and a kaasd with listeners for
-# the security tests (sourced after tests/lib.sh and tests/kafka/kaasd-lib.sh).
+# the security tests.  Sourced first: it sources tests/lib.sh and
+# tests/kafka/kaasd-lib.sh, makes the scratch directory, a CA and a broker
+# certificate (broker-keystore.pem, CN=localhost).
 #
 #   tls_ca                     a CA in $TLS (ca.pem, ca.key)
 #   tls_cert NAME SUBJECT      NAME.pem + NAME.key signed by the CA, with
@@ -12,6 +14,9 @@
 #                              bound port of listener NAME
 #   kssl ARGS...               kcat over SSL to the SSL listener, trusting the CA
 
+. "$KAAS_TOP_SRCDIR/tests/lib.sh"
+kaas_scratch
+. "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
 command -v openssl >/dev/null 2>&1 || kaas_skip "the openssl CLI is not installed"
 TLS="$KAAS_SCRATCH/tls"
 mkdir -p "$TLS"
@@ -56,3 +61,6 @@ kssl() {
 	timeout 60 kcat -b "127.0.0.1:$(port SSL)" -X security.protocol=ssl \
 		-X ssl.ca.location="$TLS/ca.pem" "$@"
 }
+
+tls_ca
+tls_cert broker "/CN=localhost"

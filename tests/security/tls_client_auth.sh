@@ -2,12 +2,7 @@
 # ssl.client.auth = required: a client without a certificate, or with one
 # from another CA, gets no service; one with a certificate from the
 # truststore's CA does, and its principal is User:<subject DN>.
-. "$KAAS_TOP_SRCDIR/tests/lib.sh"
-kaas_scratch
-. "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/security/tls-lib.sh"
-tls_ca
-tls_cert broker "/CN=localhost"
 tls_cert client "/CN=client1/O=kaas"
 # A second CA and a client certificate signed by it.
 mkdir -p "$TLS/other"

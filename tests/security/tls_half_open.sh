@@ -2,13 +2,8 @@
 # 200 half-open connections to the TLS listener (TCP open, a partial or no
 # ClientHello) are closed by the broker after ssl.handshake.timeout.ms, the
 # broker's memory stays bounded, and it serves throughout.
-. "$KAAS_TOP_SRCDIR/tests/lib.sh"
-kaas_scratch
-. "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/security/tls-lib.sh"
 command -v python3 >/dev/null 2>&1 || kaas_skip "python3 is not installed"
-tls_ca
-tls_cert broker "/CN=localhost"
 tls_kaasd_start "listeners = SSL://127.0.0.1:0" "ssl.keystore.location = $TLS/broker-keystore.pem" \
 	"ssl.handshake.timeout.ms = 1500"
 kssl -L >/dev/null || kaas_fail "metadata before"

@@ -1,13 +1,8 @@
 #!/bin/bash
 # A plaintext Kafka client on a TLS listener gets a closed connection at
 # once, not a hang: raw ApiVersions bytes, and kcat without SSL.
-. "$KAAS_TOP_SRCDIR/tests/lib.sh"
-kaas_scratch
-. "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/security/tls-lib.sh"
 command -v python3 >/dev/null 2>&1 || kaas_skip "python3 is not installed"
-tls_ca
-tls_cert broker "/CN=localhost"
 tls_kaasd_start "listeners = SSL://127.0.0.1:0" "ssl.keystore.location = $TLS/broker-keystore.pem"
 
 python3 - "$(port SSL)" <<'PY' || kaas_fail "raw plaintext request on the TLS listener"

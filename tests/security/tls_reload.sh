@@ -2,11 +2,7 @@
 # SIGHUP reloads the certificate without a restart: after the keystore file
 # is replaced and kaasd gets SIGHUP, a new connection sees the new serial;
 # a keystore that does not load keeps the old certificate in service.
-. "$KAAS_TOP_SRCDIR/tests/lib.sh"
-kaas_scratch
-. "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/security/tls-lib.sh"
-tls_ca
 tls_cert one "/CN=localhost"
 tls_cert two "/CN=localhost"
 cp "$TLS/one-keystore.pem" "$TLS/keystore.pem"

@@ -3,12 +3,7 @@
 # answers the SSL listener's address), and a fetch large enough for the
 # zero-copy path, which a TLS connection must bypass (the record bytes are
 # read and encrypted; the debug log says so).
-. "$KAAS_TOP_SRCDIR/tests/lib.sh"
-kaas_scratch
-. "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/security/tls-lib.sh"
-tls_ca
-tls_cert broker "/CN=localhost"
 tls_kaasd_start "listeners = SSL://127.0.0.1:0" "ssl.keystore.type = PEM" \
 	"ssl.keystore.location = $TLS/broker-keystore.pem" "num-partitions = 3" "log-level = debug"
 
