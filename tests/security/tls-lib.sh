@@ -9,15 +9,18 @@
 #                              key + certificate (a kaasd keystore)
 #   tls_serial NAME            NAME.pem's serial, hex, upper case
 #   tls_kaasd_start LINES...   kaasd with these config-file lines (and
-#                              --group-initial-rebalance-delay-ms 0); sets
-#                              KAASD_PID, KAASD_LOG; port NAME prints the
-#                              bound port of listener NAME
+#                              --group-initial-rebalance-delay-ms 0, then
+#                              the array TLS_KAASD_ARGS); sets KAASD_PID,
+#                              KAASD_LOG; port NAME [LOG] prints the bound
+#                              port of listener NAME (in LOG, default
+#                              $KAASD_LOG)
 #   kssl ARGS...               kcat over SSL to the SSL listener, trusting the CA
 
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
 . "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
 command -v openssl >/dev/null 2>&1 || kaas_skip "the openssl CLI is not installed"
+TLS_KAASD_ARGS=()
 TLS="$KAAS_SCRATCH/tls"
 mkdir -p "$TLS"
 
@@ -44,9 +47,9 @@ tls_serial() {
 tls_kaasd_start() {
 	KAASD_RUN=$((KAASD_RUN + 1))
 	KAASD_LOG="$KAAS_SCRATCH/kaasd.$KAASD_RUN.log"
-	printf '%s\n' "$@" >"$KAAS_SCRATCH/kaas.conf"
-	"$KAASD" --data "$KAAS_SCRATCH/data" --config "$KAAS_SCRATCH/kaas.conf" \
-		--group-initial-rebalance-delay-ms 0 2>"$KAASD_LOG" &
+	printf '%s\n' "$@" >"$KAAS_SCRATCH/kaas.$KAASD_RUN.conf"
+	"$KAASD" --data "$KAAS_SCRATCH/data" --config "$KAAS_SCRATCH/kaas.$KAASD_RUN.conf" \
+		--group-initial-rebalance-delay-ms 0 "${TLS_KAASD_ARGS[@]}" 2>"$KAASD_LOG" &
 	KAASD_PID=$!
 	kaas_on_exit "kill -9 $KAASD_PID"
 	kaas_wait_for 20 grep -q "listening on" "$KAASD_LOG" ||
@@ -54,7 +57,7 @@ tls_kaasd_start() {
 }
 
 port() {
-	sed -n "s/.* listener $1 ([A-Z_]*) on [^ ]*:\([0-9]*\),.*/\1/p" "$KAASD_LOG" | head -n1
+	sed -n "s/.* listener $1 ([A-Z_]*) on [^ ]*:\([0-9]*\),.*/\1/p" "${2:-$KAASD_LOG}" | head -n1
 }
 
 kssl() {
