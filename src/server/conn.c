@@ -178,11 +178,9 @@ static int conn_write(struct kaas_conn *c, struct write_ctx *wc, const uv_buf_t 
 	uv_buf_t out[2];
 	if (c->tls) {
 		size_t len = 0;
-		for (unsigned i = 0; i < n; i++)
-			if (kaas_tls_write(c->tls, bufs[i].base, bufs[i].len) < 0)
-				return -EPROTO;
-		if (kaas_tls_take_output(c->tls, &wc->cipher, &len) < 0)
-			return -ENOMEM;
+		int rc = kaas_tls_seal(c->tls, bufs, n, &wc->cipher, &len);
+		if (rc < 0)
+			return rc;
 		out[0] = uv_buf_init((char *)wc->cipher, (unsigned)len);
 		bufs = out;
 		n = 1;

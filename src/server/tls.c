@@ -267,20 +267,90 @@ ssize_t kaas_tls_read(struct kaas_tls_conn *c, void *buf, size_t cap, char *why,
 	return -EPROTO;
 }
 
-int kaas_tls_write(struct kaas_tls_conn *c, const void *p, size_t n)
+/* Largest TLS plaintext record. */
+#define RECORD_MAX 16384
+
+/* A growing output buffer of records. */
+struct sealed {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+/* Move what the write BIO holds to the end of o: 0 or -ENOMEM. */
+static int drain(struct kaas_tls_conn *c, struct sealed *o)
+{
+	size_t n = BIO_ctrl_pending(c->wbio);
+	if (o->len + n > o->cap) {
+		size_t cap = o->cap ? o->cap : 4096;
+		while (cap < o->len + n)
+			cap *= 2;
+		uint8_t *nb = realloc(o->buf, cap);
+		if (!nb)
+			return -ENOMEM;
+		o->buf = nb;
+		o->cap = cap;
+	}
+	if (n && BIO_read(c->wbio, o->buf + o->len, (int)n) != (int)n)
+		return -ENOMEM;
+	o->len += n;
+	return 0;
+}
+
+/* One record of n <= RECORD_MAX bytes, drained into o. */
+static int seal_record(struct kaas_tls_conn *c, const void *p, size_t n, struct sealed *o)
+{
+	if (SSL_write(c->ssl, p, (int)n) != (int)n) {
+		ERR_clear_error();
+		return -EPROTO;
+	}
+	return drain(c, o);
+}
+
+int kaas_tls_seal(struct kaas_tls_conn *c, const uv_buf_t *bufs, unsigned n, uint8_t **out,
+		  size_t *outlen)
 {
 	ERR_clear_error();
-	const uint8_t *b = p;
-	while (n) {
-		int chunk = n > (1u << 30) ? (1 << 30) : (int)n;
-		int r = SSL_write(c->ssl, b, chunk);
-		if (r <= 0) {
-			ERR_clear_error();
-			return -EPROTO;
+	size_t total = 0;
+	for (unsigned i = 0; i < n; i++)
+		total += bufs[i].len;
+	/* Room for every record's header and tag (at most ~40 bytes each). */
+	struct sealed o = { NULL, 0, 0 };
+	o.cap = total + (total / RECORD_MAX + n + 1) * 64;
+	o.buf = malloc(o.cap);
+	if (!o.buf)
+		return -ENOMEM;
+	uint8_t stage[RECORD_MAX]; /* small pieces, gathered into one record */
+	size_t staged = 0;
+	int rc = drain(c, &o); /* anything already waiting goes first */
+	for (unsigned i = 0; rc == 0 && i < n; i++) {
+		const uint8_t *p = (const uint8_t *)bufs[i].base;
+		size_t left = bufs[i].len;
+		while (rc == 0 && left) {
+			if (staged == 0 && left >= RECORD_MAX) {
+				rc = seal_record(c, p, RECORD_MAX, &o);
+				p += RECORD_MAX;
+				left -= RECORD_MAX;
+				continue;
+			}
+			size_t k = left < RECORD_MAX - staged ? left : RECORD_MAX - staged;
+			memcpy(stage + staged, p, k);
+			staged += k;
+			p += k;
+			left -= k;
+			if (staged == RECORD_MAX) {
+				rc = seal_record(c, stage, staged, &o);
+				staged = 0;
+			}
 		}
-		b += r;
-		n -= (size_t)r;
 	}
+	if (rc == 0 && staged)
+		rc = seal_record(c, stage, staged, &o);
+	if (rc < 0) {
+		free(o.buf);
+		return rc;
+	}
+	*out = o.buf;
+	*outlen = o.len;
 	return 0;
 }
 

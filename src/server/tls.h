@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <uv.h>
+
 #include "broker/config.h"
 
 struct kaas_tls_ctx;   /* an SSL_CTX: certificate, key, trust, settings */
@@ -49,9 +51,13 @@ int kaas_tls_feed(struct kaas_tls_conn *c, const void *p, size_t n, char *why, s
  * (reason in why). */
 ssize_t kaas_tls_read(struct kaas_tls_conn *c, void *buf, size_t cap, char *why, size_t whysz);
 
-/* Encrypt n plaintext bytes (after the handshake): 0, -ENOMEM or -EPROTO.
- * The records wait in the connection for kaas_tls_take_output. */
-int kaas_tls_write(struct kaas_tls_conn *c, const void *p, size_t n);
+/* Encrypt the n buffers as one stream (after the handshake) into records
+ * of up to 16 KiB (small buffers share a record: a response header rides
+ * with its body): 0 and a malloc'd buffer with every record waiting to be
+ * sent, or -ENOMEM / -EPROTO.  Each record is taken out of the memory BIO
+ * as it is made, so the BIO never grows past one record. */
+int kaas_tls_seal(struct kaas_tls_conn *c, const uv_buf_t *bufs, unsigned n, uint8_t **out,
+		  size_t *outlen);
 
 /* The ciphertext waiting to be sent: 0 and a malloc'd buffer (*buf NULL
  * and *len 0 when nothing waits), or -ENOMEM. */
