@@ -5,6 +5,7 @@
 #include "server/tls.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,73 @@ struct kaas_tls_ctx {
 	SSL_CTX *ctx;
 };
 
+/* Records waiting to be sent: the write side's BIO appends here. */
+struct sealed {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
 struct kaas_tls_conn {
 	SSL *ssl;
-	BIO *rbio, *wbio;   /* owned by ssl */
+	BIO *rbio, *wbio;   /* owned by ssl; wbio is a sink into out */
 	int established;
+	struct sealed out;
 };
+
+/* Room for n more bytes in o: 0 or -ENOMEM. */
+static int sealed_reserve(struct sealed *o, size_t n)
+{
+	if (o->len + n <= o->cap)
+		return 0;
+	size_t cap = o->cap ? o->cap : 4096;
+	while (cap < o->len + n)
+		cap *= 2;
+	uint8_t *nb = realloc(o->buf, cap);
+	if (!nb)
+		return -ENOMEM;
+	o->buf = nb;
+	o->cap = cap;
+	return 0;
+}
+
+/* The write BIO: OpenSSL's records go straight into the connection's
+ * `out` buffer (no memory BIO to copy them through). */
+static int sink_write(BIO *b, const char *data, int len)
+{
+	struct sealed *o = BIO_get_data(b);
+	if (len < 0 || sealed_reserve(o, (size_t)len) < 0)
+		return -1;
+	memcpy(o->buf + o->len, data, (size_t)len);
+	o->len += (size_t)len;
+	return len;
+}
+
+static long sink_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+	(void)b;
+	(void)num;
+	(void)ptr;
+	return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+static int sink_create(BIO *b)
+{
+	BIO_set_init(b, 1);
+	return 1;
+}
+
+static BIO_METHOD *sink_method;
+static pthread_once_t sink_once = PTHREAD_ONCE_INIT;
+
+static void sink_init(void)
+{
+	BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "kaas records");
+	if (m && BIO_meth_set_write(m, sink_write) == 1 && BIO_meth_set_ctrl(m, sink_ctrl) == 1 &&
+	    BIO_meth_set_create(m, sink_create) == 1)
+		sink_method = m;
+	else
+		BIO_meth_free(m);
+}
 
 /* The oldest queued OpenSSL error as text (or `otherwise`), into why. */
 static void ossl_reason(char *why, size_t whysz, const char *what, const char *otherwise)
@@ -199,7 +262,10 @@ int kaas_tls_conn_new(struct kaas_tls_ctx *t, struct kaas_tls_conn **out)
 		return -ENOMEM;
 	c->ssl = SSL_new(t->ctx); /* holds its own reference to the context */
 	c->rbio = BIO_new(BIO_s_mem());
-	c->wbio = BIO_new(BIO_s_mem());
+	pthread_once(&sink_once, sink_init);
+	c->wbio = sink_method ? BIO_new(sink_method) : NULL;
+	if (c->wbio)
+		BIO_set_data(c->wbio, &c->out);
 	if (!c->ssl || !c->rbio || !c->wbio) {
 		SSL_free(c->ssl);
 		BIO_free(c->rbio);
@@ -210,7 +276,6 @@ int kaas_tls_conn_new(struct kaas_tls_ctx *t, struct kaas_tls_conn **out)
 	}
 	/* An empty read BIO means "more to come", not end of file. */
 	BIO_set_mem_eof_return(c->rbio, -1);
-	BIO_set_mem_eof_return(c->wbio, -1);
 	SSL_set_bio(c->ssl, c->rbio, c->wbio);
 	SSL_set_accept_state(c->ssl);
 	*out = c;
@@ -222,6 +287,7 @@ void kaas_tls_conn_free(struct kaas_tls_conn *c)
 	if (!c)
 		return;
 	SSL_free(c->ssl); /* frees both BIOs */
+	free(c->out.buf);
 	free(c);
 }
 
@@ -270,40 +336,14 @@ ssize_t kaas_tls_read(struct kaas_tls_conn *c, void *buf, size_t cap, char *why,
 /* Largest TLS plaintext record. */
 #define RECORD_MAX 16384
 
-/* A growing output buffer of records. */
-struct sealed {
-	uint8_t *buf;
-	size_t len, cap;
-};
-
-/* Move what the write BIO holds to the end of o: 0 or -ENOMEM. */
-static int drain(struct kaas_tls_conn *c, struct sealed *o)
-{
-	size_t n = BIO_ctrl_pending(c->wbio);
-	if (o->len + n > o->cap) {
-		size_t cap = o->cap ? o->cap : 4096;
-		while (cap < o->len + n)
-			cap *= 2;
-		uint8_t *nb = realloc(o->buf, cap);
-		if (!nb)
-			return -ENOMEM;
-		o->buf = nb;
-		o->cap = cap;
-	}
-	if (n && BIO_read(c->wbio, o->buf + o->len, (int)n) != (int)n)
-		return -ENOMEM;
-	o->len += n;
-	return 0;
-}
-
-/* One record of n <= RECORD_MAX bytes, drained into o. */
-static int seal_record(struct kaas_tls_conn *c, const void *p, size_t n, struct sealed *o)
+/* One record of n <= RECORD_MAX bytes (into c->out). */
+static int seal_record(struct kaas_tls_conn *c, const void *p, size_t n)
 {
 	if (SSL_write(c->ssl, p, (int)n) != (int)n) {
 		ERR_clear_error();
 		return -EPROTO;
 	}
-	return drain(c, o);
+	return 0;
 }
 
 int kaas_tls_seal(struct kaas_tls_conn *c, const uv_buf_t *bufs, unsigned n, uint8_t **out,
@@ -314,20 +354,17 @@ int kaas_tls_seal(struct kaas_tls_conn *c, const uv_buf_t *bufs, unsigned n, uin
 	for (unsigned i = 0; i < n; i++)
 		total += bufs[i].len;
 	/* Room for every record's header and tag (at most ~40 bytes each). */
-	struct sealed o = { NULL, 0, 0 };
-	o.cap = total + (total / RECORD_MAX + n + 1) * 64;
-	o.buf = malloc(o.cap);
-	if (!o.buf)
+	if (sealed_reserve(&c->out, total + (total / RECORD_MAX + n + 1) * 64) < 0)
 		return -ENOMEM;
 	uint8_t stage[RECORD_MAX]; /* small pieces, gathered into one record */
 	size_t staged = 0;
-	int rc = drain(c, &o); /* anything already waiting goes first */
+	int rc = 0;
 	for (unsigned i = 0; rc == 0 && i < n; i++) {
 		const uint8_t *p = (const uint8_t *)bufs[i].base;
 		size_t left = bufs[i].len;
 		while (rc == 0 && left) {
 			if (staged == 0 && left >= RECORD_MAX) {
-				rc = seal_record(c, p, RECORD_MAX, &o);
+				rc = seal_record(c, p, RECORD_MAX);
 				p += RECORD_MAX;
 				left -= RECORD_MAX;
 				continue;
@@ -338,39 +375,26 @@ int kaas_tls_seal(struct kaas_tls_conn *c, const uv_buf_t *bufs, unsigned n, uin
 			p += k;
 			left -= k;
 			if (staged == RECORD_MAX) {
-				rc = seal_record(c, stage, staged, &o);
+				rc = seal_record(c, stage, staged);
 				staged = 0;
 			}
 		}
 	}
 	if (rc == 0 && staged)
-		rc = seal_record(c, stage, staged, &o);
-	if (rc < 0) {
-		free(o.buf);
+		rc = seal_record(c, stage, staged);
+	if (rc < 0)
 		return rc;
-	}
-	*out = o.buf;
-	*outlen = o.len;
-	return 0;
+	return kaas_tls_take_output(c, out, outlen);
 }
 
 int kaas_tls_take_output(struct kaas_tls_conn *c, uint8_t **buf, size_t *len)
 {
-	*buf = NULL;
-	*len = 0;
-	size_t n = BIO_ctrl_pending(c->wbio);
-	if (n == 0)
-		return 0;
-	uint8_t *b = malloc(n);
-	if (!b)
-		return -ENOMEM;
-	int r = BIO_read(c->wbio, b, (int)n);
-	if (r != (int)n) {
-		free(b);
-		return -ENOMEM;
+	*buf = c->out.len ? c->out.buf : NULL;
+	*len = c->out.len;
+	if (c->out.len) {
+		c->out.buf = NULL;
+		c->out.len = c->out.cap = 0;
 	}
-	*buf = b;
-	*len = n;
 	return 0;
 }
 

@@ -1,8 +1,9 @@
 /*
- * tls.h — TLS for kaasd's SSL listeners, on OpenSSL with memory BIOs: the
- * socket stays libuv's; ciphertext read from it is fed in, plaintext comes
- * out, and plaintext to send comes back as ciphertext to write.  Nothing
- * here blocks or touches a socket.
+ * tls.h — TLS for kaasd's SSL listeners, on OpenSSL without its sockets:
+ * the socket stays libuv's; ciphertext read from it is fed in through a
+ * memory BIO, plaintext comes out, and plaintext to send comes back as
+ * records to write (OpenSSL's write BIO is a sink appending them to one
+ * buffer per connection).  Nothing here blocks or touches a socket.
  *
  * Threads: a kaas_tls_conn is its connection's, on the loop thread.
  * kaas_tls_ctx_build reads the PEM files and may run on any thread (the
