@@ -25,6 +25,10 @@
 #           assignment, its leave until the survivor holds everything, median
 #           of 10 each, at librdkafka's default heartbeat interval (3 s) and at
 #           500 ms; the heartbeat interval bounds both from below
+#  tls      (opt-in view "tls", local volume) one broker with a PLAINTEXT
+#           and an SSL listener: produce 1 KiB x 1 producer, acks=-1, over
+#           each (plaintext, SSL, plaintext, SSL; the means are shown) and a
+#           full read of the topic over each; the SSL/PLAINTEXT ratios
 #  failover three brokers on one directory: kill -9 the leader of a partition
 #           under a running producer, time to the first acknowledgement by
 #           the new leader (bench/failover.sh), for a small
@@ -34,7 +38,7 @@
 # bench-results/: results.json, *.png plots, *.dat tables, logs), --dir DIR
 # (the local volume to measure, default a fresh directory under
 # ${TMPDIR:-/var/tmp}), --views LIST (comma list of local,faultfs,nfs,
-# kernel-nfs,rebalance; default all five).  Needs the build in build/ (KAAS_BUILD_DIR), made if
+# kernel-nfs,rebalance,tls; default the first five).  Needs the build in build/ (KAAS_BUILD_DIR), made if
 # missing.  Prints numbers; never fails on them (exit 1 only when a step
 # breaks).
 set -euo pipefail
@@ -380,6 +384,73 @@ say "  volume $voldir ($(df -T "$voldir" | awk 'NR == 2 { print $2 " on " $1 }')
 is_root || say "  not root: cold reads are not available (they need /proc/sys/vm/drop_caches)"
 table_header
 
+# The tls view: one kaasd with a PLAINTEXT and an SSL listener (a CA and a
+# broker certificate made with the openssl CLI), the same load over each.
+ROWS_TLS=()
+bench_tls() {
+	local d=$voldir/tls log=$logs/kaasd-tls.log
+	mkdir -p "$d/data" "$d/cluster" "$d/pki"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=kaas bench CA" \
+		-keyout "$d/pki/ca.key" -out "$d/pki/ca.pem" 2>/dev/null &&
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$d/pki/broker.key" \
+		-out "$d/pki/broker.csr" 2>/dev/null &&
+	openssl x509 -req -in "$d/pki/broker.csr" -CA "$d/pki/ca.pem" -CAkey "$d/pki/ca.key" \
+		-CAcreateserial -days 2 -out "$d/pki/broker.pem" \
+		-extfile <(printf 'subjectAltName=IP:127.0.0.1\n') 2>/dev/null ||
+		{ row tls - - - "openssl could not make the certificates" - - - - - - - -; return; }
+	cat "$d/pki/broker.key" "$d/pki/broker.pem" >"$d/pki/keystore.pem"
+	printf '%s\n' "listeners = PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0" \
+		"ssl.keystore.location = $d/pki/keystore.pem" >"$d/kaas.conf"
+	"$kaasd" --data "$d/data" --cluster-dir "$d/cluster" --config "$d/kaas.conf" \
+		--log-level info >/dev/null 2>"$log" &
+	KAASD_PID=$!
+	local i pp= sp=
+	for i in $(seq 1 200); do
+		pp=$(sed -n 's/.* listener PLAINTEXT (PLAINTEXT) on [^ ]*:\([0-9]*\),.*/\1/p' "$log" | head -n1)
+		sp=$(sed -n 's/.* listener SSL (SSL) on [^ ]*:\([0-9]*\),.*/\1/p' "$log" | head -n1)
+		grep -q "listening on" "$log" && [ -n "$pp" ] && [ -n "$sp" ] && break
+		kill -0 "$KAASD_PID" 2>/dev/null || { cat "$log" >&2; say "kaasd (tls) exited at start"; exit 1; }
+		sleep 0.1
+	done
+	local ssl="security.protocol=ssl,ssl.ca.location=$d/pki/ca.pem"
+	local -A mbps=() msgs=()
+	local round proto port conf j first_msgs=0
+	for round in 1 2; do
+		for proto in plaintext ssl; do
+			port=$pp conf=
+			[ $proto = ssl ] && port=$sp conf=$ssl
+			progress "tls: produce 1024 B x 1 producer, acks=-1, ${secs}s over $proto (round $round)"
+			j=$(KAAS_BENCH_KAFKA_CONF=$conf "$kafkab" produce "127.0.0.1:$port" "tls-$proto-$round" 1024 1 \
+				"$secs" 1000000000000) || say "warning: tls produce over $proto reported failures"
+			[ $round$proto = 1plaintext ] && first_msgs=$(jget "$j" msgs)
+			mbps[$proto]=$(calc "${mbps[$proto]:-0} + $(jget "$j" MBps) / 2" 2)
+			msgs[$proto]=$(calc "${msgs[$proto]:-0} + $(jget "$j" msgs_per_s) / 2" 0)
+			ROWS_TLS+=("{\"op\":\"produce\",\"protocol\":\"$proto\",\"round\":$round,\"result\":$j}")
+		done
+	done
+	for proto in plaintext ssl; do
+		row tls "produce-$proto" 1024 1 "${msgs[$proto]}" "${mbps[$proto]}" - - - - - - -
+		say "  tls: produce over $proto: ${msgs[$proto]} msgs/s, ${mbps[$proto]} MB/s"
+	done
+	say "  tls: produce SSL/PLAINTEXT = $(ratio "${mbps[ssl]}" "${mbps[plaintext]}")"
+	# A full read of the first round's plaintext topic over each listener.
+	local n=$first_msgs
+	local -A cmb=()
+	for proto in plaintext ssl; do
+		port=$pp conf=
+		[ $proto = ssl ] && port=$sp conf=$ssl
+		progress "tls: consume $n messages over $proto"
+		j=$(KAAS_BENCH_KAFKA_CONF=$conf "$kafkab" consume "127.0.0.1:$port" tls-plaintext-1 "$n") ||
+			say "warning: tls consume over $proto reported failures"
+		cmb[$proto]=$(jget "$j" MBps)
+		ROWS_TLS+=("{\"op\":\"consume\",\"protocol\":\"$proto\",\"result\":$j}")
+		say "  tls: consume over $proto: ${cmb[$proto]} MB/s"
+	done
+	say "  tls: consume SSL/PLAINTEXT = $(ratio "${cmb[ssl]}" "${cmb[plaintext]}")"
+	ROWS_TLS+=("{\"op\":\"summary\",\"produce_MBps\":{\"plaintext\":${mbps[plaintext]},\"ssl\":${mbps[ssl]}},\"produce_ratio\":$(ratio "${mbps[ssl]}" "${mbps[plaintext]}"),\"consume_MBps\":{\"plaintext\":${cmb[plaintext]},\"ssl\":${cmb[ssl]}},\"consume_ratio\":$(ratio "${cmb[ssl]}" "${cmb[plaintext]}")}")
+	kaasd_stop
+}
+
 VIEW_STATUS=()
 IFS=, read -r -a want_views <<<"$views"
 for v in "${want_views[@]}"; do
@@ -483,7 +554,11 @@ for v in "${want_views[@]}"; do
 			VIEW_STATUS+=("\"kernel-nfs\":\"lab did not run\"")
 		fi
 		;;
-	*) say "scripts/bench: unknown view '$v' (local, faultfs, nfs, kernel-nfs, rebalance)"; exit 2 ;;
+	tls)
+		bench_tls
+		VIEW_STATUS+=("\"tls\":\"measured (PLAINTEXT and SSL listeners of one broker, local volume)\"")
+		;;
+	*) say "scripts/bench: unknown view '$v' (local, faultfs, nfs, kernel-nfs, rebalance, tls)"; exit 2 ;;
 	esac
 done
 # ------------------------------------------------------------- failover
@@ -576,6 +651,7 @@ join() { local IFS=,; printf '%s' "$*"; }
 	printf '"consume":[%s],' "$(join "${ROWS_CONSUME[@]}")"
 	printf '"e2e":[%s],' "$(join "${ROWS_E2E[@]}")"
 	printf '"rebalance":[%s],' "$(join "${ROWS_REBALANCE[@]}")"
+	printf '"tls":[%s],' "$(join "${ROWS_TLS[@]}")"
 	printf '"failover":[%s],' "$(join "${ROWS_FAILOVER[@]}")"
 	printf '"goals":[%s]}\n' "$(join "${GOALS[@]}")"
 } >"$out/results.json"

@@ -20,6 +20,10 @@
  *   kaas-kafka-bench delete BROKER TOPIC
  *       delete TOPIC through the admin API (frees the volume between runs).
  *
+ * Client settings: KAAS_BENCH_KAFKA_CONF="key=value,key=value" adds
+ * librdkafka settings to every client (e.g. security.protocol=ssl,
+ * ssl.ca.location=ca.pem for an SSL listener).
+ *
  * Exit status 0; 1 when messages failed or went missing (the JSON is still
  * printed, with the counts); 2 for bad arguments.
  */
@@ -96,6 +100,18 @@ static rd_kafka_t *client(rd_kafka_type_t type, rd_kafka_conf_t *c)
 {
 	char err[512];
 	set(c, "bootstrap.servers", broker);
+	const char *extra = getenv("KAAS_BENCH_KAFKA_CONF");
+	char *list = extra ? strdup(extra) : NULL, *save = NULL;
+	for (char *kv = list ? strtok_r(list, ",", &save) : NULL; kv; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		if (!eq) {
+			fprintf(stderr, "kaas-kafka-bench: KAAS_BENCH_KAFKA_CONF: '%s' is not key=value\n", kv);
+			exit(2);
+		}
+		*eq = '\0';
+		set(c, kv, eq + 1);
+	}
+	free(list);
 	rd_kafka_t *rk = rd_kafka_new(type, c, err, sizeof err);
 	if (!rk) {
 		fprintf(stderr, "kaas-kafka-bench: rd_kafka_new: %s\n", err);

@@ -494,8 +494,7 @@ int kaas_agent_start(struct kaas_agent *c, struct kaas_topics *topics)
 	c->topics = topics;
 	kaas_topics_set_before_remove(topics, wait_unassigned, c);
 	c->me.id = c->cfg->broker_id;
-	snprintf(c->me.host, sizeof(c->me.host), "%s", c->cfg->advertise_host);
-	c->me.port = c->cfg->advertise_port;
+	kaas_config_advertised(c->cfg, &c->me);
 	c->start_ms = c->latest_since_ms = kaas_mono_ms();
 	/* What our id's previous life announced, before we overwrite it. */
 	struct kaas_broker_info prev;

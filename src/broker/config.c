@@ -104,10 +104,12 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 		rc = set_dup(&c->cluster_url, v);
 	} else if (strcmp(key, "listen") == 0) {
 		rc = kaas_parse_hostport(v, c->listen_host, sizeof(c->listen_host), &c->listen_port);
+		c->sec.listen_set = 1;
 	} else if (strcmp(key, "advertise") == 0) {
 		rc = kaas_parse_hostport(v, c->advertise_host, sizeof(c->advertise_host),
 					 &c->advertise_port);
 		*adv_set = 1;
+		c->sec.listen_set = 1;
 	} else if (strcmp(key, "broker-id") == 0) {
 		rc = parse_long(v, 0, INT32_MAX, &x);
 		c->broker_id = (int32_t)x;
@@ -150,6 +152,8 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 	} else if (strcmp(key, "max-request-bytes") == 0) {
 		rc = parse_long(v, 1024, 1L << 30, &x);
 		c->max_request_bytes = (size_t)x;
+	} else if (kaas_config_security_key(key)) {
+		return kaas_config_security_apply(c, key, v);
 	} else if ((rc = apply_kafka_name(c, key, v)) != 0) {
 		return rc < 0 ? rc : 0;
 	} else {
@@ -175,9 +179,7 @@ static char *trim(char *s)
 	return s;
 }
 
-/* Read a whole local file through a POSIX substrate opened on its
- * directory (kaas code outside backends/ never calls the OS file API). */
-static int read_local_file(const char *path, char **buf)
+int kaas_read_local_file(const char *path, char **buf)
 {
 	char *copy = strdup(path);
 	if (!copy)
@@ -206,7 +208,7 @@ static int read_local_file(const char *path, char **buf)
 static int load_file(struct kaas_config *c, const char *path, int *adv_set)
 {
 	char *text = NULL;
-	int rc = read_local_file(path, &text);
+	int rc = kaas_read_local_file(path, &text);
 	if (rc < 0) {
 		fprintf(stderr, "kaasd: cannot read config file %s: %s\n", path, strerror(-rc));
 		return -EINVAL;
@@ -252,7 +254,9 @@ static void usage(FILE *out)
 		"             [--liveness-timeout-ms N] [--coordinator-slots N]\n"
 		"             [--group-initial-rebalance-delay-ms N]\n"
 		"defaults: --data ./kaas-data --listen 127.0.0.1:9092 --log-level info;\n"
-		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n");
+		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n"
+		"Listeners and TLS: Kafka's keys in --config FILE (listeners, advertised.listeners,\n"
+		"listener.security.protocol.map, ssl.*; docs/BROKER.md).\n");
 }
 
 int kaas_config_load(struct kaas_config *c, int argc, char **argv)
@@ -350,7 +354,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	} else if (c->advertise_host[0] == '\0') {
 		snprintf(c->advertise_host, sizeof(c->advertise_host), "%s", c->listen_host);
 	}
-	return 0;
+	return kaas_config_security_resolve(c) < 0 ? -EINVAL : 0;
 }
 
 void kaas_config_free(struct kaas_config *c)
@@ -359,4 +363,5 @@ void kaas_config_free(struct kaas_config *c)
 	free(c->cluster_url);
 	c->data_url = c->cluster_url = NULL;
 	kaas_kvlist_clear(&c->topic_defaults);
+	kaas_config_security_free(c);
 }

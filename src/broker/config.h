@@ -13,7 +13,9 @@
  * topic settings by Kafka's broker names (log.retention.ms/minutes/hours,
  * log.retention.bytes, log.segment.bytes, log.roll.ms/hours,
  * message.max.bytes, ...: broker/topic_config.h).  Environment:
- * KAAS_CLUSTER_DIR.
+ * KAAS_CLUSTER_DIR.  Listeners and TLS take Kafka's keys (listeners,
+ * advertised.listeners, listener.security.protocol.map, ssl.*): see
+ * "Listeners and TLS" below and config_listeners.c.
  */
 #ifndef KAAS_BROKER_CONFIG_H
 #define KAAS_BROKER_CONFIG_H
@@ -21,7 +23,67 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cluster/membership.h"
 #include "util/kvlist.h"
+
+/* ------------------------------------------- listeners and TLS (issue 17)
+ * `listeners = NAME://host:port,...` (names are upper-cased; an empty host
+ * or 0.0.0.0 binds every interface), `advertised.listeners` (same form,
+ * names a subset; a listener without one advertises its bind address, a
+ * wildcard as 127.0.0.1), `listener.security.protocol.map = NAME:PROTO,...`
+ * (default: the four protocol names map to themselves), ssl.keystore.type
+ * (PEM only), ssl.keystore.location (one PEM file: private key and
+ * certificate chain, leaf first), ssl.truststore.location (PEM CAs that
+ * sign client certificates), ssl.truststore.type (PEM only),
+ * ssl.client.auth = none|requested|required, and kaas's own
+ * ssl.handshake.timeout.ms (default 10000).  Without `listeners`, --listen
+ * and --advertise make one PLAINTEXT listener called PLAINTEXT; both at
+ * once are refused.  SASL_PLAINTEXT and SASL_SSL are refused for now. */
+enum kaas_sec_protocol {
+	KAAS_SEC_PLAINTEXT,
+	KAAS_SEC_SSL,
+	KAAS_SEC_SASL_PLAINTEXT,
+	KAAS_SEC_SASL_SSL,
+};
+
+enum kaas_ssl_client_auth {
+	KAAS_SSL_AUTH_NONE,
+	KAAS_SSL_AUTH_REQUESTED,  /* a certificate, if sent, must verify */
+	KAAS_SSL_AUTH_REQUIRED,   /* no certificate: the handshake fails */
+};
+
+struct kaas_listener_cfg {
+	char name[KAAS_LISTENER_NAME_MAX];
+	char host[64];            /* bind address */
+	int port;                 /* 0: ephemeral (the server fills it in) */
+	char adv_host[256];
+	int adv_port;             /* 0: the bound port */
+	enum kaas_sec_protocol protocol;
+};
+
+struct kaas_security_cfg {
+	char *listeners, *advertised, *protocol_map; /* the raw values, or NULL */
+	int listen_set;           /* --listen or --advertise was given */
+	int n;                    /* listeners resolved, >= 1 */
+	struct kaas_listener_cfg l[KAAS_MAX_LISTENERS];
+	char *keystore_location;
+	char *truststore_location;
+	enum kaas_ssl_client_auth client_auth;
+	uint32_t handshake_timeout_ms;
+};
+
+/* Is `key` one of the listener/TLS keys?  Apply it: 0, -EINVAL (message
+ * printed) or -ENOMEM. */
+int kaas_config_security_key(const char *key);
+struct kaas_config;
+int kaas_config_security_apply(struct kaas_config *c, const char *key, const char *v);
+/* After every source is read: build sec.l[] (and listen_host/port,
+ * advertise_host/port = the first listener).  0 or -EINVAL (printed). */
+int kaas_config_security_resolve(struct kaas_config *c);
+void kaas_config_security_free(struct kaas_config *c);
+/* Our advertised address(es) as a broker document has them. */
+void kaas_config_advertised(const struct kaas_config *c, struct kaas_broker_info *me);
+const char *kaas_sec_protocol_name(enum kaas_sec_protocol p);
 
 struct kaas_config {
 	char *data_url;         /* default ./kaas-data */
@@ -51,6 +113,7 @@ struct kaas_config {
 	                              by Kafka's broker names (log.retention.hours
 	                              = 24, log.segment.bytes, message.max.bytes
 	                              ...; broker/topic_config.h), checked */
+	struct kaas_security_cfg sec; /* listeners and TLS (see above) */
 };
 
 /* Fill `c` from defaults, env, the --config file and argv.  Returns 0,
@@ -58,6 +121,11 @@ struct kaas_config {
  * naming the bad option. */
 int kaas_config_load(struct kaas_config *c, int argc, char **argv);
 void kaas_config_free(struct kaas_config *c);
+
+/* Read a whole local file (at most 1 MiB, NUL-terminated; free()) through
+ * a POSIX substrate opened on its directory (kaas code outside backends/
+ * never calls the OS file API): 0 or -errno. */
+int kaas_read_local_file(const char *path, char **buf);
 
 /* Parse "HOST:PORT" (HOST may be empty => keep host): 0 or -EINVAL. */
 int kaas_parse_hostport(const char *s, char *host, size_t hostsz, int *port);

@@ -2,7 +2,7 @@
 # cluster agent, the produce worker, the sweep, groups, idempotence.
 noinst_LIBRARIES += libkaas_broker.a
 libkaas_broker_a_SOURCES = src/broker/config.h \
-	src/broker/config.c src/broker/topics.h src/broker/broker.h \
+	src/broker/config.c src/broker/config_listeners.c src/broker/topics.h src/broker/broker.h \
 	src/broker/worker.h src/broker/worker.c src/broker/agent.h src/broker/agent_internal.h src/broker/agent_view.c \
 	src/broker/agent.c src/broker/sweep.h src/broker/sweep.c
 libkaas_broker_a_SOURCES += src/broker/topics/internal.h src/broker/topics/registry.c \

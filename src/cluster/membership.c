@@ -44,11 +44,51 @@ int kaas_broker_publish(struct kaas_substrate *cluster, const struct kaas_broker
 	kaas_json_add_u64(o, "controller_epoch", b->controller_epoch);
 	if (b->stopped)
 		cJSON_AddBoolToObject(o, "stopped", 1);
+	if (b->nlisteners > 0) {
+		cJSON *ls = cJSON_AddArrayToObject(o, "listeners");
+		for (int i = 0; ls && i < b->nlisteners; i++) {
+			cJSON *l = cJSON_CreateObject();
+			if (!l || !cJSON_AddItemToArray(ls, l))
+				break;
+			cJSON_AddStringToObject(l, "name", b->listeners[i].name);
+			cJSON_AddStringToObject(l, "host", b->listeners[i].host);
+			kaas_json_add_i64(l, "port", b->listeners[i].port);
+		}
+	}
 	char path[64];
 	broker_path(path, sizeof path, b->id);
 	rc = kaas_doc_write(cluster, path, DOC_KIND, DOC_VERSION, o);
 	cJSON_Delete(o);
 	return rc;
+}
+
+/* The optional "listeners" array (absent in documents of older brokers):
+ * 0, or -EBADMSG when present but malformed.  Listeners past
+ * KAAS_MAX_LISTENERS (a newer broker) are ignored. */
+static int parse_listeners(const char *path, const cJSON *ls, struct kaas_broker_info *b)
+{
+	if (!ls)
+		return 0;
+	if (!cJSON_IsArray(ls))
+		return kaas_sub_fail(EBADMSG, "%s: \"listeners\" is not an array", path);
+	const cJSON *l;
+	cJSON_ArrayForEach(l, ls) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(l, "name");
+		const cJSON *host = cJSON_GetObjectItemCaseSensitive(l, "host");
+		int64_t port;
+		if (!cJSON_IsString(name) || !cJSON_IsString(host) ||
+		    kaas_json_get_i64(l, "port", &port) < 0 || port < 0 || port > 65535 ||
+		    strlen(name->valuestring) >= KAAS_LISTENER_NAME_MAX ||
+		    strlen(host->valuestring) >= sizeof b->host)
+			return kaas_sub_fail(EBADMSG, "%s: malformed listener", path);
+		if (b->nlisteners == KAAS_MAX_LISTENERS)
+			continue;
+		struct kaas_listener_addr *a = &b->listeners[b->nlisteners++];
+		snprintf(a->name, sizeof a->name, "%s", name->valuestring);
+		snprintf(a->host, sizeof a->host, "%s", host->valuestring);
+		a->port = (int32_t)port;
+	}
+	return 0;
 }
 
 static int parse_broker(const char *path, const cJSON *o, struct kaas_broker_info *b)
@@ -67,7 +107,24 @@ static int parse_broker(const char *path, const cJSON *o, struct kaas_broker_inf
 	b->port = (int32_t)port;
 	snprintf(b->host, sizeof b->host, "%s", host->valuestring);
 	b->incarnation = strtoull(inc->valuestring, NULL, 10);
-	return 0;
+	return parse_listeners(path, cJSON_GetObjectItemCaseSensitive(o, "listeners"), b);
+}
+
+int kaas_broker_address(const struct kaas_broker_info *b, const char *name, const char **host,
+			int32_t *port)
+{
+	if (!name || b->nlisteners == 0) {
+		*host = b->host;
+		*port = b->port;
+		return 0;
+	}
+	for (int i = 0; i < b->nlisteners; i++)
+		if (strcmp(b->listeners[i].name, name) == 0) {
+			*host = b->listeners[i].host;
+			*port = b->listeners[i].port;
+			return 0;
+		}
+	return -ENOENT;
 }
 
 int kaas_broker_read(struct kaas_substrate *cluster, int32_t id, struct kaas_broker_info *b)

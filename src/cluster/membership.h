@@ -12,6 +12,14 @@
  * controller epoch it holds (if it won a controller claim), which is how
  * everyone learns who the controller is without trusting a claim file's
  * content.
+ *
+ * Listeners (issue 17): a broker with named listeners also writes
+ *   "listeners": [{"name": "<NAME>", "host": "<host>", "port": <port>}, ...]
+ * (its advertised listeners, in configuration order, at most
+ * KAAS_MAX_LISTENERS); the top-level "host"/"port" stay the first of them,
+ * so a reader that does not know the field sees the same broker address as
+ * before.  The format version stays 1: the field is additive, and a
+ * document without it (an older broker) has one unnamed address.
  */
 #ifndef KAAS_MEMBERSHIP_H
 #define KAAS_MEMBERSHIP_H
@@ -23,10 +31,24 @@
 
 #define KAAS_BROKERS_DIR "brokers"
 
-struct kaas_broker_info {
-	int32_t id;
+/* Listeners per broker, and the longest listener name (Kafka's names are
+ * upper-case words such as PLAINTEXT, SSL, INTERNAL). */
+#define KAAS_MAX_LISTENERS 4
+#define KAAS_LISTENER_NAME_MAX 32
+
+/* One advertised listener: where clients of listener `name` connect. */
+struct kaas_listener_addr {
+	char name[KAAS_LISTENER_NAME_MAX];
 	char host[256];
 	int32_t port;
+};
+
+struct kaas_broker_info {
+	int32_t id;
+	char host[256];             /* the first listener's address */
+	int32_t port;
+	int nlisteners;             /* 0: a document without "listeners" */
+	struct kaas_listener_addr listeners[KAAS_MAX_LISTENERS];
 	uint64_t incarnation;
 	uint64_t counter;           /* heartbeat counter, increasing within an incarnation */
 	uint64_t controller_epoch;  /* controller epoch this broker holds, 0 if none */
@@ -36,6 +58,13 @@ struct kaas_broker_info {
 
 /* Write this broker's document (replace).  0 or -errno. */
 int kaas_broker_publish(struct kaas_substrate *cluster, const struct kaas_broker_info *b);
+
+/* Where a client that came in on listener `name` reaches broker b: 0 and
+ * host and port; name NULL (no named listener) or a document without
+ * listeners: the top-level address; -ENOENT when b has named listeners but
+ * none called `name` (Kafka then leaves the broker out of its answer). */
+int kaas_broker_address(const struct kaas_broker_info *b, const char *name, const char **host,
+			int32_t *port);
 
 /* Read one broker's document: 0, -ENOENT, -EBADMSG (corrupt), -errno. */
 int kaas_broker_read(struct kaas_substrate *cluster, int32_t id, struct kaas_broker_info *b);

@@ -15,6 +15,7 @@
 #include "kafka/group_wire.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "kafka/security.h"
 
 int kaas_api_find_coordinator(struct kaas_req *req)
 {
@@ -33,6 +34,12 @@ int kaas_api_find_coordinator(struct kaas_req *req)
 	else if (key.len >= 0)
 		err = kaas_group_kerr(kaas_groups_find_coordinator(
 			req->broker->groups, key.len ? (const char *)key.p : "", (size_t)key.len, &who));
+	/* The coordinator's address on the listener this request came in on. */
+	const struct kaas_conn_security *sec = kaas_conn_security(req->conn);
+	const char *host = "";
+	int32_t port = -1;
+	if (!err && kaas_broker_address(&who, sec ? sec->listener : NULL, &host, &port) < 0)
+		err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
 	if (!err)
 		msg = NULL;
 	if (v >= 1)
@@ -41,8 +48,8 @@ int kaas_api_find_coordinator(struct kaas_req *req)
 	if (v >= 1)
 		kaas_kw_str(w, 0, msg);
 	kaas_kw_i32(w, err ? -1 : who.id);
-	kaas_kw_str(w, 0, err ? "" : who.host);
-	kaas_kw_i32(w, err ? -1 : who.port);
+	kaas_kw_str(w, 0, err ? "" : host);
+	kaas_kw_i32(w, err ? -1 : port);
 	return KAAS_REQ_RESPOND;
 }
 

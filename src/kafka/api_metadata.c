@@ -7,7 +7,11 @@
 #include "util/logger.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "kafka/security.h"
 #include "util/status.h"
+
+/* Brokers listed in an answer, at most. */
+#define MAX_BROKERS 256
 
 /* A partition's leader and epoch: from the cluster assignment when there
  * is an agent (error LEADER_NOT_AVAILABLE while unassigned), else this
@@ -126,25 +130,44 @@ int kaas_api_metadata(struct kaas_req *req)
 	int32_t me = b->cfg.broker_id;
 	if (v >= 3)
 		kaas_kw_i32(w, 0); /* throttle */
-	static __thread struct kaas_broker_info bl[256];
+	/* The brokers, each at the address of the listener this request came
+	 * in on (a broker without that listener is left out, as Kafka does). */
+	struct kaas_broker_info *bl = malloc(MAX_BROKERS * sizeof(*bl));
+	if (!bl) {
+		free(names);
+		return KAAS_REQ_CLOSE;
+	}
+	const struct kaas_conn_security *sec = kaas_conn_security(req->conn);
+	const char *listener = sec ? sec->listener : NULL;
 	size_t nb = 1;
 	int32_t controller = me;
 	if (b->agent) {
-		nb = kaas_agent_brokers(b->agent, bl, 256);
+		nb = kaas_agent_brokers(b->agent, bl, MAX_BROKERS);
 		controller = kaas_agent_controller(b->agent);
 	} else {
+		memset(&bl[0], 0, sizeof(bl[0]));
 		bl[0].id = me;
-		snprintf(bl[0].host, sizeof(bl[0].host), "%s", b->cfg.advertise_host);
-		bl[0].port = b->cfg.advertise_port;
+		kaas_config_advertised(&b->cfg, &bl[0]);
 	}
-	kaas_kw_array(w, 0, (int32_t)nb);
+	const char *host[MAX_BROKERS];
+	int32_t port[MAX_BROKERS];
+	int32_t nshown = 0;
+	for (size_t i = 0; i < nb; i++)
+		if (kaas_broker_address(&bl[i], listener, &host[i], &port[i]) == 0)
+			nshown++;
+		else
+			host[i] = NULL;
+	kaas_kw_array(w, 0, nshown);
 	for (size_t i = 0; i < nb; i++) {
+		if (!host[i])
+			continue;
 		kaas_kw_i32(w, bl[i].id);
-		kaas_kw_str(w, 0, bl[i].host);
-		kaas_kw_i32(w, bl[i].port);
+		kaas_kw_str(w, 0, host[i]);
+		kaas_kw_i32(w, port[i]);
 		if (v >= 1)
 			kaas_kw_str(w, 0, NULL); /* rack */
 	}
+	free(bl);
 	if (v >= 2)
 		kaas_kw_str(w, 0, b->cluster_id);
 	if (v >= 1)

@@ -12,3 +12,5 @@ libkaas_kafka_a_SOURCES += src/kafka/api_group_admin.c src/kafka/api_init_produc
 	src/kafka/api_group_offsets.c
 libkaas_kafka_a_SOURCES += src/kafka/api_configs.c
 libkaas_kafka_a_SOURCES += src/kafka/api_group_delete.c
+# Connection security (issue 17): the per-connection state and the authorizer hook.
+libkaas_kafka_a_SOURCES += src/kafka/security.h src/kafka/security.c

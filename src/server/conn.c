@@ -7,10 +7,18 @@
  * handler finishes KAAS_REQ_CLOSE).  Requests are queued per connection in
  * arrival order and answered in that order whatever order they finish in;
  * reading pauses while too many requests or response bytes are queued.
+ *
+ * On an SSL listener the same happens on the decrypted stream: ciphertext
+ * read from the socket goes into the connection's TLS session (tls.h),
+ * plaintext comes out into the read buffer, and every response is
+ * encrypted into one buffer of records that is then written.  Until the
+ * handshake is done nothing is decrypted and no read buffer is allocated
+ * (the ciphertext lands in the server's one shared buffer).
  */
 #include "server/internal.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +34,11 @@ const char *kaas_conn_peer(const struct kaas_conn *c)
 	return c ? c->peer : "";
 }
 
+const struct kaas_conn_security *kaas_conn_security(const struct kaas_conn *c)
+{
+	return c ? &c->sec : NULL;
+}
+
 /* ------------------------------------------------------ connections */
 
 void kaas_conn_unref(struct kaas_conn *c)
@@ -35,6 +48,7 @@ void kaas_conn_unref(struct kaas_conn *c)
 	c->prev->next = c->next;
 	c->next->prev = c->prev;
 	c->s->nconns--;
+	kaas_tls_conn_free(c->tls);
 	free(c->rbuf);
 	free(c);
 }
@@ -90,21 +104,36 @@ void kaas_conn_close(struct kaas_conn *c, const char *why)
 	uv_close((uv_handle_t *)&c->tcp, kaas_conn_on_closed);
 }
 
+/* At least READ_CHUNK bytes free at the end of the read buffer: 0 or
+ * -ENOMEM. */
+static int rbuf_reserve(struct kaas_conn *c)
+{
+	if (c->rcap - c->rlen >= READ_CHUNK)
+		return 0;
+	size_t cap = c->rcap ? c->rcap : READ_CHUNK * 2;
+	while (cap - c->rlen < READ_CHUNK)
+		cap *= 2;
+	uint8_t *n = realloc(c->rbuf, cap);
+	if (!n)
+		return -ENOMEM;
+	c->rbuf = n;
+	c->rcap = cap;
+	return 0;
+}
+
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 {
 	struct kaas_conn *c = h->data;
-	if (c->rcap - c->rlen < READ_CHUNK) {
-		size_t cap = c->rcap ? c->rcap : READ_CHUNK * 2;
-		while (cap - c->rlen < READ_CHUNK)
-			cap *= 2;
-		uint8_t *n = realloc(c->rbuf, cap);
-		if (!n) {
-			buf->base = NULL;
-			buf->len = 0;
-			return;
-		}
-		c->rbuf = n;
-		c->rcap = cap;
+	if (c->tls) {
+		/* Ciphertext: decrypted into rbuf by on_read before the next read. */
+		buf->base = (char *)c->s->tls_inbuf;
+		buf->len = READ_CHUNK;
+		return;
+	}
+	if (rbuf_reserve(c) < 0) {
+		buf->base = NULL;
+		buf->len = 0;
+		return;
 	}
 	buf->base = (char *)c->rbuf + c->rlen;
 	buf->len = c->rcap - c->rlen;
@@ -115,20 +144,25 @@ static void conn_read_start(struct kaas_conn *c);
 
 struct write_ctx {
 	uv_write_t w;
-	struct kaas_req *req;
+	struct kaas_conn *c;
+	struct kaas_req *req;     /* freed when written; NULL: raw bytes */
+	uint8_t *cipher;          /* TLS: the records written (owned) */
 	uint8_t hdr[9];
 };
 
 static void on_written(uv_write_t *w, int status)
 {
 	struct write_ctx *wc = (struct write_ctx *)w;
-	struct kaas_req *req = wc->req;
-	struct kaas_conn *c = req->conn;
+	struct kaas_conn *c = wc->c;
 	if (status < 0 && !c->closing)
 		kaas_conn_close(c, uv_strerror(status));
 	c->refs++; /* keep c while the request goes */
 	c->writes--;
-	kaas_conn_req_free(req);
+	if (wc->req)
+		kaas_conn_req_free(wc->req);
+	else
+		kaas_conn_unref(c); /* the raw write's reference */
+	free(wc->cipher);
 	free(wc);
 	/* A zero-copy send may be waiting for the queue to drain; reading may
 	 * have stopped on a full write queue. */
@@ -136,6 +170,44 @@ static void on_written(uv_write_t *w, int status)
 		kaas_conn_flush(c);
 	conn_maybe_resume(c);
 	kaas_conn_unref(c);
+}
+
+/* Queue one write of wc's buffers (encrypted first on a TLS connection). */
+static int conn_write(struct kaas_conn *c, struct write_ctx *wc, const uv_buf_t *bufs, unsigned n)
+{
+	uv_buf_t out[2];
+	if (c->tls) {
+		size_t len = 0;
+		int rc = kaas_tls_seal(c->tls, bufs, n, &wc->cipher, &len);
+		if (rc < 0)
+			return rc;
+		out[0] = uv_buf_init((char *)wc->cipher, (unsigned)len);
+		bufs = out;
+		n = 1;
+	}
+	int rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, bufs, n, on_written);
+	if (rc < 0) {
+		free(wc->cipher);
+		wc->cipher = NULL;
+		return rc;
+	}
+	c->writes++;
+	if (!wc->req)
+		c->refs++;
+	return 0;
+}
+
+int kaas_conn_send(struct kaas_conn *c, struct kaas_req *req, const uv_buf_t *bufs, unsigned n)
+{
+	struct write_ctx *wc = calloc(1, sizeof(*wc));
+	if (!wc)
+		return -ENOMEM;
+	wc->c = c;
+	wc->req = req;
+	int rc = conn_write(c, wc, bufs, n);
+	if (rc < 0)
+		free(wc);
+	return rc;
 }
 
 /* Send every finished request at the head of the queue, in order. */
@@ -171,12 +243,13 @@ void kaas_conn_flush(struct kaas_conn *c)
 			kaas_conn_close(c, "out of memory building a response");
 			return;
 		}
-		struct write_ctx *wc = malloc(sizeof(*wc));
+		struct write_ctx *wc = calloc(1, sizeof(*wc));
 		if (!wc) {
 			kaas_conn_req_free(req);
 			kaas_conn_close(c, "out of memory");
 			return;
 		}
+		wc->c = c;
 		wc->req = req;
 		size_t hl = req->hdr.resp_tags ? 9 : 8;
 		uint32_t size = (uint32_t)(hl - 4 + req->w.len);
@@ -188,10 +261,7 @@ void kaas_conn_flush(struct kaas_conn *c)
 		wc->hdr[8] = 0; /* empty tag section */
 		uv_buf_t bufs[2] = { uv_buf_init((char *)wc->hdr, (unsigned)hl),
 				     uv_buf_init((char *)req->w.buf, (unsigned)req->w.len) };
-		int rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, bufs, req->w.len ? 2 : 1,
-				  on_written);
-		if (rc == 0)
-			c->writes++;
+		int rc = conn_write(c, wc, bufs, req->w.len ? 2 : 1);
 		if (rc < 0) {
 			free(wc);
 			kaas_conn_req_free(req);
@@ -328,6 +398,79 @@ static void conn_frames(struct kaas_conn *c)
 	}
 }
 
+/* Send what the TLS session has to say (handshake messages, alerts): 0 or
+ * < 0.  `last`: the connection closes next, so write what the socket
+ * takes now and do not queue (a failed handshake's alert). */
+static int tls_send_output(struct kaas_conn *c, int last)
+{
+	uint8_t *out;
+	size_t len;
+	int rc = kaas_tls_take_output(c->tls, &out, &len);
+	if (rc < 0 || !out)
+		return rc;
+	uv_buf_t b = uv_buf_init((char *)out, (unsigned)len);
+	if (last) {
+		(void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+		free(out);
+		return 0;
+	}
+	struct write_ctx *wc = calloc(1, sizeof(*wc));
+	if (!wc) {
+		free(out);
+		return -ENOMEM;
+	}
+	wc->c = c;
+	wc->cipher = out;
+	rc = uv_write(&wc->w, (uv_stream_t *)&c->tcp, &b, 1, on_written);
+	if (rc < 0) {
+		free(out);
+		free(wc);
+		return rc;
+	}
+	c->writes++;
+	c->refs++;
+	return 0;
+}
+
+/* Ciphertext from the socket: on with the handshake, then decrypt every
+ * whole record into the read buffer (at most about what was read). */
+static void tls_input(struct kaas_conn *c, const uint8_t *p, size_t n)
+{
+	char why[300] = "";
+	int rc = kaas_tls_feed(c->tls, p, n, why, sizeof(why));
+	if (rc == 1 && !c->tls_ready) {
+		c->tls_ready = 1;
+		kaas_tls_principal(c->tls, c->sec.principal, sizeof(c->sec.principal));
+		c->sec.authenticated = 1;
+		kaas_debug("connection %s: TLS established on listener %s as %s", c->peer,
+			   c->sec.listener, c->sec.principal);
+	}
+	while (rc == 1) {
+		if (rbuf_reserve(c) < 0) {
+			rc = -ENOMEM;
+			snprintf(why, sizeof(why), "out of memory");
+			break;
+		}
+		ssize_t r = kaas_tls_read(c->tls, c->rbuf + c->rlen, c->rcap - c->rlen, why,
+					  sizeof(why));
+		if (r > 0)
+			c->rlen += (size_t)r;
+		else
+			rc = r == 0 ? 0 : (int)r;
+	}
+	if (rc < 0) {
+		(void)tls_send_output(c, 1);
+		kaas_conn_close(c, rc == -EPIPE ? NULL : why);
+		return;
+	}
+	if (tls_send_output(c, 0) < 0) {
+		kaas_conn_close(c, "cannot send TLS records");
+		return;
+	}
+	if (c->tls_ready)
+		conn_frames(c);
+}
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
 	struct kaas_conn *c = s->data;
@@ -341,13 +484,18 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		kaas_conn_close(c, "out of memory");
 		return;
 	}
+	if (c->tls) {
+		tls_input(c, (const uint8_t *)buf->base, (size_t)nread);
+		return;
+	}
 	c->rlen += (size_t)nread;
 	conn_frames(c);
 }
 
 void kaas_conn_accept(uv_stream_t *listener, int status)
 {
-	struct kaas_server *s = listener->data;
+	struct kaas_listener *lst = listener->data;
+	struct kaas_server *s = lst->s;
 	if (status < 0 || s->b->draining)
 		return;
 	struct kaas_conn *c = calloc(1, sizeof(*c));
@@ -355,6 +503,12 @@ void kaas_conn_accept(uv_stream_t *listener, int status)
 		return;
 	c->s = s;
 	c->refs = 1;
+	c->lst = lst;
+	c->accepted_ms = kaas_now_ms();
+	c->sec.listener = lst->cfg->name;
+	c->sec.protocol = lst->cfg->protocol;
+	c->sec.authenticated = !lst->tls;
+	snprintf(c->sec.principal, sizeof(c->sec.principal), "%s", KAAS_PRINCIPAL_ANONYMOUS);
 	uv_tcp_init(s->loop, &c->tcp);
 	c->tcp.data = c;
 	c->next = &s->conns;
@@ -382,7 +536,11 @@ void kaas_conn_accept(uv_stream_t *listener, int status)
 		}
 		snprintf(c->peer, sizeof(c->peer), "%s:%d", ip, port);
 	}
-	kaas_debug("connection from %s", c->peer);
+	if (lst->tls && kaas_tls_conn_new(s->tls, &c->tls) < 0) {
+		kaas_conn_close(c, "out of memory for a TLS session");
+		return;
+	}
+	kaas_debug("connection from %s on listener %s", c->peer, lst->cfg->name);
 	conn_read_start(c);
 }
 

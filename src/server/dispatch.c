@@ -144,6 +144,12 @@ void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
+	if (!kaas_security_admit(&c->sec, req)) {
+		kaas_warn("connection %s: %s may not send API %d", c->peer, c->sec.principal,
+			  req->hdr.api_key);
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
 	if (e->loop) {
 		e->loop(req);
 		return;

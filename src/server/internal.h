@@ -3,7 +3,9 @@
  * connections, and the calls between conn.c (connections, framing, ordered
  * answers), zerocopy.c (Fetch responses by sendfile), dispatch.c (the API
  * table and the work pool), wakeups.c (cross-thread completions, parked
- * fetches) and server.c (start, housekeeping, stop).
+ * fetches), listener.c (the listeners, TLS reload on SIGHUP, the TLS
+ * handshake timeout), tls.c (OpenSSL, tls.h) and server.c (start,
+ * housekeeping, stop).
  *
  * Threads: everything here runs on the loop thread, except the work of
  * pool jobs and kaas_broker_complete / kaas_server_on_data (any thread,
@@ -20,10 +22,26 @@
 
 #include "broker/broker.h"
 #include "kafka/request.h"
+#include "kafka/security.h"
+#include "server/tls.h"
+
+/* One listening socket (config.h: struct kaas_listener_cfg). */
+struct kaas_listener {
+	uv_tcp_t tcp;
+	struct kaas_server *s;
+	struct kaas_listener_cfg *cfg; /* in b->cfg.sec */
+	int tls;                  /* SSL: connections speak TLS (s->tls) */
+	int open;                 /* tcp initialised, not yet closed */
+};
 
 struct kaas_conn {
 	uv_tcp_t tcp;
 	struct kaas_server *s;
+	struct kaas_listener *lst; /* the listener it came in on */
+	struct kaas_conn_security sec;
+	struct kaas_tls_conn *tls; /* SSL listeners: the session, else NULL */
+	int tls_ready;            /* handshake complete */
+	uint64_t accepted_ms;
 	struct kaas_conn *prev, *next; /* all connections */
 	uint8_t *rbuf;
 	size_t rlen, rcap;
@@ -42,7 +60,13 @@ struct kaas_conn {
 struct kaas_server {
 	struct kaas_broker *b;
 	uv_loop_t *loop;          /* b->loop */
-	uv_tcp_t listener;
+	struct kaas_listener listeners[KAAS_MAX_LISTENERS];
+	int nlisteners;
+	struct kaas_tls_ctx *tls; /* the SSL listeners' context (reloaded on SIGHUP) */
+	uint8_t *tls_inbuf;       /* ciphertext read buffer, shared (loop only) */
+	uv_signal_t sighup;
+	uv_timer_t handshake_timer; /* closes TLS handshakes that take too long */
+	int reloading;            /* a SIGHUP reload is on the pool */
 	uv_async_t async;         /* completions and data arrivals */
 	uv_signal_t sigterm, sigint;
 	uv_timer_t housekeep;
@@ -60,8 +84,15 @@ struct kaas_server {
 };
 
 /* conn.c */
-/* Accept a connection on the listener (the uv_listen callback). */
+/* Accept a connection on a listener (the uv_listen callback; the
+ * listener handle's data is its struct kaas_listener). */
 void kaas_conn_accept(uv_stream_t *listener, int status);
+/* Send a whole response (or, req NULL, raw bytes) on c: the buffers are
+ * written, or on a TLS connection encrypted and the records written; req
+ * is freed when the write completes.  0, or < 0 when nothing was queued
+ * (the caller frees req and closes c). */
+int kaas_conn_send(struct kaas_conn *c, struct kaas_req *req, const uv_buf_t *bufs,
+		   unsigned n);
 /* Close a connection (why: logged as a warning, or NULL); requests still
  * being handled are freed when they finish. */
 void kaas_conn_close(struct kaas_conn *c, const char *why);
@@ -80,6 +111,20 @@ void kaas_conn_req_free(struct kaas_req *req);
 /* Send a finished response with zero-copy pieces from the work pool (the
  * request has left the queue; on failure it is freed and c closed). */
 void kaas_zc_start(struct kaas_conn *c, struct kaas_req *req);
+
+/* listener.c */
+/* Bind and listen on every configured listener (ephemeral ports are
+ * written back into the configuration), with the TLS context when one is
+ * SSL.  0, or -EADDRINUSE / -EINVAL (logged); on failure every listener
+ * that was opened is closing. */
+int kaas_listeners_start(struct kaas_server *s);
+/* Start the SIGHUP reload and the handshake timeout (after the start). */
+void kaas_listeners_arm(struct kaas_server *s);
+/* Stop accepting (close the listening sockets). */
+void kaas_listeners_close(struct kaas_server *s);
+/* Close the SIGHUP and timer handles and drop the TLS context's
+ * reference (connections still open keep theirs). */
+void kaas_listeners_stop(struct kaas_server *s);
 
 /* dispatch.c */
 /* Parse a request's header and run its API's handler (or close). */

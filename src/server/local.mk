@@ -2,7 +2,9 @@
 # implementation) and kaasd.
 noinst_LIBRARIES += libkaas_server.a
 libkaas_server_a_SOURCES = src/server/server.h src/server/internal.h src/server/server.c \
-	src/server/conn.c src/server/zerocopy.c src/server/dispatch.c src/server/wakeups.c
+	src/server/conn.c src/server/zerocopy.c src/server/dispatch.c src/server/wakeups.c \
+	src/server/listener.c src/server/tls.h src/server/tls.c
 bin_PROGRAMS += kaasd
 kaasd_SOURCES = src/server/main.c
-kaasd_LDADD = $(KAAS_LIBS_SERVER) $(KAAS_EXT_LIBS)
+libkaas_server_a_CPPFLAGS = $(AM_CPPFLAGS) $(SSL_CFLAGS)
+kaasd_LDADD = $(KAAS_LIBS_SERVER) $(KAAS_EXT_LIBS) $(SSL_LIBS)

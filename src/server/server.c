@@ -91,6 +91,7 @@ static void on_drain_tick(uv_timer_t *t)
 	uv_close((uv_handle_t *)&s->async, NULL);
 	uv_close((uv_handle_t *)&s->sigterm, NULL);
 	uv_close((uv_handle_t *)&s->sigint, NULL);
+	kaas_listeners_stop(s);
 }
 
 static void on_signal(uv_signal_t *sig, int signum)
@@ -101,7 +102,7 @@ static void on_signal(uv_signal_t *sig, int signum)
 	kaas_info("signal %d: stopping (no new connections, finishing in-flight requests)",
 		  signum);
 	s->b->draining = 1;
-	uv_close((uv_handle_t *)&s->listener, NULL);
+	kaas_listeners_close(s);
 	for (struct kaas_conn *c = s->conns.next; c != &s->conns; c = c->next)
 		kaas_conn_read_stop(c);
 	uv_timer_start(&s->drain_timer, on_drain_tick, 0, 20);
@@ -117,6 +118,15 @@ static void stop_services(struct kaas_broker *b)
 	kaas_idem_stop(b);
 	kaas_agent_stop(b->agent);
 	b->agent = NULL;
+}
+
+/* The TLS context and buffer, once the loop has stopped. */
+static void free_tls(struct kaas_server *s)
+{
+	kaas_tls_ctx_free(s->tls);
+	s->tls = NULL;
+	free(s->tls_inbuf);
+	s->tls_inbuf = NULL;
 }
 
 /* The server (one per process). */
@@ -166,46 +176,22 @@ int kaas_server_run(struct kaas_broker *b)
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc;
 	}
-	struct sockaddr_storage addr;
-	if (strchr(b->cfg.listen_host, ':'))
-		rc = uv_ip6_addr(b->cfg.listen_host, b->cfg.listen_port, (struct sockaddr_in6 *)&addr);
-	else
-		rc = uv_ip4_addr(b->cfg.listen_host, b->cfg.listen_port, (struct sockaddr_in *)&addr);
-	uv_tcp_init(s->loop, &s->listener);
-	s->listener.data = s;
-	if (rc == 0)
-		rc = uv_tcp_bind(&s->listener, (struct sockaddr *)&addr, 0);
-	if (rc == 0)
-		rc = uv_listen((uv_stream_t *)&s->listener, 511, kaas_conn_accept);
+	rc = kaas_listeners_start(s);
 	if (rc < 0) {
-		kaas_error("cannot listen on %s:%d: %s", b->cfg.listen_host, b->cfg.listen_port,
-			   uv_strerror(rc));
-		uv_close((uv_handle_t *)&s->listener, NULL);
 		uv_close((uv_handle_t *)&s->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
+		free_tls(s);
 		stop_services(b);
-		return rc == UV_EADDRINUSE ? -EADDRINUSE : -EINVAL;
-	}
-	if (b->cfg.listen_port == 0) {
-		/* An ephemeral port (tests): advertise the one we got. */
-		struct sockaddr_storage got;
-		int gl = sizeof(got);
-		if (uv_tcp_getsockname(&s->listener, (struct sockaddr *)&got, &gl) == 0) {
-			int port = got.ss_family == AF_INET6
-					   ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
-					   : ntohs(((struct sockaddr_in *)&got)->sin_port);
-			if (b->cfg.advertise_port == 0)
-				b->cfg.advertise_port = port;
-			b->cfg.listen_port = port;
-		}
+		return rc;
 	}
 	/* Join the cluster: the first rounds run here, before we serve. */
 	rc = kaas_agent_start(b->agent, b->topics);
 	if (rc < 0) {
 		kaas_error("cannot start the cluster agent: %s", kaas_strerror(rc));
-		uv_close((uv_handle_t *)&s->listener, NULL);
+		kaas_listeners_close(s);
 		uv_close((uv_handle_t *)&s->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
+		free_tls(s);
 		stop_services(b);
 		return rc;
 	}
@@ -218,11 +204,13 @@ int kaas_server_run(struct kaas_broker *b)
 	uv_timer_init(s->loop, &s->drain_timer);
 	s->housekeep.data = s->drain_timer.data = s;
 	uv_timer_start(&s->housekeep, on_housekeep, 5000, 5000);
+	kaas_listeners_arm(s);
 	kaas_groups_start(b->groups);
 	kaas_info("listening on %s:%d, advertising %s:%d as broker %d", b->cfg.listen_host,
 		  b->cfg.listen_port, b->cfg.advertise_host, b->cfg.advertise_port,
 		  b->cfg.broker_id);
 	uv_run(b->loop, UV_RUN_DEFAULT);
+	free_tls(s);
 	stop_services(b);
 	return 0;
 }

@@ -29,6 +29,7 @@
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "kafka/security.h"
 #include "testdir.h"
 
 /* ---- the request seam (kafka/request.h) without a server: the fuzzer
@@ -99,6 +100,12 @@ const char *kaas_conn_peer(const struct kaas_conn *c)
 {
 	(void)c;
 	return "";
+}
+
+const struct kaas_conn_security *kaas_conn_security(const struct kaas_conn *c)
+{
+	(void)c;
+	return NULL;
 }
 
 static struct kaas_broker broker;

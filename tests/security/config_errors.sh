@@ -1,0 +1,40 @@
+#!/bin/bash
+# Listener and TLS settings that cannot work are refused at start with a
+# clear message, before anything is opened.
+. "$KAAS_TOP_SRCDIR/tests/lib.sh"
+kaas_scratch
+. "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
+refused() { # refused WHAT-STDERR-SAYS [config lines...] -- [args...]
+	local want=$1
+	shift
+	local lines=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do lines+=("$1"); shift; done
+	[ "${1-}" = -- ] && shift
+	printf '%s\n' "${lines[@]}" >"$KAAS_SCRATCH/c.conf"
+	local rc=0
+	timeout 10 "$KAASD" --data "$KAAS_SCRATCH/data" --config "$KAAS_SCRATCH/c.conf" "$@" \
+		>"$KAAS_SCRATCH/err" 2>&1 || rc=$?
+	[ $rc -eq 2 ] || kaas_fail "exit $rc (not 2) for: ${lines[*]} $*"
+	grep -q "$want" "$KAAS_SCRATCH/err" || kaas_fail "for ${lines[*]}: said '$(cat "$KAAS_SCRATCH/err")'"
+}
+refused "SASL_SSL is not yet supported" "listeners = SASL_SSL://127.0.0.1:0"
+refused "SASL_PLAINTEXT is not yet supported" "listeners = EXT://127.0.0.1:0" \
+	"listener.security.protocol.map = EXT:SASL_PLAINTEXT"
+refused "has no security protocol" "listeners = EXTERNAL://127.0.0.1:0"
+refused "needs ssl.keystore.location" "listeners = SSL://127.0.0.1:0"
+refused "needs ssl.truststore.location" "listeners = SSL://127.0.0.1:0" \
+	"ssl.keystore.location = /nonexistent.pem" "ssl.client.auth = required"
+refused "use one" "listeners = PLAINTEXT://127.0.0.1:0" -- --listen 127.0.0.1:0
+refused "is not NAME://host:port" "listeners = 127.0.0.1:9092"
+refused "named twice" "listeners = PLAINTEXT://127.0.0.1:0,plaintext://127.0.0.1:0"
+refused "is not in listeners" "listeners = PLAINTEXT://127.0.0.1:0" "advertised.listeners = SSL://x:1"
+refused "only PEM" "ssl.keystore.type = JKS"
+refused "expected none, requested or required" "ssl.client.auth = maybe"
+# A keystore that does not load: the TLS error, and a non-zero exit.
+echo garbage >"$KAAS_SCRATCH/bad.pem"
+printf '%s\n' "listeners = SSL://127.0.0.1:0" "ssl.keystore.location = $KAAS_SCRATCH/bad.pem" >"$KAAS_SCRATCH/c.conf"
+rc=0
+timeout 20 "$KAASD" --data "$KAAS_SCRATCH/data" --config "$KAAS_SCRATCH/c.conf" >"$KAAS_SCRATCH/err" 2>&1 || rc=$?
+[ $rc -ne 0 ] || kaas_fail "kaasd started with a keystore that does not load"
+grep -q "TLS: .*bad.pem" "$KAAS_SCRATCH/err" || kaas_fail "bad keystore: said '$(cat "$KAAS_SCRATCH/err")'"
+exit 0
