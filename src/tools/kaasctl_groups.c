@@ -1,0 +1,232 @@
+/* kaasctl_groups.c — `kaasctl groups`: every consumer group that has a
+ * directory in <cluster>/groups/, its coordinator (slot, broker, epoch from
+ * the assignment), and its committed offsets with the lag behind each
+ * partition's high watermark.
+ *
+ * The volume holds committed offsets only: a group's members, generation and
+ * state live in its coordinator's memory (src/broker/groups) and are not
+ * shown here (ask a broker: DescribeGroups). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/agent.h"
+#include "cluster/assignment.h"
+#include "cluster/group_store.h"
+#include "contract/doc.h"
+#include "log/log_inspect.h"
+#include "tools/kaasctl.h"
+#include "util/status.h"
+
+/* The kind group_store.c writes its offsets documents with. */
+#define GROUP_DOC_KIND "group-offsets"
+
+/* The group name recorded in the newest offsets-<E>.json of groups/<enc>:
+ * 0 and *name (malloc'd), -ENOENT (no offsets document), or -errno. */
+static int group_name_of(struct kctl *k, const char *enc, char **name)
+{
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/%s", KAAS_GROUPS_DIR, enc);
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(k->cluster, dir, &l);
+	if (rc < 0)
+		return rc;
+	const char *newest = NULL; /* the listing is sorted; names are zero-padded */
+	for (size_t i = 0; i < l.n; i++) {
+		unsigned long long e;
+		int end = 0;
+		if (sscanf(l.names[i], "offsets-%20llu.json%n", &e, &end) == 1 &&
+		    l.names[i][end] == '\0' && strlen(l.names[i]) == 33)
+			newest = l.names[i];
+	}
+	rc = -ENOENT;
+	if (newest) {
+		char path[800];
+		snprintf(path, sizeof path, "%s/%s", dir, newest);
+		cJSON *body;
+		rc = kaas_doc_read(k->cluster, path, GROUP_DOC_KIND, 1, &body, NULL);
+		if (rc == 0) {
+			const cJSON *g = cJSON_GetObjectItemCaseSensitive(body, "group");
+			*name = cJSON_IsString(g) ? strdup(g->valuestring) : NULL;
+			rc = *name ? 0 : kaas_sub_fail(EBADMSG, "%s: no group name", path);
+			cJSON_Delete(body);
+		}
+	}
+	kaas_dirlist_free(&l);
+	return rc;
+}
+
+static const struct kctl_topic *find_topic(const struct kctl_topic *t, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return &t[i];
+	return NULL;
+}
+
+static cJSON *offset_json(struct kctl *k, const struct kaas_committed *c,
+			  const struct kctl_topic *t)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "topic", c->topic);
+	cJSON_AddNumberToObject(o, "partition", c->partition);
+	kaas_json_add_i64(o, "committed", c->offset);
+	cJSON_AddNumberToObject(o, "leader_epoch", c->leader_epoch);
+	kaas_json_add_i64(o, "commit_ms", c->commit_ms);
+	if (c->metadata)
+		cJSON_AddStringToObject(o, "metadata", c->metadata);
+	cJSON_AddStringToObject(o, "topic_id", c->topic_id);
+	const char *why = NULL;
+	if (!t || t->rc < 0)
+		why = "the topic is not listed (deleted, or its document is unreadable)";
+	else if (c->topic_id[0] && strcmp(c->topic_id, t->id) != 0)
+		why = "committed to an earlier incarnation of the topic: not served";
+	else if (c->partition >= t->doc.np)
+		why = "no such partition";
+	struct kaas_log_inspect li = { 0 };
+	int rc = 0;
+	if (!why) {
+		char dir[300];
+		kctl_part_dir(dir, sizeof dir, c->topic, c->partition);
+		rc = kaas_log_inspect_open(k->data, dir, &li);
+		if (rc < 0)
+			why = rc == -ENOENT ? "no partition directory yet" : kaas_sub_errdetail();
+	}
+	if (why) {
+		cJSON_AddNullToObject(o, "high_watermark");
+		cJSON_AddNullToObject(o, "lag");
+		cJSON_AddStringToObject(o, "note", why);
+	} else {
+		kaas_json_add_i64(o, "high_watermark", li.high_watermark);
+		int64_t lag = li.high_watermark - c->offset;
+		kaas_json_add_i64(o, "lag", lag < 0 ? 0 : lag);
+	}
+	kaas_log_inspect_free(&li);
+	return o;
+}
+
+static cJSON *group_json(struct kctl *k, const char *name, const struct kaas_assignment *as,
+			 const struct kctl_topic *t, size_t nt)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "group", name);
+	int32_t slot = kaas_coordinator_slot_of(name, strlen(name), k->cfg.coordinator_slots);
+	cJSON *co = cJSON_AddObjectToObject(o, "coordinator");
+	cJSON_AddNumberToObject(co, "slot", slot);
+	const struct kaas_assign_entry *e = kaas_assignment_find(as, KAAS_COORDINATOR_TOPIC, slot);
+	if (e && e->leader != KAAS_NO_LEADER) {
+		cJSON_AddNumberToObject(co, "broker", e->leader);
+		cJSON_AddNumberToObject(co, "epoch", e->leader_epoch);
+	} else {
+		cJSON_AddNullToObject(co, "broker");
+		cJSON_AddNullToObject(co, "epoch");
+	}
+	struct kaas_group_offsets g;
+	int rc = kaas_group_peek(k->cluster, name, &g);
+	if (rc < 0) {
+		char why[600];
+		snprintf(why, sizeof why, "%s: %s", kaas_strerror(rc), kaas_sub_errdetail());
+		cJSON_AddStringToObject(o, "error", why);
+		return o;
+	}
+	kaas_json_add_u64(o, "offsets_epoch", g.epoch);
+	cJSON *arr = cJSON_AddArrayToObject(o, "offsets");
+	for (size_t i = 0; i < g.n; i++)
+		cJSON_AddItemToArray(arr, offset_json(k, &g.items[i], find_topic(t, nt,
+										   g.items[i].topic)));
+	kaas_group_offsets_free(&g);
+	return o;
+}
+
+static void print_table(const cJSON *groups)
+{
+	printf("%-24s %-5s %-11s %-24s %9s %12s %14s %8s\n", "GROUP", "SLOT", "COORDINATOR",
+	       "TOPIC", "PARTITION", "COMMITTED", "HIGH-WATERMARK", "LAG");
+	const cJSON *g;
+	cJSON_ArrayForEach(g, groups) {
+		const char *name = cJSON_GetObjectItemCaseSensitive(g, "group")->valuestring;
+		char *shown = kctl_escape(name, strlen(name));
+		const cJSON *co = cJSON_GetObjectItemCaseSensitive(g, "coordinator");
+		const cJSON *b = cJSON_GetObjectItemCaseSensitive(co, "broker");
+		char coord[32] = "-";
+		if (cJSON_IsNumber(b))
+			snprintf(coord, sizeof coord, "%d", (int)b->valuedouble);
+		int slot = (int)cJSON_GetObjectItemCaseSensitive(co, "slot")->valuedouble;
+		const cJSON *err = cJSON_GetObjectItemCaseSensitive(g, "error");
+		const cJSON *offs = cJSON_GetObjectItemCaseSensitive(g, "offsets");
+		if (cJSON_IsString(err) || !cJSON_GetArraySize(offs))
+			printf("%-24s %-5d %-11s %s\n", shown ? shown : "", slot, coord,
+			       cJSON_IsString(err) ? err->valuestring : "(no committed offsets)");
+		const cJSON *o;
+		cJSON_ArrayForEach(o, offs) {
+			const cJSON *hw = cJSON_GetObjectItemCaseSensitive(o, "high_watermark");
+			const cJSON *lag = cJSON_GetObjectItemCaseSensitive(o, "lag");
+			const cJSON *note = cJSON_GetObjectItemCaseSensitive(o, "note");
+			char hws[32] = "-", lags[32] = "-";
+			if (cJSON_IsNumber(hw))
+				snprintf(hws, sizeof hws, "%.0f", hw->valuedouble);
+			if (cJSON_IsNumber(lag))
+				snprintf(lags, sizeof lags, "%.0f", lag->valuedouble);
+			printf("%-24s %-5d %-11s %-24s %9d %12.0f %14s %8s%s%s\n", shown ? shown : "",
+			       slot, coord, cJSON_GetObjectItemCaseSensitive(o, "topic")->valuestring,
+			       (int)cJSON_GetObjectItemCaseSensitive(o, "partition")->valuedouble,
+			       cJSON_GetObjectItemCaseSensitive(o, "committed")->valuedouble, hws, lags,
+			       cJSON_IsString(note) ? "  " : "",
+			       cJSON_IsString(note) ? note->valuestring : "");
+		}
+		free(shown);
+	}
+}
+
+int kctl_cmd_groups(struct kctl *k, int argc, char **argv)
+{
+	static const struct option lo[] = { { "group", required_argument, 0, 'g' }, { 0, 0, 0, 0 } };
+	const char *only = NULL;
+	int ch;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (ch != 'g')
+			return kctl_error("groups: usage: groups [--group G]");
+		only = optarg;
+	}
+	if (optind != argc)
+		return kctl_error("groups: unexpected argument '%s'", argv[optind]);
+	struct kaas_dirlist l = { 0 };
+	int rc = kaas_sub_list(k->cluster, KAAS_GROUPS_DIR, &l);
+	if (rc < 0 && rc != -ENOENT)
+		return kctl_error("listing %s/%s: %s (%s)", k->cluster_url, KAAS_GROUPS_DIR,
+				  kaas_strerror(rc), kaas_sub_errdetail());
+	struct kaas_assignment as = { 0 };
+	kaas_assignment_read(k->cluster, &as, NULL); /* none: no coordinators shown */
+	struct kctl_topic *t = NULL;
+	size_t nt = 0;
+	kctl_topics(k, &t, &nt);
+	cJSON *root = cJSON_CreateObject();
+	cJSON *arr = cJSON_AddArrayToObject(root, "groups");
+	int found = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		char *name = NULL;
+		if (l.types[i] == KAAS_FT_FILE || group_name_of(k, l.names[i], &name) < 0)
+			continue; /* a group without committed offsets, or not a group */
+		if (!only || strcmp(only, name) == 0) {
+			cJSON_AddItemToArray(arr, group_json(k, name, &as, t, nt));
+			found = 1;
+		}
+		free(name);
+	}
+	kaas_dirlist_free(&l);
+	kaas_assignment_free(&as);
+	free(t);
+	if (only && !found) {
+		cJSON_Delete(root);
+		return kctl_error("no group '%s' with committed offsets in %s", only, k->cluster_url);
+	}
+	if (k->json)
+		return kctl_json_emit(root) ? KCTL_EXIT_ERROR : KCTL_EXIT_OK;
+	print_table(arr);
+	cJSON_Delete(root);
+	return KCTL_EXIT_OK;
+}
