@@ -150,12 +150,15 @@ static void print_table(const struct kv_report *r, const struct kctl *k)
 	const cJSON *f;
 	cJSON_ArrayForEach(f, r->findings) {
 		const char *vol = cJSON_GetObjectItemCaseSensitive(f, "volume")->valuestring;
-		printf("%-7s %-18s %s/%s\n        %s\n",
+		const char *path = cJSON_GetObjectItemCaseSensitive(f, "path")->valuestring;
+		/* The path as a URL of its own (before any ?query of the volume's). */
+		char *url = kaas_url_subdir(strcmp(vol, DATA) == 0 ? k->cfg.data_url : k->cluster_url,
+					    path);
+		printf("%-7s %-18s %s\n        %s\n",
 		       cJSON_GetObjectItemCaseSensitive(f, "severity")->valuestring,
-		       cJSON_GetObjectItemCaseSensitive(f, "kind")->valuestring,
-		       strcmp(vol, DATA) == 0 ? k->cfg.data_url : k->cluster_url,
-		       cJSON_GetObjectItemCaseSensitive(f, "path")->valuestring,
+		       cJSON_GetObjectItemCaseSensitive(f, "kind")->valuestring, url ? url : path,
 		       cJSON_GetObjectItemCaseSensitive(f, "detail")->valuestring);
+		free(url);
 	}
 	printf("%s: %u error(s), %u warning(s); checked %" PRIu64 " segment(s), %" PRIu64
 	       " batch(es), %" PRIu64 " document(s)\n",
