@@ -62,6 +62,23 @@ struct kctl_topic {
  * 0 and *out (free()), or -errno (detail printed by the caller). */
 int kctl_topics(struct kctl *k, struct kctl_topic **out, size_t *n);
 
+/* A number member of o as text ("%.0f"), or "-" when it is absent or
+ * null; buf is returned. */
+const char *kctl_num_text(const cJSON *o, const char *key, char buf[32]);
+
+/* Add to o the leader of slot (topic, p) in the assignment as members
+ * leader_key and epoch_key (both null when the slot has no leader, or as
+ * is NULL). */
+struct kaas_assignment;
+void kctl_add_leader(cJSON *o, const struct kaas_assignment *as, const char *topic, int32_t p,
+		     const char *leader_key, const char *epoch_key);
+
+/* Parse a command's arguments when its one option is --NAME VALUE and it
+ * takes no others: 0 and *value (left as it was when the option is
+ * absent), or KCTL_EXIT_ERROR with the usage line printed. */
+int kctl_one_option(int argc, char **argv, const char *name, const char **value,
+		    const char *usage);
+
 /* The partition directory "<topic>/<p>" in buf. */
 void kctl_part_dir(char *buf, size_t size, const char *topic, int32_t p);
 

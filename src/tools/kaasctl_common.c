@@ -3,11 +3,13 @@
 #include "tools/kaasctl.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/assignment.h"
 #include "util/status.h"
 
 int kctl_error(const char *fmt, ...)
@@ -118,17 +120,11 @@ int kctl_topics(struct kctl *k, struct kctl_topic **out, size_t *n)
 	*n = 0;
 	struct kaas_dirlist l;
 	int rc = kaas_sub_list(k->cluster, KAAS_TOPIC_DOC_DIR, &l);
-	if (rc == -ENOENT)
-		return 0;
 	if (rc < 0)
-		return rc;
-	struct kctl_topic *t = calloc(l.n ? l.n : 1, sizeof *t);
-	if (!t) {
-		kaas_dirlist_free(&l);
-		return -ENOMEM;
-	}
+		return rc == -ENOENT ? 0 : rc; /* no topics/ yet: no topics */
+	struct kctl_topic *t = calloc(l.n + 1, sizeof *t);
 	size_t m = 0;
-	for (size_t i = 0; i < l.n; i++) {
+	for (size_t i = 0; t && i < l.n; i++) {
 		if (kaas_topic_doc_entry(l.names[i], t[m].name) != 1)
 			continue;
 		t[m].rc = kaas_topic_doc_read(k->cluster, t[m].name, &t[m].doc);
@@ -137,9 +133,50 @@ int kctl_topics(struct kctl *k, struct kctl_topic **out, size_t *n)
 		m++;
 	}
 	kaas_dirlist_free(&l);
+	if (!t)
+		return -ENOMEM;
 	qsort(t, m, sizeof *t, cmp_topic);
 	*out = t;
 	*n = m;
+	return 0;
+}
+
+const char *kctl_num_text(const cJSON *o, const char *key, char buf[32])
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (cJSON_IsNumber(v))
+		snprintf(buf, 32, "%.0f", v->valuedouble);
+	else
+		snprintf(buf, 32, "-");
+	return buf;
+}
+
+void kctl_add_leader(cJSON *o, const struct kaas_assignment *as, const char *topic, int32_t p,
+		     const char *leader_key, const char *epoch_key)
+{
+	const struct kaas_assign_entry *e = as ? kaas_assignment_find(as, topic, p) : NULL;
+	if (e && e->leader != KAAS_NO_LEADER) {
+		cJSON_AddNumberToObject(o, leader_key, e->leader);
+		cJSON_AddNumberToObject(o, epoch_key, e->leader_epoch);
+	} else {
+		cJSON_AddNullToObject(o, leader_key);
+		cJSON_AddNullToObject(o, epoch_key);
+	}
+}
+
+int kctl_one_option(int argc, char **argv, const char *name, const char **value,
+		    const char *usage)
+{
+	const struct option lo[] = { { name, required_argument, 0, 'o' }, { 0, 0, 0, 0 } };
+	int ch;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (ch != 'o')
+			return kctl_error("usage: %s", usage);
+		*value = optarg;
+	}
+	if (optind != argc)
+		return kctl_error("unexpected argument '%s' (usage: %s)", argv[optind], usage);
 	return 0;
 }
 

@@ -7,7 +7,6 @@
  * state live in its coordinator's memory (src/broker/groups) and are not
  * shown here (ask a broker: DescribeGroups). */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,14 +115,7 @@ static cJSON *group_json(struct kctl *k, const char *name, const struct kaas_ass
 	int32_t slot = kaas_coordinator_slot_of(name, strlen(name), k->cfg.coordinator_slots);
 	cJSON *co = cJSON_AddObjectToObject(o, "coordinator");
 	cJSON_AddNumberToObject(co, "slot", slot);
-	const struct kaas_assign_entry *e = kaas_assignment_find(as, KAAS_COORDINATOR_TOPIC, slot);
-	if (e && e->leader != KAAS_NO_LEADER) {
-		cJSON_AddNumberToObject(co, "broker", e->leader);
-		cJSON_AddNumberToObject(co, "epoch", e->leader_epoch);
-	} else {
-		cJSON_AddNullToObject(co, "broker");
-		cJSON_AddNullToObject(co, "epoch");
-	}
+	kctl_add_leader(co, as, KAAS_COORDINATOR_TOPIC, slot, "broker", "epoch");
 	struct kaas_group_offsets g;
 	int rc = kaas_group_peek(k->cluster, name, &g);
 	if (rc < 0) {
@@ -150,10 +142,8 @@ static void print_table(const cJSON *groups)
 		const char *name = cJSON_GetObjectItemCaseSensitive(g, "group")->valuestring;
 		char *shown = kctl_escape(name, strlen(name));
 		const cJSON *co = cJSON_GetObjectItemCaseSensitive(g, "coordinator");
-		const cJSON *b = cJSON_GetObjectItemCaseSensitive(co, "broker");
-		char coord[32] = "-";
-		if (cJSON_IsNumber(b))
-			snprintf(coord, sizeof coord, "%d", (int)b->valuedouble);
+		char coord[32], hws[32], lags[32];
+		kctl_num_text(co, "broker", coord);
 		int slot = (int)cJSON_GetObjectItemCaseSensitive(co, "slot")->valuedouble;
 		const cJSON *err = cJSON_GetObjectItemCaseSensitive(g, "error");
 		const cJSON *offs = cJSON_GetObjectItemCaseSensitive(g, "offsets");
@@ -162,14 +152,9 @@ static void print_table(const cJSON *groups)
 			       cJSON_IsString(err) ? err->valuestring : "(no committed offsets)");
 		const cJSON *o;
 		cJSON_ArrayForEach(o, offs) {
-			const cJSON *hw = cJSON_GetObjectItemCaseSensitive(o, "high_watermark");
-			const cJSON *lag = cJSON_GetObjectItemCaseSensitive(o, "lag");
 			const cJSON *note = cJSON_GetObjectItemCaseSensitive(o, "note");
-			char hws[32] = "-", lags[32] = "-";
-			if (cJSON_IsNumber(hw))
-				snprintf(hws, sizeof hws, "%.0f", hw->valuedouble);
-			if (cJSON_IsNumber(lag))
-				snprintf(lags, sizeof lags, "%.0f", lag->valuedouble);
+			kctl_num_text(o, "high_watermark", hws);
+			kctl_num_text(o, "lag", lags);
 			printf("%-24s %-5d %-11s %-24s %9d %12.0f %14s %8s%s%s\n", shown ? shown : "",
 			       slot, coord, cJSON_GetObjectItemCaseSensitive(o, "topic")->valuestring,
 			       (int)cJSON_GetObjectItemCaseSensitive(o, "partition")->valuedouble,
@@ -183,17 +168,9 @@ static void print_table(const cJSON *groups)
 
 int kctl_cmd_groups(struct kctl *k, int argc, char **argv)
 {
-	static const struct option lo[] = { { "group", required_argument, 0, 'g' }, { 0, 0, 0, 0 } };
 	const char *only = NULL;
-	int ch;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (ch != 'g')
-			return kctl_error("groups: usage: groups [--group G]");
-		only = optarg;
-	}
-	if (optind != argc)
-		return kctl_error("groups: unexpected argument '%s'", argv[optind]);
+	if (kctl_one_option(argc, argv, "group", &only, "groups [--group G]"))
+		return KCTL_EXIT_ERROR;
 	struct kaas_dirlist l = { 0 };
 	int rc = kaas_sub_list(k->cluster, KAAS_GROUPS_DIR, &l);
 	if (rc < 0 && rc != -ENOENT)

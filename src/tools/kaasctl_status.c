@@ -81,14 +81,7 @@ static cJSON *partition_json(struct kctl *k, const char *topic, int32_t p,
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "partition", p);
-	const struct kaas_assign_entry *e = as ? kaas_assignment_find(as, topic, p) : NULL;
-	if (e && e->leader != KAAS_NO_LEADER) {
-		cJSON_AddNumberToObject(o, "leader", e->leader);
-		cJSON_AddNumberToObject(o, "leader_epoch", e->leader_epoch);
-	} else {
-		cJSON_AddNullToObject(o, "leader");
-		cJSON_AddNullToObject(o, "leader_epoch");
-	}
+	kctl_add_leader(o, as, topic, p, "leader", "leader_epoch");
 	char dir[300];
 	kctl_part_dir(dir, sizeof dir, topic, p);
 	struct kaas_log_inspect li;
@@ -143,11 +136,8 @@ static cJSON *topics_json(struct kctl *k, const struct kaas_assignment *as, int 
 
 static void print_opt_int(const cJSON *o, const char *key, int width)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	if (cJSON_IsNumber(v))
-		printf(" %*.0f", width, v->valuedouble);
-	else
-		printf(" %*s", width, "-");
+	char buf[32];
+	printf(" %*s", width, kctl_num_text(o, key, buf));
 }
 
 static void print_table(const cJSON *root)

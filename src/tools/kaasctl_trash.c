@@ -132,13 +132,9 @@ int kctl_cmd_trash(struct kctl *k, int argc, char **argv)
 	       "REASON");
 	const cJSON *o;
 	cJSON_ArrayForEach(o, arr) {
-		const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "files");
-		const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "bytes");
-		char fs[32] = "-", bs[32] = "-";
-		if (cJSON_IsNumber(f))
-			snprintf(fs, sizeof fs, "%.0f", f->valuedouble);
-		if (cJSON_IsNumber(b))
-			snprintf(bs, sizeof bs, "%.0f", b->valuedouble);
+		char fs[32], bs[32];
+		kctl_num_text(o, "files", fs);
+		kctl_num_text(o, "bytes", bs);
 		printf("%-50s %-24s %-17s %8s %12s  %s\n",
 		       cJSON_GetObjectItemCaseSensitive(o, "path")->valuestring,
 		       cJSON_GetObjectItemCaseSensitive(o, "topic")->valuestring,

@@ -4,7 +4,6 @@
  * when any finding is an error (corruption), 0 otherwise: warnings are
  * transient state kaas removes itself, and each says what removes it. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -168,17 +167,9 @@ static void print_table(const struct kv_report *r, const struct kctl *k)
 
 int kctl_cmd_verify(struct kctl *k, int argc, char **argv)
 {
-	static const struct option lo[] = { { "topic", required_argument, 0, 't' }, { 0, 0, 0, 0 } };
 	const char *only = NULL;
-	int ch;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (ch != 't')
-			return kctl_error("verify: usage: verify [--topic T]");
-		only = optarg;
-	}
-	if (optind != argc)
-		return kctl_error("verify: unexpected argument '%s'", argv[optind]);
+	if (kctl_one_option(argc, argv, "topic", &only, "verify [--topic T]"))
+		return KCTL_EXIT_ERROR;
 	struct kv_report r = { .k = k, .findings = cJSON_CreateArray() };
 	if (!r.findings)
 		return kctl_error("out of memory");

@@ -29,11 +29,15 @@ snapshot() { (cd "$D" && find . -printf '%p %s %T@\n' | sort && find . -type f -
 before=$(snapshot)
 kctl_expect 0 --data "$D" verify
 kctl_has '^clean: 0 error'
-for c in status groups trash "dump-log vt 0"; do
+n=0
+for c in "status --watch-ms 0" groups trash "dump-log vt 0"; do
 	kctl_expect 0 --data "$D" $c
 	kctl_expect 0 --data "$D" $c --json
-	python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$KCTL_OUT" || kaas_fail "$c --json is not JSON"
+	n=$((n + 1))
+	printf '%s\n' "$KCTL_OUT" >"$KAAS_SCRATCH/out.$n.json"
 done
+python3 -c 'import json,sys; [json.load(open(f)) for f in sys.argv[1:]]' "$KAAS_SCRATCH"/out.*.json ||
+	kaas_fail "a --json output is not JSON"
 [ "$before" = "$(snapshot)" ] || kaas_fail "a kaasctl command changed the volume"
 kctl_expect 0 --data "$D" verify --topic vt --json
 python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["clean"] and d["errors"] == 0 and d["batches"] >= 2, d' <<<"$KCTL_OUT" ||
