@@ -50,6 +50,11 @@ int kctl_json_emit(cJSON *root);
  * others as \n, \t, \r or \xNN.  malloc'd (NULL: out of memory). */
 char *kctl_escape(const void *p, size_t n);
 
+/* Add key: s to o as is when it is valid UTF-8 (so the JSON output stays
+ * well-formed whatever bytes a client put in a name), else as kctl_escape
+ * text.  0 or -ENOMEM. */
+int kctl_add_text(cJSON *o, const char *key, const char *s);
+
 /* The topics the cluster directory lists. */
 struct kctl_topic {
 	char name[256];

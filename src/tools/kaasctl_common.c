@@ -109,6 +109,43 @@ char *kctl_escape(const void *p, size_t n)
 	return out;
 }
 
+/* Is s well-formed UTF-8 (no overlong forms, surrogates or values past
+ * U+10FFFF)? */
+static int utf8_ok(const unsigned char *s)
+{
+	while (*s) {
+		unsigned c = *s++, n, min, v;
+		if (c < 0x80)
+			continue;
+		if ((c & 0xe0) == 0xc0)
+			n = 1, min = 0x80, v = c & 0x1f;
+		else if ((c & 0xf0) == 0xe0)
+			n = 2, min = 0x800, v = c & 0x0f;
+		else if ((c & 0xf8) == 0xf0)
+			n = 3, min = 0x10000, v = c & 0x07;
+		else
+			return 0;
+		for (unsigned i = 0; i < n; i++, s++) {
+			if ((*s & 0xc0) != 0x80)
+				return 0;
+			v = (v << 6) | (*s & 0x3f);
+		}
+		if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+			return 0;
+	}
+	return 1;
+}
+
+int kctl_add_text(cJSON *o, const char *key, const char *s)
+{
+	if (utf8_ok((const unsigned char *)s))
+		return cJSON_AddStringToObject(o, key, s) ? 0 : -ENOMEM;
+	char *e = kctl_escape(s, strlen(s));
+	cJSON *v = e ? cJSON_AddStringToObject(o, key, e) : NULL;
+	free(e);
+	return v ? 0 : -ENOMEM;
+}
+
 static int cmp_topic(const void *a, const void *b)
 {
 	return strcmp(((const struct kctl_topic *)a)->name, ((const struct kctl_topic *)b)->name);

@@ -76,7 +76,7 @@ static cJSON *offset_json(struct kctl *k, const struct kaas_committed *c,
 	cJSON_AddNumberToObject(o, "leader_epoch", c->leader_epoch);
 	kaas_json_add_i64(o, "commit_ms", c->commit_ms);
 	if (c->metadata)
-		cJSON_AddStringToObject(o, "metadata", c->metadata);
+		kctl_add_text(o, "metadata", c->metadata);
 	cJSON_AddStringToObject(o, "topic_id", c->topic_id);
 	const char *why = NULL;
 	if (!t || t->rc < 0)
@@ -111,7 +111,7 @@ static cJSON *group_json(struct kctl *k, const char *name, const struct kaas_ass
 			 const struct kctl_topic *t, size_t nt)
 {
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "group", name);
+	kctl_add_text(o, "group", name);
 	int32_t slot = kaas_coordinator_slot_of(name, strlen(name), k->cfg.coordinator_slots);
 	cJSON *co = cJSON_AddObjectToObject(o, "coordinator");
 	cJSON_AddNumberToObject(co, "slot", slot);

@@ -27,8 +27,8 @@ void kv_add(struct kv_report *r, enum kv_severity sev, const char *volume, const
 	cJSON_AddStringToObject(o, "severity", sev == KV_ERROR ? "error" : "warning");
 	cJSON_AddStringToObject(o, "kind", kind);
 	cJSON_AddStringToObject(o, "volume", volume);
-	cJSON_AddStringToObject(o, "path", path);
-	cJSON_AddStringToObject(o, "detail", detail);
+	kctl_add_text(o, "path", path); /* names on the volume may be any bytes */
+	kctl_add_text(o, "detail", detail);
 	cJSON_AddItemToArray(r->findings, o);
 	if (sev == KV_ERROR)
 		r->errors++;
