@@ -3,10 +3,11 @@
  * the assignment), and its committed offsets with the lag behind each
  * partition's high watermark.
  *
- * The volume holds committed offsets only: a group's members, generation and
- * state live in its coordinator's memory (src/broker/groups) and are not
- * shown here (ask a broker: DescribeGroups). */
+ * The volume holds committed offsets only: a group's members and state live
+ * in its coordinator's memory (src/broker/groups); they are asked of the
+ * coordinator (DescribeGroups, kaasctl_describe.c) unless --volume-only. */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +16,11 @@
 #include "broker/agent.h"
 #include "cluster/assignment.h"
 #include "cluster/group_store.h"
+#include "cluster/membership.h"
 #include "contract/doc.h"
 #include "log/log_inspect.h"
 #include "tools/kaasctl.h"
+#include "tools/kaasctl_describe.h"
 #include "util/status.h"
 
 /* The kind group_store.c writes its offsets documents with. */
@@ -107,8 +110,34 @@ static cJSON *offset_json(struct kctl *k, const struct kaas_committed *c,
 	return o;
 }
 
+#define DESCRIBE_TIMEOUT_MS 3000
+
+/* State and members from the coordinator broker, or why not. */
+static void describe(struct kctl *k, cJSON *o, const cJSON *broker, const char *name)
+{
+	struct kaas_broker_info b;
+	char why[512] = "no coordinator assigned";
+	int rc = -1;
+	if (cJSON_IsNumber(broker)) {
+		rc = kaas_broker_read(k->cluster, (int32_t)broker->valuedouble, &b);
+		if (rc < 0)
+			snprintf(why, sizeof why, "no readable brokers/%d.json",
+				 (int)broker->valuedouble);
+		else if (b.stopped)
+			snprintf(why, sizeof why, "the coordinator, broker %d, is stopped", b.id);
+		else
+			rc = kctl_describe_group(b.host, b.port, name, DESCRIBE_TIMEOUT_MS, o, why,
+						 sizeof why);
+	}
+	if (rc < 0) {
+		cJSON_AddNullToObject(o, "state");
+		cJSON_AddNullToObject(o, "members");
+		kctl_add_text(o, "describe_error", why);
+	}
+}
+
 static cJSON *group_json(struct kctl *k, const char *name, const struct kaas_assignment *as,
-			 const struct kctl_topic *t, size_t nt)
+			 const struct kctl_topic *t, size_t nt, int ask)
 {
 	cJSON *o = cJSON_CreateObject();
 	kctl_add_text(o, "group", name);
@@ -116,6 +145,12 @@ static cJSON *group_json(struct kctl *k, const char *name, const struct kaas_ass
 	cJSON *co = cJSON_AddObjectToObject(o, "coordinator");
 	cJSON_AddNumberToObject(co, "slot", slot);
 	kctl_add_leader(co, as, KAAS_COORDINATOR_TOPIC, slot, "broker", "epoch");
+	if (ask) {
+		describe(k, o, cJSON_GetObjectItemCaseSensitive(co, "broker"), name);
+	} else {
+		cJSON_AddNullToObject(o, "state");
+		cJSON_AddNullToObject(o, "members");
+	}
 	struct kaas_group_offsets g;
 	int rc = kaas_group_peek(k->cluster, name, &g);
 	if (rc < 0) {
@@ -133,6 +168,28 @@ static cJSON *group_json(struct kctl *k, const char *name, const struct kaas_ass
 	return o;
 }
 
+/* "group G: state S, N member(s): id (client, host), ..." */
+static void print_state(const cJSON *g, const char *shown)
+{
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(g, "state");
+	const cJSON *why = cJSON_GetObjectItemCaseSensitive(g, "describe_error");
+	if (cJSON_IsString(why))
+		printf("group %s: state unknown (%s)\n", shown, why->valuestring);
+	if (!cJSON_IsString(st))
+		return;
+	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(g, "members"), *m;
+	printf("group %s: state %s, %d member(s)", shown, st->valuestring, cJSON_GetArraySize(ms));
+	const char *sep = ": ";
+	cJSON_ArrayForEach(m, ms) {
+		printf("%s%s (%s, %s)", sep,
+		       cJSON_GetObjectItemCaseSensitive(m, "member_id")->valuestring,
+		       cJSON_GetObjectItemCaseSensitive(m, "client_id")->valuestring,
+		       cJSON_GetObjectItemCaseSensitive(m, "client_host")->valuestring);
+		sep = ", ";
+	}
+	printf("\n");
+}
+
 static void print_table(const cJSON *groups)
 {
 	printf("%-24s %-5s %-11s %-24s %9s %12s %14s %8s\n", "GROUP", "SLOT", "COORDINATOR",
@@ -145,6 +202,7 @@ static void print_table(const cJSON *groups)
 		char coord[32], hws[32], lags[32];
 		kctl_num_text(co, "broker", coord);
 		int slot = (int)cJSON_GetObjectItemCaseSensitive(co, "slot")->valuedouble;
+		print_state(g, shown);
 		const cJSON *err = cJSON_GetObjectItemCaseSensitive(g, "error");
 		const cJSON *offs = cJSON_GetObjectItemCaseSensitive(g, "offsets");
 		if (cJSON_IsString(err) || !cJSON_GetArraySize(offs))
@@ -168,9 +226,22 @@ static void print_table(const cJSON *groups)
 
 int kctl_cmd_groups(struct kctl *k, int argc, char **argv)
 {
+	static const struct option lo[] = { { "group", required_argument, 0, 'g' },
+					    { "volume-only", no_argument, 0, 'v' },
+					    { 0, 0, 0, 0 } };
 	const char *only = NULL;
-	if (kctl_one_option(argc, argv, "group", &only, "groups [--group G]"))
-		return KCTL_EXIT_ERROR;
+	int ask = 1, ch;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (ch == 'g')
+			only = optarg;
+		else if (ch == 'v')
+			ask = 0;
+		else
+			return kctl_error("usage: groups [--group G] [--volume-only]");
+	}
+	if (optind != argc)
+		return kctl_error("groups: unexpected argument '%s'", argv[optind]);
 	struct kaas_dirlist l = { 0 };
 	int rc = kaas_sub_list(k->cluster, KAAS_GROUPS_DIR, &l);
 	if (rc < 0 && rc != -ENOENT)
@@ -189,7 +260,7 @@ int kctl_cmd_groups(struct kctl *k, int argc, char **argv)
 		if (l.types[i] == KAAS_FT_FILE || group_name_of(k, l.names[i], &name) < 0)
 			continue; /* a group without committed offsets, or not a group */
 		if (!only || strcmp(only, name) == 0) {
-			cJSON_AddItemToArray(arr, group_json(k, name, &as, t, nt));
+			cJSON_AddItemToArray(arr, group_json(k, name, &as, t, nt, ask));
 			found = 1;
 		}
 		free(name);

@@ -20,9 +20,10 @@ for i in 1 2 3 4 5; do printf 'z%d-%0200d\n' $i $i; done | kc -P -t gd -X compre
 echo "tomb:" | kc -P -t gd -K: -Z -X acks=all
 "$OFFSETS_RAW" "$BROKER" commit grp-one gd 0 4 >/dev/null || kaas_fail "commit"
 
-# groups: committed 4, high watermark 16, lag 12.
+# groups: committed 4, high watermark 16, lag 12; state from the coordinator.
 kctl_expect 0 --data "$D" groups
 kctl_has '^grp-one +[0-9]+ +0 +gd +0 +4 +16 +12$'
+kctl_has '^group grp-one: state Empty, 0 member\(s\)$'
 kctl_expect 0 --data "$D" groups --json
 python3 -c '
 import json,sys
@@ -35,6 +36,33 @@ assert o[0]["committed"] == 4 and o[0]["high_watermark"] == 16 and o[0]["lag"] =
 assert g[0]["coordinator"]["broker"] == 0, g
 ' <<<"$KCTL_OUT" || kaas_fail "groups --json"
 kctl_expect 2 --data "$D" groups --group nosuch
+kctl_expect 0 --data "$D" groups --volume-only --json
+python3 -c '
+import json,sys
+g=json.load(sys.stdin)["groups"][0]
+assert g["group"] == "grp-one" and g["state"] is None and g["offsets"][0]["lag"] == 12, g
+' <<<"$KCTL_OUT" || kaas_fail "groups --volume-only"
+
+# A live consumer: state and members come from the coordinator.
+timeout 60 kcat -b "$BROKER" -G live gd -X client.id=kctl-test -X auto.commit.interval.ms=100 \
+	-X auto.offset.reset=earliest -q >/dev/null 2>&1 &
+consumer=$!
+kaas_on_exit "kill $consumer"
+live() {
+	kctl --data "$D" groups --group live --json >"$KAAS_SCRATCH/live.json" 2>/dev/null &&
+	python3 -c '
+import json,sys
+g=json.load(open(sys.argv[1]))["groups"][0]
+assert g["state"] == "Stable" and len(g["members"]) == 1, g
+assert g["members"][0]["client_id"] == "kctl-test", g
+assert g["offsets"][0]["committed"] == 16 and g["offsets"][0]["lag"] == 0, g
+' "$KAAS_SCRATCH/live.json"
+}
+kaas_wait_for 30 live || { cat "$KAAS_SCRATCH/live.json" >&2; kaas_fail "groups: live consumer not shown as Stable with 1 member"; }
+kctl_expect 0 --data "$D" groups --group live
+kctl_has '^group live: state Stable, 1 member\(s\): .* \(kctl-test, '
+kill $consumer
+wait $consumer 2>/dev/null || true
 
 # dump-log, text: offsets, keys, escaped values, headers, the producer.
 kctl_expect 0 --data "$D" dump-log gd 0
