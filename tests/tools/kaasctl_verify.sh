@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# kaasctl verify on a volume kaasd wrote: clean (exit 0); then, each on its
-# own copy of the volume, a flipped byte in a sealed segment and a manifest
-# pointing past its segment's end (exit 1, each named with its path), and a
-# stale temp file, an NFS silly rename and an undrained .trash (warnings
-# naming their paths, exit 0); kaasctl trash lists the .trash entry; --json
-# is well-formed; a missing topic and a bad URL exit 2.
+# kaasctl verify on a volume kaasd wrote: clean (exit 0), and no command
+# changes it; then, each on its own copy of the volume, a flipped byte in a
+# sealed segment, a manifest pointing past its segment's end and a corrupt
+# manifest (exit 1, each named with its path); a stale temp file, an NFS
+# silly rename, an orphan segment and an undrained .trash (warnings naming
+# their paths, exit 0); kaasctl trash lists the .trash entry; --json is
+# well-formed; a missing topic or partition and a bad URL exit 2.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
 . "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
@@ -67,18 +68,36 @@ kctl_expect 1 --data "$C" verify --topic vt
 kctl_has "^error +manifest-past-eof +$C/$sealed\$"
 kctl_has 'manifest-[0-9]+\.json records a sealed end [0-9]+ but the file holds [0-9]+ bytes'
 
+# 2b. A manifest whose body no longer matches its CRC: the partition is
+#     offline; verify names the file, status shows the partition's error.
+copy
+m=$(cd "$C" && ls vt/0/manifest-*.json | tail -n1)
+sed -i '2s/"log_start":0/"log_start":1/' "$C/$m"
+grep -q '"log_start":1' "$C/$m" || kaas_fail "could not alter $m"
+kctl_expect 1 --data "$C" verify
+kctl_has "^error +corrupt-manifest +$C/$m\$"
+kctl_expect 0 --data "$C" status --watch-ms 0 --json
+python3 -c '
+import json,sys
+p=json.load(sys.stdin)["topics"][0]["partitions"][0]
+assert p["high_watermark"] is None and "crc" in p["error"].lower(), p
+' <<<"$KCTL_OUT" || kaas_fail "status of a corrupt manifest: $KCTL_OUT"
+
 # 3. Transient leftovers: warnings with their paths, exit 0.
 copy
 tmp="vt/0/.tmp.manifest-0000000002.json.otherhost.4242.00000000000000aa.7"
 echo partial >"$C/$tmp"
 touch "$C/vt/0/.nfs00000000000000aa00000001"
+orphan="vt/0/00000000000000099999-0000000001.log"
+echo junk >"$C/$orphan"
 mkdir -p "$C/.trash/gone.0123456789abcdef0123456789abcdef/0"
 echo data >"$C/.trash/gone.0123456789abcdef0123456789abcdef/0/00000000000000000000-0000000001.log"
 kctl_expect 0 --data "$C" verify
 kctl_has "^warning +temp-file +$C/$tmp\$"
 kctl_has "^warning +nfs-silly-rename +$C/vt/0/\\.nfs00000000000000aa00000001\$"
 kctl_has "^warning +undrained-trash +$C/\\.trash/gone\\.0123456789abcdef0123456789abcdef\$"
-kctl_has '^clean: 0 error\(s\), 3 warning'
+kctl_has "^warning +orphan-segment +$C/$orphan\$"
+kctl_has '^clean: 0 error\(s\), 4 warning'
 kctl_expect 0 --data "$C" trash
 kctl_has '^\.trash/gone\.0123456789abcdef0123456789abcdef +gone +removing-tree +1 +5 '
 kctl_expect 0 --data "$C" trash --json
