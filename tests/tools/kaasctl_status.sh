@@ -58,6 +58,16 @@ kaas_wait_for 30 compare || { compare || true; kaas_fail "kaasctl status --json 
 kctl_expect 0 --data "$MB_DATA" status
 kctl_has '^four +[0-9a-f]{32} +3 +[01] +[0-9]+ +0 +[0-9]+$'
 
+# kaasctl read the live partitions many times: the leaders go on taking
+# appends, and the high watermarks it reads follow them.
+seq 31 40 | timeout 60 kcat -b "$(mb_bootstrap)" -P -t four -X acks=all -X linger.ms=0 || kaas_fail "produce after kaasctl"
+kctl_expect 0 --data "$MB_DATA" status --json --watch-ms 0
+python3 -c '
+import json,sys
+t=[t for t in json.load(sys.stdin)["topics"] if t["name"] == "four"][0]
+assert sum(p["high_watermark"] for p in t["partitions"]) == 40, t
+' <<<"$KCTL_OUT" || kaas_fail "high watermarks after 40 records: $KCTL_OUT"
+
 # A killed broker: its heartbeat stops, so it is no longer alive.
 mb_kill 1
 kctl_expect 0 --data "$MB_DATA" status --json --watch-ms 600
