@@ -22,3 +22,4 @@ include tests/chaos/local.mk
 include tests/kernel-nfs/local.mk
 include tests/layers/local.mk
 include tests/security/local.mk
+include tests/tools/local.mk

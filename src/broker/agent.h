@@ -111,6 +111,8 @@ size_t kaas_agent_brokers(struct kaas_agent *c, struct kaas_broker_info *out, si
  * when the slot has no leader yet.  The caller answers NOT_COORDINATOR /
  * COORDINATOR_NOT_AVAILABLE when *broker is not itself or on -ENOENT. */
 int32_t kaas_agent_coordinator_slot(const struct kaas_agent *c, const char *group, size_t len);
+/* The same without an agent, for `slots` coordinator slots (kaasctl). */
+int32_t kaas_coordinator_slot_of(const char *group, size_t len, int32_t slots);
 int kaas_agent_coordinator(struct kaas_agent *c, const char *group, size_t len,
 			     int32_t *broker, uint32_t *epoch);
 

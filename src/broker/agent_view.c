@@ -93,14 +93,19 @@ size_t kaas_agent_brokers(struct kaas_agent *c, struct kaas_broker_info *out, si
 	return n;
 }
 
-int32_t kaas_agent_coordinator_slot(const struct kaas_agent *c, const char *group, size_t len)
+int32_t kaas_coordinator_slot_of(const char *group, size_t len, int32_t slots)
 {
 	uint32_t h = 2166136261u;
 	for (size_t i = 0; i < len; i++) {
 		h ^= (uint8_t)group[i];
 		h *= 16777619u;
 	}
-	return (int32_t)(h % (uint32_t)c->cfg->coordinator_slots);
+	return (int32_t)(h % (uint32_t)slots);
+}
+
+int32_t kaas_agent_coordinator_slot(const struct kaas_agent *c, const char *group, size_t len)
+{
+	return kaas_coordinator_slot_of(group, len, c->cfg->coordinator_slots);
 }
 
 int kaas_agent_coordinator(struct kaas_agent *c, const char *group, size_t len,

@@ -266,6 +266,11 @@ int kaas_manifest_write(struct kaas_log *log);
  * removed or -errno. */
 char *kaas_manifest_path_for(const char *dir, uint32_t epoch);
 int kaas_manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch);
+/* 0 and *epoch for a name "manifest-<epoch:010>.json", else -EINVAL. */
+int kaas_manifest_parse_name(const char *name, uint32_t *epoch);
+/* The same for directory `dir` of `sub`, without a log (log_inspect.c). */
+int kaas_manifest_find_in(struct kaas_substrate *sub, const char *dir, char **path,
+			  uint32_t *name_epoch);
 int kaas_manifest_sweep_older(struct kaas_log *log);
 int kaas_manifest_check_epoch(struct kaas_log *log);
 int kaas_logi_fence_claim(struct kaas_log *log);

@@ -133,7 +133,7 @@ char *kaas_manifest_path_for(const char *dir, uint32_t epoch)
 }
 
 /* 0 and *epoch for a name "manifest-<epoch:010>.json", else -EINVAL. */
-static int manifest_parse_name(const char *name, uint32_t *epoch)
+int kaas_manifest_parse_name(const char *name, uint32_t *epoch)
 {
 	size_t pl = strlen(MANIFEST_PREFIX);
 	if (strncmp(name, MANIFEST_PREFIX, pl) != 0 || strlen(name) != pl + 10 + 5 ||
@@ -160,7 +160,7 @@ static int mf_scan_cb(void *arg, const char *name, enum kaas_file_type type)
 {
 	struct mf_scan *m = arg;
 	uint32_t e;
-	if (manifest_parse_name(name, &e) == 0) {
+	if (kaas_manifest_parse_name(name, &e) == 0) {
 		if (!m->numbered || e > m->max)
 			m->max = e;
 		m->numbered = 1;
@@ -170,23 +170,29 @@ static int mf_scan_cb(void *arg, const char *name, enum kaas_file_type type)
 	return 0;
 }
 
-int kaas_manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch)
+int kaas_manifest_find_in(struct kaas_substrate *sub, const char *dir, char **path,
+			  uint32_t *name_epoch)
 {
 	struct mf_scan m = { 0 };
 	*path = NULL;
 	*name_epoch = 0;
-	int rc = kaas_sub_readdir(log->sub, log->dir, mf_scan_cb, &m);
+	int rc = kaas_sub_readdir(sub, dir, mf_scan_cb, &m);
 	if (rc < 0)
 		return rc;
 	if (m.numbered) {
 		*name_epoch = m.max;
-		*path = kaas_manifest_path_for(log->dir, m.max);
+		*path = kaas_manifest_path_for(dir, m.max);
 	} else if (m.legacy) {
-		*path = kaas_path_join(log->dir, MANIFEST_NAME);
+		*path = kaas_path_join(dir, MANIFEST_NAME);
 	} else {
 		return -ENOENT;
 	}
 	return *path ? 0 : -ENOMEM;
+}
+
+int kaas_manifest_find(struct kaas_log *log, char **path, uint32_t *name_epoch)
+{
+	return kaas_manifest_find_in(log->sub, log->dir, path, name_epoch);
 }
 
 int kaas_manifest_sweep_older(struct kaas_log *log)
@@ -199,7 +205,7 @@ int kaas_manifest_sweep_older(struct kaas_log *log)
 	int removed = 0;
 	for (size_t i = 0; i < l.n; i++) {
 		uint32_t e;
-		if (!((manifest_parse_name(l.names[i], &e) == 0 && e < log->epoch) ||
+		if (!((kaas_manifest_parse_name(l.names[i], &e) == 0 && e < log->epoch) ||
 		      strcmp(l.names[i], MANIFEST_NAME) == 0))
 			continue;
 		char *p = kaas_path_join(log->dir, l.names[i]);

@@ -6,25 +6,47 @@
 #include <string.h>
 
 #include "check/substrate_check.h"
+#include "tools/kaasctl.h"
 #include "substrate/substrate.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: kaasctl COMMAND [options]\n"
+		"usage: kaasctl [--data URL] [--cluster-dir URL] [--config FILE] COMMAND [--json]\n"
+		"       kaasctl substrate-check [options] URL\n"
 		"\n"
-		"commands:\n"
+		"Volume options (the same as kaasd's, with the same defaults: --data ./kaas-data,\n"
+		"the cluster directory $KAAS_CLUSTER_DIR, else <data>/__cluster); a URL is a\n"
+		"directory, file:///abs/path, nfs://server/export/path?..., or fault+...\n"
+		"--json: one JSON document on stdout instead of a table.\n"
+		"\n"
+		"commands (all read-only):\n"
+		"  status [--watch-ms N]\n"
+		"      Brokers and their liveness (a heartbeat counter that moves within N ms,\n"
+		"      default 1000), the controller, the assignment, and per topic its id,\n"
+		"      partitions, leaders, leader epochs and high watermarks.\n"
+		"  groups [--group G] [--volume-only]\n"
+		"      Consumer groups: coordinator, committed offsets and lag; state and\n"
+		"      members asked of the coordinator (DescribeGroups) unless --volume-only.\n"
+		"  verify [--topic T]\n"
+		"      Check every segment's batches (CRC32C) against its manifest and every\n"
+		"      document; list orphans, temp files, .nfs* and .trash leftovers.\n"
+		"      Exit 1 on corruption, 0 when clean (warnings allowed).\n"
+		"  dump-log TOPIC PARTITION [--from OFFSET] [--max-records N]\n"
+		"      Batches and records, human-readable.\n"
+		"  trash\n"
+		"      Topic removals not finished yet, and why.\n"
 		"  substrate-check [--renames N] [--rounds N] [--procs N] [--only KEY[,KEY...]]\n"
 		"                  [--peer URL2] URL\n"
 		"      Qualify a volume before trusting it with data: probe the contract's three\n"
 		"      guarantees (atomic rename, atomic exclusive create, close-to-open) and the\n"
 		"      documented error behaviour. Prints a table; exits 0 only if all pass.\n"
-		"      URL: a directory, file:///abs/path, nfs://server/export/path?..., fault+...\n"
 		"      --peer URL2: the same volume as another host sees it (e.g. a second NFS\n"
 		"      mount of the export, nosharecache): the two-host probes use it as host B;\n"
 		"      without it, host B is a second instance of URL.\n"
 		"      KEYs: rename-atomic exclusive-create close-to-open fsync-visible\n"
-		"            fsync-reopen readdir rmdir-nonempty error-codes\n");
+		"            fsync-reopen readdir rmdir-nonempty error-codes\n"
+		"exit status: 0 done, 1 verify found corruption, 2 the command could not run.\n");
 }
 
 static int parse_uint(const char *s, unsigned *out, const char *what)
@@ -108,6 +130,49 @@ static int cmd_substrate_check(int argc, char **argv)
 	return rep.all_pass && rc == 0 ? 0 : 1;
 }
 
+static const struct {
+	const char *name;
+	int (*run)(struct kctl *k, int argc, char **argv);
+} commands[] = {
+	{"status", kctl_cmd_status}, {"groups", kctl_cmd_groups},
+	{"verify", kctl_cmd_verify}, {"dump-log", kctl_cmd_dump_log},
+	{"trash", kctl_cmd_trash},
+};
+
+static int is_global(const char *arg, const char *name)
+{
+	size_t n = strlen(name);
+	return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
+}
+
+/* Split argv: the volume options go to kaasd's own option parser (so that
+ * kaasctl takes exactly kaasd's --data, --cluster-dir and --config, with its
+ * defaults and environment), --json is noted, the rest is the command. */
+static int split_args(struct kctl *k, int argc, char **argv, char **vol, int *nvol, char **cmd,
+		      int *ncmd)
+{
+	*nvol = *ncmd = 0;
+	vol[(*nvol)++] = "kaasctl";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--json") == 0) {
+			k->json = 1;
+		} else if (is_global(a, "--data") || is_global(a, "--cluster-dir") ||
+			   is_global(a, "--config")) {
+			vol[(*nvol)++] = argv[i];
+			if (!strchr(a, '=')) {
+				if (i + 1 >= argc)
+					return kctl_error("%s needs a value", a);
+				vol[(*nvol)++] = argv[++i];
+			}
+		} else {
+			cmd[(*ncmd)++] = argv[i];
+		}
+	}
+	vol[*nvol] = cmd[*ncmd] = NULL;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -120,7 +185,34 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "substrate-check"))
 		return cmd_substrate_check(argc - 1, argv + 1);
-	fprintf(stderr, "kaasctl: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return 2;
+	struct kctl k = {0};
+	char **vol = calloc((size_t)argc + 1, sizeof *vol);
+	char **cmd = calloc((size_t)argc + 1, sizeof *cmd);
+	int nvol, ncmd, rc = KCTL_EXIT_ERROR;
+	if (!vol || !cmd || split_args(&k, argc, argv, vol, &nvol, cmd, &ncmd) != 0)
+		goto out;
+	if (ncmd == 0) {
+		usage(stderr);
+		goto out;
+	}
+	size_t i = 0;
+	while (i < sizeof commands / sizeof commands[0] && strcmp(commands[i].name, cmd[0]) != 0)
+		i++;
+	if (i == sizeof commands / sizeof commands[0]) {
+		kctl_error("unknown command '%s' (kaasctl --help lists them)", cmd[0]);
+		goto out;
+	}
+	int c = kaas_config_load(&k.cfg, nvol, vol);
+	if (c != 0) {
+		rc = c == 1 ? KCTL_EXIT_OK : KCTL_EXIT_ERROR;
+		goto out;
+	}
+	rc = kctl_open(&k);
+	if (rc == 0)
+		rc = commands[i].run(&k, ncmd, cmd);
+out:
+	kctl_close(&k);
+	free(vol);
+	free(cmd);
+	return rc;
 }

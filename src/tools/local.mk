@@ -1,3 +1,8 @@
 bin_PROGRAMS += kaasctl
-kaasctl_SOURCES = src/tools/kaasctl.c
-kaasctl_LDADD = libkaas_check.a $(KAAS_LIBS_CONTRACT) $(KAAS_EXT_LIBS)
+kaasctl_SOURCES = src/tools/kaasctl.c src/tools/kaasctl.h src/tools/kaasctl_common.c \
+	src/tools/kaasctl_status.c src/tools/kaasctl_groups.c src/tools/kaasctl_dump.c \
+	src/tools/kaasctl_records.c src/tools/kaasctl_records.h src/tools/kaasctl_verify.c \
+	src/tools/kaasctl_verify.h src/tools/kaasctl_verify_part.c \
+	src/tools/kaasctl_verify_docs.c src/tools/kaasctl_trash.c \
+	src/tools/kaasctl_describe.c src/tools/kaasctl_describe.h
+kaasctl_LDADD = libkaas_check.a $(KAAS_LIBS) $(KAAS_EXT_LIBS)

@@ -1,0 +1,13 @@
+# tests/tools: kaasctl, the operator CLI (status, groups, verify, dump-log,
+# trash) against volumes kaasd wrote: on a directory, on 2 brokers, and over
+# nfs:// (skips without the NFS test server).
+KAASCTL_TESTS = tests/tools/kaasctl_verify.sh tests/tools/kaasctl_groups_dump.sh \
+	tests/tools/kaasctl_status.sh tests/tools/kaasctl_nfs.sh
+TESTS += $(KAASCTL_TESTS)
+EXTRA_DIST += $(KAASCTL_TESTS) tests/tools/kaasctl-lib.sh
+# The read-only partition view under kaasctl (log/log_inspect.h).
+check_PROGRAMS += tests/tools/test_log_inspect
+tests_tools_test_log_inspect_SOURCES = tests/tools/test_log_inspect.c
+tests_tools_test_log_inspect_CFLAGS = $(TEST_CFLAGS)
+tests_tools_test_log_inspect_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/tools/test_log_inspect
