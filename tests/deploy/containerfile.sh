@@ -47,6 +47,33 @@ expose=$(sed -n 's/^EXPOSE //p' "$cf")
 grep -q -- '--http-listen 0.0.0.0:9644' "$top/deploy/kubernetes/statefulset.yaml" || kaas_fail "the manifests' HTTP port is not 9644"
 grep -q '^COPY --from=build /out/kaasd /out/kaasctl ' "$cf" || kaas_fail "the runtime stage does not take kaasd and kaasctl"
 
+# The build context keeps every file of the source tree and what autoreconf
+# generates beside it: no .dockerignore pattern matches a tracked file, the
+# autotools' outputs, or one of their directories (build-* once left out
+# build-aux/ while configure came along, and configure failed).
+if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+	{ git -C "$top" ls-files; printf '%s\n' configure Makefile.in aclocal.m4 \
+		build-aux/install-sh build-aux/compile build-aux/missing build-aux/ar-lib \
+		build-aux/test-driver build-aux/depcomp; } >"$KAAS_SCRATCH/files"
+	python3 - "$top/.dockerignore" "$KAAS_SCRATCH/files" <<'PY' || kaas_fail ".dockerignore leaves out source files"
+import fnmatch, sys
+pats = [l.strip() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
+bad = set()
+files = open(sys.argv[2]).read().split()
+assert len(files) > 100, "too few files listed"
+for f in files:
+    parts = f.split("/")
+    for i in range(1, len(parts) + 1):
+        pre = "/".join(parts[:i])
+        for p in pats:
+            if fnmatch.fnmatchcase(pre, p) or fnmatch.fnmatchcase(pre, p.replace("**/", "")):
+                bad.add("%s (%s)" % (pre, p))
+for b in sorted(bad)[:10]:
+    print(".dockerignore leaves out", b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+fi
+
 # 3. runtime-packages on this build.
 pk=$("$top/deploy/container/runtime-packages" "$KAAS_TOP_BUILDDIR/kaasd" "$KAAS_TOP_BUILDDIR/kaasctl") ||
 	kaas_fail "runtime-packages failed"
