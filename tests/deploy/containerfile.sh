@@ -1,5 +1,5 @@
 #!/bin/bash
-# kaas-test-timeout: 120
+# kaas-test-timeout: 180
 # The Containerfile builds as the README says kaas is built:
 #  1. The README's first command is scripts/run, which runs scripts/setup
 #     and then make -C build; the Containerfile's build stage RUNs the same
@@ -12,6 +12,8 @@
 #     no test peer (dry run: --help-free parse of the package list).
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
+. "$KAAS_TOP_SRCDIR/tests/deploy/deploy-lib.sh"
+deploy_load
 top=$KAAS_TOP_SRCDIR
 cf=$top/Containerfile
 [ -f "$cf" ] || kaas_fail "no Containerfile"
@@ -37,10 +39,7 @@ bases=$(sed -n 's/^FROM \([^ ]*\).*/\1/p' "$cf" | sort -u)
 user=$(sed -n 's/^USER \(.*\)/\1/p' "$cf" | tail -n1)
 case "$user" in ''|0|0:*|root|root:*) kaas_fail "the image runs as '$user'" ;; esac
 uid=${user%%:*}
-python3 -c 'import yaml' 2>/dev/null && {
-	sts_uid=$(python3 -c "import yaml,sys; d=yaml.safe_load(open('$top/deploy/kubernetes/statefulset.yaml')); print(d['spec']['template']['spec']['securityContext']['runAsUser'])")
-	[ "$sts_uid" = "$uid" ] || kaas_fail "the StatefulSet runs as uid $sts_uid, the image's user is $uid"
-}
+[ "$DEPLOY_RUN_AS_USER" = "$uid" ] || kaas_fail "the StatefulSet runs as uid $DEPLOY_RUN_AS_USER, the image's user is $uid"
 echo "$runs" | grep -q "useradd .*--uid $uid " || kaas_fail "no user $uid is created"
 expose=$(sed -n 's/^EXPOSE //p' "$cf")
 [ "$expose" = "9092 9644" ] || kaas_fail "EXPOSE '$expose', expected 9092 9644"
@@ -80,10 +79,10 @@ pk=$("$top/deploy/container/runtime-packages" "$KAAS_TOP_BUILDDIR/kaasd" "$KAAS_
 echo "runtime packages:" $pk
 echo "$pk" | grep -qx libc6 || kaas_fail "runtime-packages misses libc6"
 echo "$pk" | grep -qx 'libuv1' || kaas_fail "runtime-packages misses libuv1"
-for p in $pk; do
-	case "$p" in *-dev) kaas_fail "runtime-packages names a -dev package: $p" ;; esac
-	[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || kaas_fail "$p is not an installed package"
-done
+case " $(echo $pk) " in *-dev\ *) kaas_fail "runtime-packages names a -dev package: $pk" ;; esac
+# shellcheck disable=SC2086 # one package per word
+n=$(dpkg-query -W -f='${Status}\n' $pk 2>/dev/null | grep -c '^install ok installed$')
+[ "$n" = "$(echo "$pk" | wc -l)" ] || kaas_fail "runtime-packages names packages that are not installed"
 
 # 4. scripts/setup --broker-only's package list: every build library, no
 # test peer.  (Its package step is run with dpkg-query and apt-get stubbed.)

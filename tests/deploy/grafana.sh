@@ -1,5 +1,5 @@
 #!/bin/bash
-# kaas-test-timeout: 60
+# kaas-test-timeout: 120
 # deploy/grafana/kaas-dashboard.json is a Grafana dashboard that parses, has
 # a Prometheus datasource variable every panel uses, and queries only
 # metrics kaasd serves (tests/deploy/metric-names.txt); it covers

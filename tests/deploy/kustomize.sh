@@ -1,5 +1,5 @@
 #!/bin/bash
-# kaas-test-timeout: 60
+# kaas-test-timeout: 120
 # deploy/kubernetes renders with kustomize (kubectl kustomize), as is and
 # with the cluster-dir component on:
 #  1. every object lands in namespace kaas; the StatefulSet mounts the
@@ -11,7 +11,7 @@
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
 . "$KAAS_TOP_SRCDIR/tests/deploy/deploy-lib.sh"
-deploy_python
+deploy_load
 command -v kubectl >/dev/null 2>&1 || kaas_skip "kubectl is not installed (it renders the kustomization)"
 kubectl kustomize "$DEPLOY_DIR" >"$KAAS_SCRATCH/base.yaml" || kaas_fail "kubectl kustomize deploy/kubernetes failed"
 cp -r "$DEPLOY_DIR" "$KAAS_SCRATCH/k"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# kaas-test-timeout: 60
+# kaas-test-timeout: 120
 # Every kaasd option the Kubernetes deployment uses exists in this kaasd:
 #  1. The StatefulSet's entrypoint script, run as pod kaas-2 (a stand-in
 #     kaasd prints its arguments), derives --broker-id 2 from the pod's
@@ -11,7 +11,7 @@
 #     optional cluster-dir component sets KAAS_CLUSTER_DIR to its mount.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/deploy/deploy-lib.sh"
-deploy_python
+deploy_load
 [ -x "$KAASD" ] || kaas_fail "no kaasd binary at $KAASD"
 help=$("$KAASD" --help) || kaas_fail "kaasd --help failed"
 
@@ -20,9 +20,8 @@ args=$(deploy_kaasd_args kaas-2 ns1) || kaas_fail "the StatefulSet's command scr
 echo "kaasd arguments on pod kaas-2:" $args
 arg_after() { echo "$args" | sed -n "/^$1\$/{n;p;q}"; }
 [ "$(arg_after --broker-id)" = 2 ] || kaas_fail "pod kaas-2 is not broker 2: $(arg_after --broker-id)"
-svc=$(deploy_manifest_field 'sts["spec"]["serviceName"]')
-kport=$(deploy_manifest_field '[p["containerPort"] for p in c["ports"] if p["name"] == "kafka"][0]')
-want="kaas-2.$svc.ns1.svc.cluster.local:$kport"
+kport=$DEPLOY_KAFKA_PORT
+want="kaas-2.$DEPLOY_SERVICE.ns1.svc.cluster.local:$kport"
 [ "$(arg_after --advertise)" = "$want" ] || kaas_fail "advertise $(arg_after --advertise), expected $want"
 [ "$(arg_after --listen)" = "0.0.0.0:$kport" ] || kaas_fail "listen $(arg_after --listen) is not the kafka port $kport"
 # A host name without an ordinal is refused, not started as broker 0.
@@ -39,8 +38,7 @@ done
 [ -z "$bad" ] || kaas_fail "the StatefulSet passes options kaasd --help does not list:$bad"
 conf=$(arg_after --config)
 [ "$conf" = /etc/kaas/kaasd.conf ] || kaas_fail "unexpected --config $conf"
-cm_mount=$(deploy_manifest_field '[m["mountPath"] for m in c["volumeMounts"] if m["name"] == "config"][0]')
-[ "$cm_mount" = /etc/kaas ] || kaas_fail "the ConfigMap is mounted at $cm_mount, not /etc/kaas"
+[ "$conf" = "$DEPLOY_CONFIG_MOUNT/kaasd.conf" ] || kaas_fail "the ConfigMap is mounted at $DEPLOY_CONFIG_MOUNT, not where --config points"
 keys=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/[[:space:]]*=.*//' "$DEPLOY_DIR/kaasd.conf")
 [ -n "$keys" ] || kaas_fail "no keys in deploy/kubernetes/kaasd.conf"
 for k in $keys; do
@@ -51,11 +49,10 @@ grep -q 'kaasd.conf' "$DEPLOY_DIR/kustomization.yaml" || kaas_fail "kustomizatio
 
 # 3. Probes on --http-listen's port; paths are checked live by probes.sh.
 http=$(arg_after --http-listen)
-hport=$(deploy_manifest_field '[p["containerPort"] for p in c["ports"] if p["name"] == "http"][0]')
+hport=$DEPLOY_HTTP_PORT
 [ "$http" = "0.0.0.0:$hport" ] || kaas_fail "--http-listen $http is not the http port $hport"
-for probe in readinessProbe livenessProbe; do
-	port=$(deploy_manifest_field "c['$probe']['httpGet']['port']")
-	[ "$port" = http ] || [ "$port" = "$hport" ] || kaas_fail "$probe on port $port, not $hport"
+for port in "$DEPLOY_READY_PORT" "$DEPLOY_LIVE_PORT"; do
+	[ "$port" = http ] || [ "$port" = "$hport" ] || kaas_fail "a probe on port $port, not $hport"
 done
 python3 - "$DEPLOY_DIR/cluster-dir/statefulset-patch.yaml" <<'PY' || kaas_fail "the cluster-dir component is inconsistent"
 import sys, yaml

@@ -1,5 +1,5 @@
 #!/bin/bash
-# kaas-test-timeout: 90
+# kaas-test-timeout: 120
 # The Kubernetes probes answer on a kaasd started as the StatefulSet starts
 # it: the entrypoint script's arguments for pod kaas-0, with the data
 # directory in scratch, the Kafka and HTTP listeners moved to 127.0.0.1 on
@@ -10,13 +10,13 @@
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
 . "$KAAS_TOP_SRCDIR/tests/deploy/deploy-lib.sh"
-deploy_python
+deploy_load
 [ -x "$KAASD" ] || kaas_fail "no kaasd binary at $KAASD"
 S=$KAAS_SCRATCH
 
 args=$(deploy_kaasd_args kaas-0 ns1) || kaas_fail "the StatefulSet's command script failed"
-ready_path=$(deploy_manifest_field 'c["readinessProbe"]["httpGet"]["path"]')
-live_path=$(deploy_manifest_field 'c["livenessProbe"]["httpGet"]["path"]')
+ready_path=$DEPLOY_READY_PATH
+live_path=$DEPLOY_LIVE_PATH
 echo "$args" | grep -qx -- --http-listen || kaas_fail "the StatefulSet runs kaasd without --http-listen"
 
 # A ConfigMap volume: kaasd.conf -> ..data/kaasd.conf, ..data -> ..<stamp>.

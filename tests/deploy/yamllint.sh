@@ -1,5 +1,5 @@
 #!/bin/bash
-# kaas-test-timeout: 60
+# kaas-test-timeout: 120
 # The Kubernetes manifests pass yamllint with its default rules, warnings
 # included (-s): deploy/kubernetes and its cluster-dir component.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
