@@ -79,7 +79,7 @@ pk=$("$top/deploy/container/runtime-packages" "$KAAS_TOP_BUILDDIR/kaasd" "$KAAS_
 echo "runtime packages:" $pk
 echo "$pk" | grep -qx libc6 || kaas_fail "runtime-packages misses libc6"
 echo "$pk" | grep -qx 'libuv1' || kaas_fail "runtime-packages misses libuv1"
-case " $(echo $pk) " in *-dev\ *) kaas_fail "runtime-packages names a -dev package: $pk" ;; esac
+echo "$pk" | grep -q -- "-dev$" && kaas_fail "runtime-packages names a -dev package: $pk"
 # shellcheck disable=SC2086 # one package per word
 n=$(dpkg-query -W -f='${Status}\n' $pk 2>/dev/null | grep -c '^install ok installed$')
 [ "$n" = "$(echo "$pk" | wc -l)" ] || kaas_fail "runtime-packages names packages that are not installed"
