@@ -17,6 +17,7 @@ include tests/kafka/local.mk
 include tests/cluster/local.mk
 include tests/topics/local.mk
 include tests/groups/local.mk
+include tests/deploy/local.mk
 include tests/multibroker/local.mk
 include tests/chaos/local.mk
 include tests/kernel-nfs/local.mk
