@@ -104,6 +104,17 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 	} else if (strcmp(key, "max-request-bytes") == 0) {
 		rc = parse_long(v, 1024, 1L << 30, &x);
 		c->max_request_bytes = (size_t)x;
+	} else if (strcmp(key, "http-listen") == 0) {
+		rc = kaas_parse_hostport(v, c->http_host, sizeof(c->http_host), &c->http_port);
+		if (rc == 0 && !c->http_host[0])
+			snprintf(c->http_host, sizeof(c->http_host), "0.0.0.0");
+	} else if (strcmp(key, "metrics-per-partition") == 0) {
+		if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+			c->metrics_per_partition = 1;
+		else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+			c->metrics_per_partition = 0;
+		else
+			rc = -EINVAL;
 	} else {
 		fprintf(stderr, "kaasd: unknown setting '%s'\n", key);
 		return -EINVAL;
@@ -203,6 +214,7 @@ static void usage(FILE *out)
 		"             [--zero-copy-min-bytes N] [--heartbeat-ms N]\n"
 		"             [--liveness-timeout-ms N] [--coordinator-slots N]\n"
 		"             [--group-initial-rebalance-delay-ms N]\n"
+		"             [--http-listen HOST:PORT] [--metrics-per-partition true|false]\n"
 		"defaults: --data ./kaas-data --listen 127.0.0.1:9092 --log-level info;\n"
 		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n");
 }
@@ -222,6 +234,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	c->liveness_ms = 3000;
 	c->coordinator_slots = 16;
 	c->group_initial_rebalance_delay_ms = 3000;
+	c->metrics_per_partition = 1;
 	int adv_set = 0;
 	const char *env = getenv("KAAS_CLUSTER_DIR");
 	if (env && *env && set_dup(&c->cluster_url, env) < 0)
@@ -244,6 +257,8 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		{ "liveness-timeout-ms", required_argument, NULL, 'T' },
 		{ "coordinator-slots", required_argument, NULL, 'S' },
 		{ "group-initial-rebalance-delay-ms", required_argument, NULL, 'G' },
+		{ "http-listen", required_argument, NULL, 'W' },
+		{ "metrics-per-partition", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -274,6 +289,8 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		case 'T': key = "liveness-timeout-ms"; break;
 		case 'S': key = "coordinator-slots"; break;
 		case 'G': key = "group-initial-rebalance-delay-ms"; break;
+		case 'W': key = "http-listen"; break;
+		case 'P': key = "metrics-per-partition"; break;
 		case 'f': continue;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;

@@ -7,7 +7,9 @@
  * auto-create-topics (true/false), num-partitions, message-max-bytes,
  * max-request-bytes, zero-copy-min-bytes, heartbeat-ms,
  * liveness-timeout-ms, coordinator-slots, group-initial-rebalance-delay-ms
- * (also spelt as Kafka's group.initial.rebalance.delay.ms).  Environment:
+ * (also spelt as Kafka's group.initial.rebalance.delay.ms), http-listen
+ * (HOST:PORT of /metrics, /healthz, /readyz; off when unset),
+ * metrics-per-partition (true/false).  Environment:
  * KAAS_CLUSTER_DIR.
  */
 #ifndef KAAS_BROKER_CONFIG_H
@@ -40,6 +42,10 @@ struct kaas_config {
 	int32_t group_initial_rebalance_delay_ms; /* the first rebalance of an
 	                              Empty group waits this long for more
 	                              members (default 3000, as Kafka) */
+	/* The metrics and health endpoint (server/http.c). */
+	char http_host[64];     /* http-listen: "" = no endpoint (the default) */
+	int http_port;
+	int metrics_per_partition; /* per-partition series (default 1) */
 };
 
 /* Fill `c` from defaults, env, the --config file and argv.  Returns 0,

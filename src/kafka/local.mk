@@ -10,3 +10,5 @@ libkaas_kafka_a_SOURCES = src/kafka/codec.h src/kafka/codec.c src/kafka/protocol
 libkaas_kafka_a_SOURCES += src/kafka/api_group_admin.c src/kafka/api_init_producer_id.c \
 	src/kafka/group_wire.h src/kafka/group_wire.c src/kafka/api_group_membership.c \
 	src/kafka/api_group_offsets.c
+# Produce and Fetch outcomes as metrics (issue 18).
+libkaas_kafka_a_SOURCES += src/kafka/req_metrics.h src/kafka/req_metrics.c
