@@ -212,6 +212,17 @@ void kaas_server_metrics_start(struct kaas_server *s)
 {
 	if (!kaas_metrics_enabled())
 		return;
+	/* Every API's no-error series from 0, so that a rate sees its first
+	 * requests (a counter born at 2 shows no increase). */
+	for (int16_t key = 0; key < CACHED_KEYS; key++) {
+		char kb[16];
+		const char *api = api_name(key, kb, sizeof kb);
+		if (api == kb)
+			continue;
+		const char *labels[] = { api, "0" };
+		ok_series[key] = kaas_metric_series(&requests, labels);
+		seconds_series[key] = kaas_metric_series(&request_seconds, labels);
+	}
 	uv_timer_init(s->loop, &s->metrics_tick);
 	s->metrics_tick.data = s;
 	s->metrics_live = 1;
