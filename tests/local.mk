@@ -21,3 +21,4 @@ include tests/multibroker/local.mk
 include tests/chaos/local.mk
 include tests/kernel-nfs/local.mk
 include tests/layers/local.mk
+include tests/metrics/local.mk
