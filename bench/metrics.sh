@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# bench/metrics.sh [--secs N] [--rounds N] [--size B] [--producers N] [--dir DIR]
+# (scripts/bench --metrics ...) — the cost of kaasd's metrics (issue 18):
+# the same librdkafka produce load (acks=-1) against kaasd with metrics off
+# (no --http-listen) and on (--http-listen, every volume op metered, and
+# /metrics scraped every second for the whole run), alternating off, on,
+# off, on ... in the same run on the same volume so that drift in the
+# machine's load favours neither side.  Prints msgs/s and MB/s both ways,
+# the ratio on/off, and one JSON line.  Never fails on the numbers.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${KAAS_BUILD_DIR:-$top/build}
+secs=8
+rounds=3
+size=1024
+producers=4
+voldir=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--secs) secs=$2; shift ;;
+	--rounds) rounds=$2; shift ;;
+	--size) size=$2; shift ;;
+	--producers) producers=$2; shift ;;
+	--dir) voldir=$2; shift ;;
+	-h | --help) sed -n '2,10p' "$0" | cut -c3-; exit 0 ;;
+	*) echo "bench/metrics.sh: unknown option '$1'" >&2; exit 2 ;;
+	esac
+	shift
+done
+[ -f "$build/Makefile" ] || "$top/scripts/setup" >&2
+make -C "$build" -s -j2 kaasd bench/kaas-kafka-bench >&2
+kaasd=$build/kaasd
+kafkab=$build/bench/kaas-kafka-bench
+command -v jq >/dev/null || { echo "bench/metrics.sh: needs jq" >&2; exit 1; }
+command -v curl >/dev/null || { echo "bench/metrics.sh: needs curl" >&2; exit 1; }
+own_dir=0
+if [ -z "$voldir" ]; then
+	voldir=$(mktemp -d "${TMPDIR:-/var/tmp}/kaas-metrics-bench.XXXXXX")
+	own_dir=1
+fi
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]+"${pids[@]}"}"; do kill -9 "$p" 2>/dev/null || true; done
+	[ $own_dir = 1 ] && rm -rf "$voldir"
+}
+trap cleanup EXIT
+
+# run MODE ROUND: one produce run against a fresh kaasd; prints msgs/s MB/s
+run() {
+	local mode=$1 round=$2 data=$voldir/$1-$2 log=$voldir/$1-$2.log http=() port hport scraper=
+	[ "$mode" = on ] && http=(--http-listen 127.0.0.1:0)
+	"$kaasd" --data "$data" --listen 127.0.0.1:0 "${http[@]}" 2>"$log" &
+	local pid=$!
+	pids+=("$pid")
+	for _ in $(seq 1 100); do
+		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$log" | head -n1)
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	[ -n "$port" ] || { cat "$log" >&2; echo "kaasd did not start" >&2; exit 1; }
+	if [ "$mode" = on ]; then
+		hport=$(sed -n 's/.*http: .* on [0-9.]*:\([0-9][0-9]*\)$/\1/p' "$log" | head -n1)
+		( while :; do curl -sf -m 2 -o /dev/null "http://127.0.0.1:$hport/metrics"; sleep 1; done ) &
+		scraper=$!
+		pids+=("$scraper")
+	fi
+	local j
+	j=$("$kafkab" produce "127.0.0.1:$port" "m-$mode-$round" "$size" "$producers" "$secs" 1000000000000) ||
+		echo "warning: produce $mode/$round reported failures" >&2
+	[ -n "$scraper" ] && kill "$scraper" 2>/dev/null && wait "$scraper" 2>/dev/null || true
+	kill -TERM "$pid"
+	wait "$pid" || echo "warning: kaasd ($mode) exited with $?" >&2
+	rm -rf "$data"
+	echo "$(jq -r .msgs_per_s <<<"$j") $(jq -r .MBps <<<"$j")"
+}
+
+off_msgs=() on_msgs=() off_mb=() on_mb=()
+for r in $(seq 1 "$rounds"); do
+	for mode in off on; do
+		read -r m mb < <(run "$mode" "$r")
+		printf 'round %d metrics %-3s %10.0f msgs/s %8.2f MB/s\n' "$r" "$mode" "$m" "$mb"
+		if [ "$mode" = off ]; then off_msgs+=("$m"); off_mb+=("$mb"); else on_msgs+=("$m"); on_mb+=("$mb"); fi
+	done
+done
+mean() { printf '%s\n' "$@" | awk '{ s += $1; n++ } END { printf "%.2f", n ? s / n : 0 }'; }
+om=$(mean "${off_msgs[@]}")
+nm=$(mean "${on_msgs[@]}")
+ratio=$(awk -v a="$nm" -v b="$om" 'BEGIN { printf "%.4f", b > 0 ? a / b : 0 }')
+printf 'metrics off: %.0f msgs/s (%.2f MB/s)\nmetrics on:  %.0f msgs/s (%.2f MB/s)\non/off: %s (%d B x %d producers, acks=-1, %d rounds of %d s each way)\n' \
+	"$om" "$(mean "${off_mb[@]}")" "$nm" "$(mean "${on_mb[@]}")" "$ratio" "$size" "$producers" "$rounds" "$secs"
+echo "{\"bench\":\"metrics\",\"size\":$size,\"producers\":$producers,\"secs\":$secs,\"rounds\":$rounds,\"off_msgs_per_s\":$om,\"on_msgs_per_s\":$nm,\"ratio\":$ratio}"
