@@ -46,6 +46,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# log_value LOG SED: the first value SED prints from kaasd's LOG, waited
+# for (10 s at most; exits if none).
+log_value() {
+	local v= i
+	for i in $(seq 1 100); do
+		v=$(sed -n "$2" "$1" | head -n1)
+		[ -n "$v" ] && { echo "$v"; return 0; }
+		sleep 0.1
+	done
+	cat "$1" >&2
+	echo "bench/metrics.sh: kaasd did not start" >&2
+	exit 1
+}
+
 # run MODE ROUND: one produce run against a fresh kaasd; prints msgs/s MB/s
 run() {
 	local mode=$1 round=$2 data=$voldir/$1-$2 log=$voldir/$1-$2.log http=() port hport scraper=
@@ -53,14 +67,9 @@ run() {
 	"$kaasd" --data "$data" --listen 127.0.0.1:0 "${http[@]}" 2>"$log" &
 	local pid=$!
 	pids+=("$pid")
-	for _ in $(seq 1 100); do
-		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$log" | head -n1)
-		[ -n "$port" ] && break
-		sleep 0.1
-	done
-	[ -n "$port" ] || { cat "$log" >&2; echo "kaasd did not start" >&2; exit 1; }
+	port=$(log_value "$log" 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p')
 	if [ "$mode" = on ]; then
-		hport=$(sed -n 's/.*http: .* on [0-9.]*:\([0-9][0-9]*\)$/\1/p' "$log" | head -n1)
+		hport=$(log_value "$log" 's/.*http: .* on [0-9.]*:\([0-9][0-9]*\)$/\1/p')
 		( while :; do curl -sf -m 2 -o /dev/null "http://127.0.0.1:$hport/metrics"; sleep 1; done ) &
 		scraper=$!
 		pids+=("$scraper")

@@ -50,6 +50,18 @@ static int set_dup(char **dst, const char *v)
 	return 0;
 }
 
+/* "true"/"1" or "false"/"0": 0 and *out, else -EINVAL. */
+static int parse_bool(const char *v, int *out)
+{
+	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+		*out = 1;
+	else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+		*out = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 /* Apply one setting; returns 0 or -EINVAL (message printed). */
 static int apply(struct kaas_config *c, const char *key, const char *v, int *adv_set)
 {
@@ -73,12 +85,7 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 		rc = kaas_logger_parse_level(v, &l);
 		c->log_level = l;
 	} else if (strcmp(key, "auto-create-topics") == 0) {
-		if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
-			c->auto_create = 1;
-		else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
-			c->auto_create = 0;
-		else
-			rc = -EINVAL;
+		rc = parse_bool(v, &c->auto_create);
 	} else if (strcmp(key, "num-partitions") == 0) {
 		rc = parse_long(v, 1, 100000, &x);
 		c->num_partitions = (int32_t)x;
@@ -109,12 +116,7 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 		if (rc == 0 && !c->http_host[0])
 			snprintf(c->http_host, sizeof(c->http_host), "0.0.0.0");
 	} else if (strcmp(key, "metrics-per-partition") == 0) {
-		if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
-			c->metrics_per_partition = 1;
-		else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
-			c->metrics_per_partition = 0;
-		else
-			rc = -EINVAL;
+		rc = parse_bool(v, &c->metrics_per_partition);
 	} else {
 		fprintf(stderr, "kaasd: unknown setting '%s'\n", key);
 		return -EINVAL;

@@ -31,34 +31,30 @@ for i in 1 2 3 4; do # in steps, scraped in between
 done
 got=$(consume | wc -l)
 [ "$got" = 2000 ] || kaas_fail "the group consumed $got of 2000 messages"
-v=$(prom_wait 20 'sum(rate(kaas_requests_total[1m]))' '> 0') ||
-	kaas_fail "no request rate in prometheus (last: $v)"
-echo "request rate: $v/s"
-v=$(prom_wait 20 'sum(rate(kaas_requests_total{api="Produce",error="0"}[1m]))' '> 0') ||
-	kaas_fail "no Produce request rate (last: $v)"
-v=$(prom_wait 20 'histogram_quantile(0.99, sum by (le) (rate(kaas_log_fsync_duration_seconds_bucket[1m])))' '> 0') ||
-	kaas_fail "no fsync latency quantile (last: $v)"
-echo "fsync p99: ${v}s"
-v=$(prom_wait 20 'kaas_group_lag{group="mg",topic="mt",partition="0"}' '== 0') ||
-	kaas_fail "lag of group mg is not 0 after it consumed everything (last: $v)"
-v=$(prom_wait 20 'sum(kaas_produce_records_total{topic="mt"})' '>= 2000') ||
-	kaas_fail "kaas_produce_records_total{topic=mt} is $v, expected 2000"
-v=$(prom_wait 20 'sum(kaas_fetch_records_total{topic="mt"})' '>= 2000') ||
-	kaas_fail "kaas_fetch_records_total{topic=mt} is $v, expected >= 2000"
+# expect WHAT CMP QUERY: within 20 s, QUERY's value satisfies CMP.
+expect() {
+	local v
+	v=$(prom_wait 20 "$3" "$2") || kaas_fail "$1: $3 is $v, expected $2"
+	echo "$1: $v"
+}
+expect "request rate" '> 0' 'sum(rate(kaas_requests_total[1m]))'
+expect "Produce rate" '> 0' 'sum(rate(kaas_requests_total{api="Produce",error="0"}[1m]))'
+expect "fsync p99 (s)" '> 0' \
+	'histogram_quantile(0.99, sum by (le) (rate(kaas_log_fsync_duration_seconds_bucket[1m])))'
+lag='kaas_group_lag{group="mg",topic="mt",partition="0"}'
+expect "lag after consuming all" '== 0' "$lag"
+expect "produced records" '>= 2000' 'sum(kaas_produce_records_total{topic="mt"})'
+expect "fetched records" '>= 2000' 'sum(kaas_fetch_records_total{topic="mt"})'
 
 # Phase 2: produce 700 more, nobody consumes: the lag follows.
 seq 1 700 | sed 's/^/b/' | kc -P -t mt -X linger.ms=5 || kaas_fail "produce b"
-v=$(prom_wait 20 'kaas_group_lag{group="mg",topic="mt",partition="0"}' '== 700') ||
-	kaas_fail "lag of group mg is $v after 700 more messages, expected 700"
-v=$(prom_wait 20 'max_over_time(kaas_group_lag{group="mg"}[2m]) - min_over_time(kaas_group_lag{group="mg"}[2m])' '== 700') ||
-	kaas_fail "the lag series did not move from 0 to 700 (range $v)"
-v=$(prom_wait 20 'increase(kaas_log_fsync_duration_seconds_count[1m])' '> 0') ||
-	kaas_fail "fsync count did not increase (last: $v)"
-v=$(prom_wait 20 'kaas_partition_high_watermark{topic="mt",partition="0"}' '== 2700') ||
-	kaas_fail "high watermark is $v, expected 2700"
-for q in kaas_partitions_led kaas_ready kaas_volume_free_bytes \
-	'sum(kaas_substrate_ops_total{backend="posix",op="fsync"})' kaas_controller_epoch; do
-	v=$(prom_wait 20 "$q" '> 0') || kaas_fail "$q is $v, expected > 0"
+expect "lag after 700 more" '== 700' "$lag"
+expect "lag range" '== 700' "max_over_time($lag[2m]) - min_over_time($lag[2m])"
+expect "fsyncs in the last minute" '> 0' 'increase(kaas_log_fsync_duration_seconds_count[1m])'
+expect "high watermark" '== 2700' 'kaas_partition_high_watermark{topic="mt",partition="0"}'
+for q in kaas_partitions_led kaas_ready kaas_volume_free_bytes kaas_controller_epoch \
+	'sum(kaas_substrate_ops_total{backend="posix",op="fsync"})'; do
+	expect "$q" '> 0' "$q"
 done
 v=$(prom_value 'kaas_peer_alive{broker="0"}')
 [ "$v" = 1 ] || kaas_fail "kaas_peer_alive{broker=0} is '$v'"

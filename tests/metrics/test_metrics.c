@@ -24,6 +24,15 @@ static char *render(void)
 	return b.p;
 }
 
+/* Every line of `want` (NULL-terminated) is in `text`; frees text. */
+static void expect_lines(char *text, const char *const *want)
+{
+	for (size_t i = 0; want[i]; i++)
+		if (!strstr(text, want[i]))
+			fail_msg("missing from the rendering: %s\n--\n%s", want[i], text);
+	free(text);
+}
+
 static void test_render(void **state)
 {
 	(void)state;
@@ -38,17 +47,19 @@ static void test_render(void **state)
 	kaas_metric_observe(h, 500000);    /* 0.5 ms */
 	kaas_metric_observe(h, 2000000);   /* 2 ms */
 	kaas_metric_observe(h, 20000000);  /* 20 ms */
-	char *text = render();
-	assert_non_null(strstr(text, "# HELP t_requests_total Requests.\n# TYPE t_requests_total counter\n"));
-	assert_non_null(strstr(text, "t_requests_total{api=\"Produce\",error=\"0\"} 5\n"));
-	assert_non_null(strstr(text, "t_requests_total{api=\"we\\\"ird\\\\\\n\",error=\"6\"} 1\n"));
-	assert_non_null(strstr(text, "# TYPE t_temp gauge\nt_temp 2.5\n"));
-	assert_non_null(strstr(text, "t_seconds_bucket{op=\"fsync\",le=\"0.001\"} 1\n"));
-	assert_non_null(strstr(text, "t_seconds_bucket{op=\"fsync\",le=\"0.01\"} 2\n"));
-	assert_non_null(strstr(text, "t_seconds_bucket{op=\"fsync\",le=\"+Inf\"} 3\n"));
-	assert_non_null(strstr(text, "t_seconds_sum{op=\"fsync\"} 0.0225\n"));
-	assert_non_null(strstr(text, "t_seconds_count{op=\"fsync\"} 3\n"));
-	free(text);
+	static const char *const want[] = {
+		"# HELP t_requests_total Requests.\n# TYPE t_requests_total counter\n",
+		"t_requests_total{api=\"Produce\",error=\"0\"} 5\n",
+		"t_requests_total{api=\"we\\\"ird\\\\\\n\",error=\"6\"} 1\n",
+		"# TYPE t_temp gauge\nt_temp 2.5\n",
+		"t_seconds_bucket{op=\"fsync\",le=\"0.001\"} 1\n",
+		"t_seconds_bucket{op=\"fsync\",le=\"0.01\"} 2\n",
+		"t_seconds_bucket{op=\"fsync\",le=\"+Inf\"} 3\n",
+		"t_seconds_sum{op=\"fsync\"} 0.0225\n",
+		"t_seconds_count{op=\"fsync\"} 3\n",
+		NULL,
+	};
+	expect_lines(render(), want);
 }
 
 static void test_cap(void **state)
@@ -95,13 +106,15 @@ static void test_metered(void **state)
 	assert_int_equal(st.size, 5);
 	assert_int_equal(kaas_sub_stat(m, "missing", &st), -ENOENT);
 	assert_int_equal(kaas_sub_open(m, "missing", KAAS_O_READ, 0, &f), -ENOENT);
-	char *text = render();
-	assert_non_null(strstr(text, "kaas_substrate_ops_total{backend=\"posix\",op=\"fsync\"} 1\n"));
-	assert_non_null(strstr(text, "kaas_substrate_ops_total{backend=\"posix\",op=\"stat\"} 2\n"));
-	assert_non_null(strstr(text, "kaas_substrate_errors_total{backend=\"posix\",op=\"stat\"} 1\n"));
-	assert_non_null(strstr(text, "kaas_substrate_errors_total{backend=\"posix\",op=\"open\"} 1\n"));
-	assert_non_null(strstr(text, "kaas_substrate_op_duration_seconds_count{backend=\"posix\",op=\"pwrite\"} 1\n"));
-	free(text);
+	static const char *const want[] = {
+		"kaas_substrate_ops_total{backend=\"posix\",op=\"fsync\"} 1\n",
+		"kaas_substrate_ops_total{backend=\"posix\",op=\"stat\"} 2\n",
+		"kaas_substrate_errors_total{backend=\"posix\",op=\"stat\"} 1\n",
+		"kaas_substrate_errors_total{backend=\"posix\",op=\"open\"} 1\n",
+		"kaas_substrate_op_duration_seconds_count{backend=\"posix\",op=\"pwrite\"} 1\n",
+		NULL,
+	};
+	expect_lines(render(), want);
 	assert_int_equal(kaas_sub_unlink(m, "a"), 0);
 	kaas_substrate_close(m); /* closes inner too */
 	kaas_testdir_remove(dir);
