@@ -17,7 +17,6 @@ http_port "$KAASD_LOG"
 prom_start "127.0.0.1:$HTTP_PORT"
 # A first scrape before the run, so that rates see it start.
 v=$(prom_wait 20 'up{job="kaas"}' '== 1') || kaas_fail "prometheus does not scrape kaasd (up: $v)"
-sleep 1.5
 
 consume() {
 	timeout 60 kcat -b "$BROKER" -G mg -X auto.offset.reset=earliest \
@@ -27,7 +26,7 @@ consume() {
 # Phase 1: produce, consume everything with group mg (lag 0).
 for i in 1 2 3 4; do # in steps, scraped in between
 	seq 1 500 | sed "s/^/a$i-/" | kc -P -t mt -X linger.ms=5 || kaas_fail "produce a$i"
-	sleep 1.2
+	sleep 1
 done
 got=$(consume | wc -l)
 [ "$got" = 2000 ] || kaas_fail "the group consumed $got of 2000 messages"
