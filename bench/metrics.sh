@@ -3,9 +3,10 @@
 # (scripts/bench --metrics ...) — the cost of kaasd's metrics (issue 18):
 # the same librdkafka produce load (acks=-1) against kaasd with metrics off
 # (no --http-listen) and on (--http-listen, every volume op metered, and
-# /metrics scraped every second for the whole run), alternating off, on,
-# off, on ... in the same run on the same volume so that drift in the
-# machine's load favours neither side.  Prints msgs/s and MB/s both ways,
+# /metrics scraped every second for the whole run), in rounds of one run
+# each way (off first in odd rounds, on first in even ones) in the same
+# run on the same volume, so that drift in the machine's load favours
+# neither side.  Prints msgs/s and MB/s both ways,
 # the ratio on/off, and one JSON line.  Never fails on the numbers.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -86,7 +87,9 @@ run() {
 
 off_msgs=() on_msgs=() off_mb=() on_mb=()
 for r in $(seq 1 "$rounds"); do
-	for mode in off on; do
+	order="off on"
+	[ $((r % 2)) = 0 ] && order="on off" # neither side always goes first
+	for mode in $order; do
 		read -r m mb < <(run "$mode" "$r")
 		printf 'round %d metrics %-3s %10.0f msgs/s %8.2f MB/s\n' "$r" "$mode" "$m" "$mb"
 		if [ "$mode" = off ]; then off_msgs+=("$m"); off_mb+=("$mb"); else on_msgs+=("$m"); on_mb+=("$mb"); fi
@@ -95,7 +98,7 @@ done
 mean() { printf '%s\n' "$@" | awk '{ s += $1; n++ } END { printf "%.2f", n ? s / n : 0 }'; }
 om=$(mean "${off_msgs[@]}")
 nm=$(mean "${on_msgs[@]}")
-ratio=$(awk -v a="$nm" -v b="$om" 'BEGIN { printf "%.4f", b > 0 ? a / b : 0 }')
+ratio=$(awk -v a="$nm" -v b="$om" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')
 printf 'metrics off: %.0f msgs/s (%.2f MB/s)\nmetrics on:  %.0f msgs/s (%.2f MB/s)\non/off: %s (%d B x %d producers, acks=-1, %d rounds of %d s each way)\n' \
 	"$om" "$(mean "${off_mb[@]}")" "$nm" "$(mean "${on_mb[@]}")" "$ratio" "$size" "$producers" "$rounds" "$secs"
 echo "{\"bench\":\"metrics\",\"size\":$size,\"producers\":$producers,\"secs\":$secs,\"rounds\":$rounds,\"off_msgs_per_s\":$om,\"on_msgs_per_s\":$nm,\"ratio\":$ratio}"

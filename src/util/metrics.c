@@ -67,10 +67,14 @@ static int mbuf_room(struct kaas_mbuf *b, size_t more)
 	size_t cap = b->cap ? b->cap : 4096;
 	while (cap < b->len + more + 1)
 		cap *= 2;
-	char *p = realloc(b->p, cap);
+	char *p = b->borrowed ? malloc(cap) : realloc(b->p, cap);
 	if (!p) {
 		b->oom = 1;
 		return -1;
+	}
+	if (b->borrowed) {
+		memcpy(p, b->p, b->len + 1);
+		b->borrowed = 0;
 	}
 	b->p = p;
 	b->cap = cap;
@@ -111,7 +115,8 @@ void kaas_mbuf_label_value(struct kaas_mbuf *b, const char *v)
 
 void kaas_mbuf_free(struct kaas_mbuf *b)
 {
-	free(b->p);
+	if (!b->borrowed)
+		free(b->p);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -153,7 +158,8 @@ struct kaas_metric_series *kaas_metric_series(struct kaas_metric *m, const char 
 			return s;
 	}
 	assert(m->nbounds <= KAAS_METRIC_MAX_BUCKETS);
-	struct kaas_mbuf lb = { 0 };
+	char stack[256] = "";
+	struct kaas_mbuf lb = { .p = stack, .cap = sizeof stack, .borrowed = 1 };
 	for (int i = 0; i < nl; i++) {
 		kaas_mbuf_printf(&lb, "%s%s=\"", i ? "," : "", m->labels[i]);
 		kaas_mbuf_label_value(&lb, values && values[i] ? values[i] : "");
@@ -163,7 +169,7 @@ struct kaas_metric_series *kaas_metric_series(struct kaas_metric *m, const char 
 		kaas_mbuf_free(&lb);
 		return &sink;
 	}
-	const char *text = lb.p ? lb.p : "";
+	const char *text = lb.p;
 	pthread_mutex_lock(&m->mu);
 	struct kaas_metric_series *s;
 	for (s = m->head; s; s = s->next)

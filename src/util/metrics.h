@@ -106,6 +106,8 @@ struct kaas_mbuf {
 	char *p;
 	size_t len, cap;
 	int oom;                  /* an append failed: the text is incomplete */
+	int borrowed;             /* p is the caller's (a stack buffer of cap
+	                             bytes): moved to the heap when it overflows */
 };
 void kaas_mbuf_printf(struct kaas_mbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append `v` escaped as a label value (\\, \", \n). */

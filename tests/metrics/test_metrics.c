@@ -88,6 +88,22 @@ static void test_cap(void **state)
 	free(text);
 }
 
+/* A label set longer than the lookup's stack buffer. */
+static void test_long_label(void **state)
+{
+	(void)state;
+	char v[600], line[700];
+	memset(v, 'x', sizeof v - 1);
+	v[sizeof v - 1] = '\0';
+	const char *l[] = { v, "1" };
+	struct kaas_metric_series *s = kaas_metric_series(&c_fam, l);
+	assert_ptr_equal(kaas_metric_series(&c_fam, l), s);
+	kaas_metric_add(s, 7);
+	snprintf(line, sizeof line, "t_requests_total{api=\"%s\",error=\"1\"} 7\n", v);
+	const char *const want[] = { line, NULL };
+	expect_lines(render(), want);
+}
+
 static void test_metered(void **state)
 {
 	(void)state;
@@ -125,6 +141,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_long_label),
 		cmocka_unit_test(test_metered),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
