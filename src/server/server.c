@@ -105,6 +105,7 @@ static void on_signal(uv_signal_t *sig, int signum)
 	kaas_info("signal %d: stopping (no new connections, finishing in-flight requests)",
 		  signum);
 	s->b->draining = 1;
+	kaas_http_set_agent(s->http, NULL); /* /readyz: 503 from now on */
 	uv_close((uv_handle_t *)&s->listener, NULL);
 	for (struct kaas_conn *c = s->conns.next; c != &s->conns; c = c->next)
 		kaas_conn_read_stop(c);
