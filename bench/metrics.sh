@@ -6,8 +6,8 @@
 # /metrics scraped every second for the whole run), in rounds of one run
 # each way (off first in odd rounds, on first in even ones) in the same
 # run on the same volume, so that drift in the machine's load favours
-# neither side.  Prints msgs/s and MB/s both ways,
-# the ratio on/off, and one JSON line.  Never fails on the numbers.
+# neither side.  Prints msgs/s, MB/s and kaasd's CPU per message both
+# ways, the throughput ratio on/off, and one JSON line.  Never fails on the numbers.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${KAAS_BUILD_DIR:-$top/build}
@@ -62,6 +62,7 @@ log_value() {
 }
 
 # run MODE ROUND: one produce run against a fresh kaasd; prints msgs/s MB/s
+# and kaasd's CPU microseconds per message
 run() {
 	local mode=$1 round=$2 data=$voldir/$1-$2 log=$voldir/$1-$2.log http=() port hport scraper=
 	[ "$mode" = on ] && http=(--http-listen 127.0.0.1:0)
@@ -75,30 +76,43 @@ run() {
 		scraper=$!
 		pids+=("$scraper")
 	fi
-	local j
+	local j c0 c1
+	c0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
 	j=$("$kafkab" produce "127.0.0.1:$port" "m-$mode-$round" "$size" "$producers" "$secs" 1000000000000) ||
 		echo "warning: produce $mode/$round reported failures" >&2
+	c1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
 	[ -n "$scraper" ] && kill "$scraper" 2>/dev/null && wait "$scraper" 2>/dev/null || true
 	kill -TERM "$pid"
 	wait "$pid" || echo "warning: kaasd ($mode) exited with $?" >&2
 	rm -rf "$data"
-	echo "$(jq -r .msgs_per_s <<<"$j") $(jq -r .MBps <<<"$j")"
+	# kaasd's CPU per message (user + system): far less sensitive to a
+	# loaded machine than the throughput
+	local us
+	us=$(awk -v c=$((c1 - c0)) -v t="$(getconf CLK_TCK)" -v m="$(jq -r .msgs <<<"$j")" \
+		'BEGIN { printf "%.3f", (m > 0 ? c / t * 1e6 / m : 0) }')
+	echo "$(jq -r .msgs_per_s <<<"$j") $(jq -r .MBps <<<"$j") $us"
 }
 
-off_msgs=() on_msgs=() off_mb=() on_mb=()
+off_msgs=() on_msgs=() off_mb=() on_mb=() off_us=() on_us=()
 for r in $(seq 1 "$rounds"); do
 	order="off on"
 	[ $((r % 2)) = 0 ] && order="on off" # neither side always goes first
 	for mode in $order; do
-		read -r m mb < <(run "$mode" "$r")
-		printf 'round %d metrics %-3s %10.0f msgs/s %8.2f MB/s\n' "$r" "$mode" "$m" "$mb"
-		if [ "$mode" = off ]; then off_msgs+=("$m"); off_mb+=("$mb"); else on_msgs+=("$m"); on_mb+=("$mb"); fi
+		read -r m mb us < <(run "$mode" "$r")
+		printf 'round %d metrics %-3s %10.0f msgs/s %8.2f MB/s %8.2f us CPU/msg\n' "$r" "$mode" "$m" "$mb" "$us"
+		if [ "$mode" = off ]; then
+			off_msgs+=("$m"); off_mb+=("$mb"); off_us+=("$us")
+		else
+			on_msgs+=("$m"); on_mb+=("$mb"); on_us+=("$us")
+		fi
 	done
 done
 mean() { printf '%s\n' "$@" | awk '{ s += $1; n++ } END { printf "%.2f", n ? s / n : 0 }'; }
 om=$(mean "${off_msgs[@]}")
 nm=$(mean "${on_msgs[@]}")
+ou=$(mean "${off_us[@]}")
+nu=$(mean "${on_us[@]}")
 ratio=$(awk -v a="$nm" -v b="$om" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')
-printf 'metrics off: %.0f msgs/s (%.2f MB/s)\nmetrics on:  %.0f msgs/s (%.2f MB/s)\non/off: %s (%d B x %d producers, acks=-1, %d rounds of %d s each way)\n' \
-	"$om" "$(mean "${off_mb[@]}")" "$nm" "$(mean "${on_mb[@]}")" "$ratio" "$size" "$producers" "$rounds" "$secs"
-echo "{\"bench\":\"metrics\",\"size\":$size,\"producers\":$producers,\"secs\":$secs,\"rounds\":$rounds,\"off_msgs_per_s\":$om,\"on_msgs_per_s\":$nm,\"ratio\":$ratio}"
+printf 'metrics off: %.0f msgs/s (%.2f MB/s), kaasd %.2f us CPU/msg\nmetrics on:  %.0f msgs/s (%.2f MB/s), kaasd %.2f us CPU/msg\non/off: %s (%d B x %d producers, acks=-1, %d rounds of %d s each way)\n' \
+	"$om" "$(mean "${off_mb[@]}")" "$ou" "$nm" "$(mean "${on_mb[@]}")" "$nu" "$ratio" "$size" "$producers" "$rounds" "$secs"
+echo "{\"bench\":\"metrics\",\"size\":$size,\"producers\":$producers,\"secs\":$secs,\"rounds\":$rounds,\"off_msgs_per_s\":$om,\"on_msgs_per_s\":$nm,\"ratio\":$ratio,\"off_cpu_us_per_msg\":$ou,\"on_cpu_us_per_msg\":$nu}"
