@@ -36,6 +36,36 @@ uint64_t kaas_records_count(const uint8_t *p, int64_t len)
 	return n;
 }
 
+/* The four per-topic series of one topic, cached per thread (the series
+ * lookup takes the family's mutex and formats the label set). */
+struct topic_series {
+	char name[256];
+	struct kaas_metric_series *s[4]; /* produce bytes, records; fetch bytes, records */
+};
+#define TOPIC_CACHE 8
+static __thread struct topic_series topic_cache[TOPIC_CACHE];
+
+static struct kaas_metric_series **topic_series(const uint8_t *topic, int32_t tlen)
+{
+	char name[256];
+	size_t n = (size_t)tlen < sizeof name - 1 ? (size_t)tlen : sizeof name - 1;
+	memcpy(name, topic, n);
+	name[n] = '\0';
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)name[i]) * 16777619u;
+	struct topic_series *c = &topic_cache[h % TOPIC_CACHE];
+	if (!c->s[0] || strcmp(c->name, name) != 0) {
+		const char *labels[] = { name };
+		memcpy(c->name, name, n + 1);
+		c->s[0] = kaas_metric_series(&produce_bytes, labels);
+		c->s[1] = kaas_metric_series(&produce_records, labels);
+		c->s[2] = kaas_metric_series(&fetch_bytes, labels);
+		c->s[3] = kaas_metric_series(&fetch_records, labels);
+	}
+	return c->s;
+}
+
 void kaas_req_metric_part(struct kaas_req *req, int produce, const uint8_t *topic, int32_t tlen,
 			  int16_t err, int64_t bytes, uint64_t records)
 {
@@ -48,11 +78,7 @@ void kaas_req_metric_part(struct kaas_req *req, int produce, const uint8_t *topi
 	}
 	if (bytes <= 0 || tlen < 0)
 		return;
-	char name[256];
-	size_t n = (size_t)tlen < sizeof name - 1 ? (size_t)tlen : sizeof name - 1;
-	memcpy(name, topic, n);
-	name[n] = '\0';
-	const char *labels[] = { name };
-	kaas_metric_add(kaas_metric_series(produce ? &produce_bytes : &fetch_bytes, labels), (uint64_t)bytes);
-	kaas_metric_add(kaas_metric_series(produce ? &produce_records : &fetch_records, labels), records);
+	struct kaas_metric_series **s = topic_series(topic, tlen) + (produce ? 0 : 2);
+	kaas_metric_add(s[0], (uint64_t)bytes);
+	kaas_metric_add(s[1], records);
 }
