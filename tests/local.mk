@@ -24,3 +24,4 @@ include tests/kernel-nfs/local.mk
 include tests/layers/local.mk
 include tests/security/local.mk
 include tests/tools/local.mk
+include tests/metrics/local.mk

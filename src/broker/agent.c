@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/step.h"
+
 #include "util/logger.h"
 #include "cluster/assignment.h"
 #include "util/status.h"
@@ -359,6 +361,7 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 	for (size_t i = 0; restarted && i < n; i++)
 		if (note_incarnation(c, list[i].id, list[i].incarnation) && list[i].id != me)
 			restarted[nrestarted++] = list[i].id;
+	kaas_agent_metrics_round(list, n, alive, nalive, latest);
 	int32_t holder = -1;
 	for (size_t i = 0; have_latest && i < n; i++)
 		if (list[i].controller_epoch == latest && !list[i].stopped &&
@@ -415,9 +418,13 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 	pthread_mutex_lock(&c->mu);
 	uint64_t ver = c->have_view ? c->view.version + 1 : 0;
 	pthread_mutex_unlock(&c->mu);
+	/* Named step: joined and observed, partitions not opened yet (tests
+	 * hold a broker here to see /readyz answer 503). */
+	kaas_step("cluster.round.before-serve");
 	rc = kaas_topics_reconcile(c->topics);
 	if (rc < 0)
 		return rc;
+	__atomic_store_n(&c->served, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&c->mu);
 	c->served_version = ver;
 	pthread_mutex_unlock(&c->mu);
@@ -518,6 +525,7 @@ int kaas_agent_start(struct kaas_agent *c, struct kaas_topics *topics)
 	if (rc != 0)
 		return -rc;
 	c->started = 1;
+	__atomic_store_n(&c->joined, 1, __ATOMIC_RELEASE);
 	kaas_info("cluster: broker %d (incarnation %016llx) joined; controller %d", c->me.id,
 		  (unsigned long long)c->me.incarnation, kaas_agent_controller(c));
 	return 0;

@@ -87,6 +87,16 @@ int kaas_agent_wait_assigned(struct kaas_agent *c, const char *topic, int timeou
  * timeout?  1 fenced (refuse produce), 0 not. */
 int kaas_agent_fenced(const struct kaas_agent *c);
 
+/* Ready to serve (/readyz): kaas_agent_start has run its first rounds, a
+ * round has reconciled the registry with the assignment (the partitions it
+ * grants are opened), and the broker is not fenced.  Any thread, atomics
+ * only (NULL: not ready). */
+int kaas_agent_ready(const struct kaas_agent *c);
+
+/* Milliseconds since the lease of the last successful round began (-1: no
+ * round has succeeded yet).  Any thread, atomics only. */
+int64_t kaas_agent_round_age_ms(const struct kaas_agent *c);
+
 /* The leader of (topic, partition) in the current assignment: 0 and
  * *broker, *epoch; -ENOENT when unassigned or no leader (no assignment
  * yet, or no live broker). */

@@ -54,6 +54,9 @@ struct kaas_agent {
 	                             was written, and a round may be slow after
 	                             it) */
 	int superseded;           /* atomic: another process took our id over */
+	int joined;               /* atomic: kaas_agent_start ran its first rounds */
+	int served;               /* atomic: a round reconciled the registry with
+	                             the assignment (its partitions opened) */
 	/* Agent thread only. */
 	struct kaas_broker_info me;
 	struct kaas_liveness lv;
@@ -68,5 +71,10 @@ struct kaas_agent {
 	struct known_inc *incs;
 	size_t nincs;
 };
+
+/* agent_metrics.c: publish a round's view to the metrics registry
+ * (controller epoch, each listed broker's liveness).  Agent thread. */
+void kaas_agent_metrics_round(const struct kaas_broker_info *list, size_t n, const int32_t *alive,
+			      size_t nalive, uint64_t controller_epoch);
 
 #endif

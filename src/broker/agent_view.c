@@ -36,6 +36,18 @@ int kaas_agent_fenced(const struct kaas_agent *c)
 	return kaas_mono_ms() - ok > c->cfg->liveness_ms / 2;
 }
 
+int kaas_agent_ready(const struct kaas_agent *c)
+{
+	return c && __atomic_load_n(&c->joined, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&c->served, __ATOMIC_ACQUIRE) && !kaas_agent_fenced(c);
+}
+
+int64_t kaas_agent_round_age_ms(const struct kaas_agent *c)
+{
+	uint64_t ok = __atomic_load_n(&c->last_ok_ms, __ATOMIC_ACQUIRE);
+	return ok ? (int64_t)(kaas_mono_ms() - ok) : -1;
+}
+
 int kaas_agent_leader(struct kaas_agent *c, const char *topic, int32_t partition,
 			int32_t *broker, uint32_t *epoch)
 {

@@ -51,6 +51,18 @@ static int set_dup(char **dst, const char *v)
 	return 0;
 }
 
+/* "true"/"1" or "false"/"0": 0 and *out, else -EINVAL. */
+static int parse_bool(const char *v, int *out)
+{
+	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+		*out = 1;
+	else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+		*out = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int apply(struct kaas_config *c, const char *key, const char *v, int *adv_set);
 
 /* A setting given by its Kafka broker name: the broker defaults of topic
@@ -118,12 +130,7 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 		rc = kaas_logger_parse_level(v, &l);
 		c->log_level = l;
 	} else if (strcmp(key, "auto-create-topics") == 0) {
-		if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
-			c->auto_create = 1;
-		else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
-			c->auto_create = 0;
-		else
-			rc = -EINVAL;
+		rc = parse_bool(v, &c->auto_create);
 	} else if (strcmp(key, "num-partitions") == 0) {
 		rc = parse_long(v, 1, 100000, &x);
 		c->num_partitions = (int32_t)x;
@@ -152,6 +159,12 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 	} else if (strcmp(key, "max-request-bytes") == 0) {
 		rc = parse_long(v, 1024, 1L << 30, &x);
 		c->max_request_bytes = (size_t)x;
+	} else if (strcmp(key, "http-listen") == 0) {
+		rc = kaas_parse_hostport(v, c->http_host, sizeof(c->http_host), &c->http_port);
+		if (rc == 0 && !c->http_host[0])
+			snprintf(c->http_host, sizeof(c->http_host), "0.0.0.0");
+	} else if (strcmp(key, "metrics-per-partition") == 0) {
+		rc = parse_bool(v, &c->metrics_per_partition);
 	} else if (kaas_config_security_key(key)) {
 		return kaas_config_security_apply(c, key, v);
 	} else if ((rc = apply_kafka_name(c, key, v)) != 0) {
@@ -253,6 +266,7 @@ static void usage(FILE *out)
 		"             [--zero-copy-min-bytes N] [--heartbeat-ms N]\n"
 		"             [--liveness-timeout-ms N] [--coordinator-slots N]\n"
 		"             [--group-initial-rebalance-delay-ms N]\n"
+		"             [--http-listen HOST:PORT] [--metrics-per-partition true|false]\n"
 		"defaults: --data ./kaas-data --listen 127.0.0.1:9092 --log-level info;\n"
 		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n"
 		"Listeners and TLS: Kafka's keys in --config FILE (listeners, advertised.listeners,\n"
@@ -274,6 +288,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	c->liveness_ms = 3000;
 	c->coordinator_slots = 16;
 	c->group_initial_rebalance_delay_ms = 3000;
+	c->metrics_per_partition = 1;
 	int adv_set = 0;
 	const char *env = getenv("KAAS_CLUSTER_DIR");
 	if (env && *env && set_dup(&c->cluster_url, env) < 0)
@@ -296,6 +311,8 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		{ "liveness-timeout-ms", required_argument, NULL, 'T' },
 		{ "coordinator-slots", required_argument, NULL, 'S' },
 		{ "group-initial-rebalance-delay-ms", required_argument, NULL, 'G' },
+		{ "http-listen", required_argument, NULL, 'W' },
+		{ "metrics-per-partition", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -326,6 +343,8 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		case 'T': key = "liveness-timeout-ms"; break;
 		case 'S': key = "coordinator-slots"; break;
 		case 'G': key = "group-initial-rebalance-delay-ms"; break;
+		case 'W': key = "http-listen"; break;
+		case 'P': key = "metrics-per-partition"; break;
 		case 'f': continue;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;

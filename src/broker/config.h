@@ -7,7 +7,9 @@
  * auto-create-topics (true/false), num-partitions, message-max-bytes,
  * max-request-bytes, zero-copy-min-bytes, heartbeat-ms,
  * liveness-timeout-ms, coordinator-slots, group-initial-rebalance-delay-ms
- * (also spelt as Kafka's group.initial.rebalance.delay.ms); Kafka's
+ * (also spelt as Kafka's group.initial.rebalance.delay.ms), http-listen
+ * (HOST:PORT of /metrics, /healthz, /readyz; off when unset),
+ * metrics-per-partition (true/false); Kafka's
  * names num.partitions, auto.create.topics.enable, socket.request.max.bytes,
  * broker.id/node.id for the options they match; and the broker defaults of
  * topic settings by Kafka's broker names (log.retention.ms/minutes/hours,

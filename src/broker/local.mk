@@ -4,12 +4,12 @@ noinst_LIBRARIES += libkaas_broker.a
 libkaas_broker_a_SOURCES = src/broker/config.h \
 	src/broker/config.c src/broker/config_listeners.c src/broker/topics.h src/broker/broker.h \
 	src/broker/worker.h src/broker/worker.c src/broker/agent.h src/broker/agent_internal.h src/broker/agent_view.c \
-	src/broker/agent.c src/broker/sweep.h src/broker/sweep.c
+	src/broker/agent.c src/broker/agent_metrics.c src/broker/sweep.h src/broker/sweep.c
 libkaas_broker_a_SOURCES += src/broker/topics/internal.h src/broker/topics/registry.c \
 	src/broker/topics/partitions.c src/broker/topics/removal.c src/broker/topics/admin.c \
 	src/broker/topics/reconcile.c src/broker/topics/load.c src/broker/topics/config.c
 libkaas_broker_a_SOURCES += src/broker/topic_config.h src/broker/topic_config.c
 libkaas_broker_a_SOURCES += src/broker/groups/groups.h src/broker/groups/internal.h \
 	src/broker/groups/coordinator.c src/broker/groups/rebalance.c \
-	src/broker/groups/membership.c src/broker/groups/offsets.c src/broker/groups/queries.c \
+	src/broker/groups/membership.c src/broker/groups/offsets.c src/broker/groups/queries.c src/broker/groups/lag.c \
 	src/broker/idempotence.h src/broker/idempotence.c

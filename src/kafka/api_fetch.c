@@ -24,6 +24,7 @@
 #include "util/logger.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "kafka/req_metrics.h"
 #include "util/status.h"
 
 struct fp {
@@ -277,6 +278,8 @@ static void respond(struct fetch_ctx *ctx)
 			struct fp *p = &t->parts[j];
 			kaas_kw_i32(w, p->index);
 			kaas_kw_i16(w, p->err);
+			kaas_req_metric_part(req, 0, t->name.p, t->name.len, p->err, p->len,
+					     p->len ? (uint64_t)(p->slice.next_offset - p->slice.first_offset) : 0);
 			kaas_kw_i64(w, p->hw);
 			kaas_kw_i64(w, p->hw); /* last stable offset */
 			if (v >= 5)

@@ -40,6 +40,7 @@
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "kafka/req_metrics.h"
 #include "kafka/status_map.h"
 #include "util/status.h"
 
@@ -123,6 +124,8 @@ static void respond_body(struct produce_ctx *ctx)
 		for (int32_t j = 0; j < t->n; j++) {
 			struct pp *p = &t->parts[j];
 			int16_t err = p->err ? p->err : p->sync_err;
+			kaas_req_metric_part(req, 1, t->name.p, t->name.len, err, p->records.len,
+					     kaas_records_count(p->records.p, p->records.len));
 			kaas_kw_i32(w, p->index);
 			kaas_kw_i16(w, err);
 			kaas_kw_i64(w, err ? -1 : p->base_offset);

@@ -14,3 +14,5 @@ libkaas_kafka_a_SOURCES += src/kafka/api_configs.c
 libkaas_kafka_a_SOURCES += src/kafka/api_group_delete.c
 # Connection security (issue 17): the per-connection state and the authorizer hook.
 libkaas_kafka_a_SOURCES += src/kafka/security.h src/kafka/security.c
+# Produce and Fetch outcomes as metrics (issue 18).
+libkaas_kafka_a_SOURCES += src/kafka/req_metrics.h src/kafka/req_metrics.c

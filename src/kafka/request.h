@@ -60,6 +60,9 @@ struct kaas_req {
 	int nzc;
 	size_t zc_bytes;          /* bytes of all pieces */
 	uint64_t start_ms;
+	uint64_t start_ns;        /* metrics: dispatch time (0 while metrics are off) */
+	int16_t error_code;       /* metrics: the first non-zero partition error of a
+	                             Produce or Fetch response (kafka/req_metrics.h) */
 };
 
 /* A handler on the loop thread: must call kaas_req_finish now or later. */

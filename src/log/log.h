@@ -352,6 +352,12 @@ struct kaas_log_stats {
 };
 void kaas_log_get_stats(struct kaas_log *log, struct kaas_log_stats *out);
 
+/* For the metrics endpoint (log_metrics.c; any thread, memory only): the
+ * producer ids this log keeps state for, and the tail recoveries under way
+ * in this process. */
+size_t kaas_log_producer_count(struct kaas_log *log);
+int kaas_log_recovering_count(void);
+
 /* --------------------------------------------- RecordBatch v2 helpers */
 
 /* The fields of a RecordBatch v2 header. */

@@ -310,6 +310,14 @@ int kaas_pstate_scan(struct kaas_log *log, int64_t from, int64_t to);
 /* Scan the active segment L from the checkpoint by length and CRC; fsync
  * what is valid; seal L at that end. */
 int kaas_logi_recover_tail(struct kaas_log *log, struct segment *L);
+
+/* log_metrics.c: the sync thread's hooks (a no-op while metrics are off):
+ * t0 = kaas_logi_metrics_start() before a round's fsync, then
+ * kaas_logi_metrics_commit(round, t0, fsync result); tail recoveries in
+ * progress counted with kaas_logi_metrics_recovering(+1 / -1). */
+uint64_t kaas_logi_metrics_start(void);
+void kaas_logi_metrics_commit(const struct round *r, uint64_t t0, int rc);
+void kaas_logi_metrics_recovering(int delta);
 /* Load producer-state.json; *from = the offset it covers up to. */
 int kaas_pstate_load(struct kaas_log *log, int64_t *from);
 /* Remove segment files no manifest entry names (epoch <= ours). */

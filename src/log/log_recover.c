@@ -92,7 +92,7 @@ static int rewrite_range(struct kaas_file *f, uint64_t from, uint64_t to)
 	return rc;
 }
 
-int kaas_logi_recover_tail(struct kaas_log *log, struct segment *L)
+static int recover_tail(struct kaas_log *log, struct segment *L)
 {
 	/* Opened for writing to make the adopted tail durable: see
 	 * rewrite_range for why it is rewritten before the fsync. */
@@ -131,6 +131,14 @@ int kaas_logi_recover_tail(struct kaas_log *log, struct segment *L)
 	L->sealed = true;
 	L->index_ready = false; /* rebuilt lazily, on the first read that needs it */
 	return 0;
+}
+
+int kaas_logi_recover_tail(struct kaas_log *log, struct segment *L)
+{
+	kaas_logi_metrics_recovering(1);
+	int rc = recover_tail(log, L);
+	kaas_logi_metrics_recovering(-1);
+	return rc;
 }
 
 int kaas_pstate_load(struct kaas_log *log, int64_t *from)

@@ -331,8 +331,10 @@ static int write_round(struct kaas_log *log, struct round *r)
 		}
 		rc = kaas_sub_pwrite_full(log->wfile, buf, r->bytes, r->pos);
 	}
+	uint64_t t0 = kaas_logi_metrics_start();
 	if (rc == 0)
 		rc = kaas_sub_fsync(log->wfile);
+	kaas_logi_metrics_commit(r, t0, rc);
 	pthread_mutex_lock(&log->mu);
 	log->stats.fsyncs++;
 	pthread_mutex_unlock(&log->mu);

@@ -276,6 +276,7 @@ void kaas_req_finish(struct kaas_req *req, int status)
 {
 	req->done = 1;
 	req->status = status;
+	kaas_server_metrics_request(req, status);
 	struct kaas_conn *c = req->conn;
 	if (kaas_logger_enabled(KAAS_LOGGER_DEBUG))
 		kaas_debug("api %d v%d corr %d from %s finished (%d) in %llu ms", req->hdr.api_key,

@@ -15,6 +15,7 @@
 
 #include "kafka/protocol.h"
 #include "util/logger.h"
+#include "util/metrics.h"
 
 struct api_entry {
 	int16_t key;
@@ -126,6 +127,7 @@ static void pool_done(void *arg, int status)
 
 void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
 {
+	req->start_ns = kaas_metrics_enabled() ? kaas_metrics_now_ns() : 0;
 	int rc = kaas_req_header_parse(&req->r, &req->hdr);
 	if (rc < 0) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);

@@ -81,7 +81,18 @@ struct kaas_server {
 	size_t pool_jobs;         /* work-pool jobs outstanding (kaas_pool_queue) */
 	int housekeep_busy;
 	uint64_t last_sweep_ms;
+	struct kaas_http *http;   /* the /metrics endpoint, or NULL (http.h) */
+	uv_timer_t metrics_tick;  /* the broker-state snapshot (http_metrics.c) */
+	int metrics_live;
 };
+
+/* http_metrics.c: count and time a finished request (loop); the state
+ * snapshot timer (started with the loop when metrics are on, stopped with
+ * the other handles); the volume's free space (housekeeping, pool). */
+void kaas_server_metrics_request(struct kaas_req *req, int status);
+void kaas_server_metrics_start(struct kaas_server *s);
+void kaas_server_metrics_stop(struct kaas_server *s);
+void kaas_server_metrics_volume(struct kaas_broker *b);
 
 /* conn.c */
 /* Accept a connection on a listener (the uv_listen callback; the

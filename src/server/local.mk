@@ -4,6 +4,8 @@ noinst_LIBRARIES += libkaas_server.a
 libkaas_server_a_SOURCES = src/server/server.h src/server/internal.h src/server/server.c \
 	src/server/conn.c src/server/zerocopy.c src/server/dispatch.c src/server/wakeups.c \
 	src/server/listener.c src/server/tls.h src/server/tls.c
+# the /metrics, /healthz, /readyz endpoint (issue 18)
+libkaas_server_a_SOURCES += src/server/http.h src/server/http.c src/server/http_metrics.c
 bin_PROGRAMS += kaasd
 kaasd_SOURCES = src/server/main.c
 libkaas_server_a_CPPFLAGS = $(AM_CPPFLAGS) $(SSL_CFLAGS)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server/server.h"
+#include "substrate/metered.h"
 #include "util/logger.h"
 #include "util/status.h"
 
@@ -42,6 +43,15 @@ static int create_local_root(const char *url)
 	}
 	free(copy);
 	return rc < 0 ? rc : 0;
+}
+
+static int metered(struct kaas_substrate **sub)
+{
+	struct kaas_substrate *m = NULL;
+	int rc = kaas_metered_wrap(*sub, &m);
+	if (rc == 0)
+		*sub = m;
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -91,6 +101,13 @@ int main(int argc, char **argv)
 			kaas_substrate_close(b.data);
 			return 1;
 		}
+	}
+	/* With the metrics endpoint on, every volume op is counted and timed. */
+	if (b.cfg.http_host[0] && (metered(&b.data) < 0 || metered(&b.cluster) < 0)) {
+		kaas_error("out of memory");
+		kaas_substrate_close(b.cluster);
+		kaas_substrate_close(b.data);
+		return 1;
 	}
 	b.loop = uv_default_loop();
 	kaas_info("starting: data %s, cluster %s", b.cfg.data_url,

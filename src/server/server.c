@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "broker/agent.h"
+#include "server/http.h"
+#include "util/metrics.h"
 #include "broker/groups/groups.h"
 #include "broker/idempotence.h"
 #include "server/internal.h"
@@ -47,6 +49,7 @@ static void hk_work(void *arg)
 	struct kaas_broker *b = s->b;
 	hk_sweep(s);
 	(void)kaas_topics_housekeep(b->topics);
+	kaas_server_metrics_volume(b);
 	int n = 0;
 	struct kaas_topic **v = kaas_topics_list(b->topics, &n);
 	for (int i = 0; i < n; i++) {
@@ -88,6 +91,7 @@ static void on_drain_tick(uv_timer_t *t)
 	}
 	uv_close((uv_handle_t *)&s->drain_timer, NULL);
 	uv_close((uv_handle_t *)&s->housekeep, NULL);
+	kaas_server_metrics_stop(s);
 	uv_close((uv_handle_t *)&s->async, NULL);
 	uv_close((uv_handle_t *)&s->sigterm, NULL);
 	uv_close((uv_handle_t *)&s->sigint, NULL);
@@ -102,6 +106,7 @@ static void on_signal(uv_signal_t *sig, int signum)
 	kaas_info("signal %d: stopping (no new connections, finishing in-flight requests)",
 		  signum);
 	s->b->draining = 1;
+	kaas_http_set_agent(s->http, NULL); /* /readyz: 503 from now on */
 	kaas_listeners_close(s);
 	for (struct kaas_conn *c = s->conns.next; c != &s->conns; c = c->next)
 		kaas_conn_read_stop(c);
@@ -116,6 +121,8 @@ static void stop_services(struct kaas_broker *b)
 	kaas_groups_destroy(b->groups);
 	b->groups = NULL;
 	kaas_idem_stop(b);
+	if (b->server)
+		kaas_http_set_agent(b->server->http, NULL);
 	kaas_agent_stop(b->agent);
 	b->agent = NULL;
 }
@@ -132,7 +139,29 @@ static void free_tls(struct kaas_server *s)
 /* The server (one per process). */
 static struct kaas_server server;
 
+static int serve(struct kaas_broker *b);
+
+/* With --http-listen, the endpoint runs for the whole of serve(): /healthz
+ * answers while the broker joins, /readyz once the agent says so. */
 int kaas_server_run(struct kaas_broker *b)
+{
+	struct kaas_server *s = &server;
+	if (b->cfg.http_host[0]) {
+		kaas_metrics_enable(1);
+		int rc = kaas_http_start(b->cfg.http_host, b->cfg.http_port, &s->http);
+		if (rc < 0) {
+			kaas_error("cannot serve http on %s:%d: %s", b->cfg.http_host, b->cfg.http_port,
+				   kaas_strerror(rc));
+			return rc;
+		}
+	}
+	int rc = serve(b);
+	kaas_http_stop(s->http);
+	s->http = NULL;
+	return rc;
+}
+
+static int serve(struct kaas_broker *b)
 {
 	struct kaas_server *s = &server;
 	assert(b->loop && !b->server);
@@ -206,6 +235,8 @@ int kaas_server_run(struct kaas_broker *b)
 	uv_timer_start(&s->housekeep, on_housekeep, 5000, 5000);
 	kaas_listeners_arm(s);
 	kaas_groups_start(b->groups);
+	kaas_server_metrics_start(s);
+	kaas_http_set_agent(s->http, b->agent);
 	kaas_info("listening on %s:%d, advertising %s:%d as broker %d", b->cfg.listen_host,
 		  b->cfg.listen_port, b->cfg.advertise_host, b->cfg.advertise_port,
 		  b->cfg.broker_id);

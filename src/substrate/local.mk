@@ -3,4 +3,4 @@
 noinst_LIBRARIES += libkaas_substrate.a
 libkaas_substrate_a_SOURCES = src/substrate/substrate.h src/substrate/dispatch.c \
 	src/substrate/errdetail.c src/substrate/path.c src/substrate/registry.c \
-	src/substrate/incarnation.c
+	src/substrate/incarnation.c src/substrate/metered.c src/substrate/metered.h

@@ -71,6 +71,13 @@ struct kaas_groups;
 
 /* ------------------------------------------------------------ lifecycle */
 
+/* The committed offsets of every group this broker coordinates and has
+ * loaded (loop thread; groups whose offsets an operation holds right now
+ * are skipped this time): cb(arg, group, topic, partition, offset). */
+typedef void (*kaas_group_commit_cb)(void *arg, const char *group, const char *topic,
+				     int32_t partition, int64_t offset);
+void kaas_groups_each_commit(struct kaas_groups *g, kaas_group_commit_cb cb, void *arg);
+
 /* Set up the coordinator (the loop thread, before the loop runs; no I/O).
  * 0 or -ENOMEM. */
 int kaas_groups_init(struct kaas_broker *b, struct kaas_groups **out);

@@ -1,0 +1,6 @@
+# tests/metrics: the metrics registry, the /metrics, /healthz, /readyz
+# endpoint and a Prometheus server scraping kaasd (issue 18).
+check_PROGRAMS += tests/metrics/test_metrics
+tests_metrics_test_metrics_SOURCES = tests/metrics/test_metrics.c
+TESTS += tests/metrics/test_metrics tests/metrics/prometheus.sh tests/metrics/readyz.sh
+EXTRA_DIST += tests/metrics/metrics-lib.sh tests/metrics/prometheus.sh tests/metrics/readyz.sh
