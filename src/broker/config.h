@@ -116,6 +116,10 @@ struct kaas_config {
 	                              = 24, log.segment.bytes, message.max.bytes
 	                              ...; broker/topic_config.h), checked */
 	struct kaas_security_cfg sec; /* listeners and TLS (see above) */
+	/* The metrics and health endpoint (server/http.c). */
+	char http_host[64];     /* http-listen: "" = no endpoint (the default) */
+	int http_port;
+	int metrics_per_partition; /* per-partition series (default 1) */
 };
 
 /* Fill `c` from defaults, env, the --config file and argv.  Returns 0,
