@@ -1,0 +1,150 @@
+/* test_log_scale.c — many open partition logs cost a bounded number of
+ * threads and file descriptors (issue 19).  Opens LOGS logs on one
+ * substrate, appends to every one of them several times (asynchronously,
+ * so that many logs have work at once), and checks at every step that the
+ * process's threads (/proc/self/task) stay within the log I/O pool's size
+ * plus a small constant and its open descriptors (/proc/self/fd) within the
+ * open-file limit plus a small constant.  Then reads every log back. */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "log/log.h"
+#include "tests/log/logtest.h"
+
+#define LOGS 2000
+#define ROUNDS 3
+#define POOL 4
+#define MAX_FILES 64
+/* Threads beside the pool: main, and a margin for the C library / sanitizer. */
+#define THREAD_SLACK 3
+/* Descriptors beside the cached handles: stdio, the test's temp dirs, a
+ * directory or file opened for one operation by each pool thread and by
+ * this thread, sanitizer internals. */
+#define FD_SLACK (16 + POOL)
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return strcmp(dir, "/proc/self/fd") == 0 ? n - 1 : n; /* the DIR's own descriptor */
+}
+
+static int max_threads, max_fds;
+
+static void check_bounds(const char *when)
+{
+	int t = count_entries("/proc/self/task");
+	int f = count_entries("/proc/self/fd");
+	if (t > max_threads)
+		max_threads = t;
+	if (f > max_fds)
+		max_fds = f;
+	if (t > POOL + THREAD_SLACK || f > MAX_FILES + FD_SLACK)
+		fail_msg("%s: %d threads (bound %d), %d descriptors (bound %d)", when, t,
+			 POOL + THREAD_SLACK, f, MAX_FILES + FD_SLACK);
+}
+
+static long acked;     /* atomic: appends acknowledged */
+static long ack_errs;  /* atomic */
+
+static void on_ack(void *arg, int64_t result)
+{
+	(void)arg;
+	if (result < 0)
+		__atomic_fetch_add(&ack_errs, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&acked, 1, __ATOMIC_SEQ_CST);
+}
+
+static void many_logs(void **state)
+{
+	(void)state;
+	assert_int_equal(kaas_log_io_configure(POOL, MAX_FILES), 0);
+	struct lt_env env;
+	assert_int_equal(lt_env_init(&env, "scale"), 0);
+	struct kaas_substrate *sub = lt_sub(&env);
+	struct kaas_log **logs = calloc(LOGS, sizeof *logs);
+	assert_non_null(logs);
+	struct kaas_log_config cfg;
+	kaas_log_config_default(&cfg);
+	cfg.segment_bytes = 1u << 20;
+	char dir[256];
+	for (int i = 0; i < LOGS; i++) {
+		snprintf(dir, sizeof dir, "%s/p%d", env.top, i);
+		int rc = kaas_log_open(sub, dir, 1, &cfg, &logs[i]);
+		if (rc < 0)
+			fail_msg("open %s: %d %s", dir, rc, kaas_sub_errdetail());
+		if (i % 250 == 0)
+			check_bounds("opening");
+	}
+	check_bounds("all open");
+	long sent = 0;
+	size_t batch_len = 0;
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int i = 0; i < LOGS; i++) {
+			size_t len;
+			unsigned char *b = lt_batch(200, 2, 1000 + r, -1, -1, -1, (uint32_t)(i * 7 + r), &len);
+			struct kaas_log_batch d = lt_desc(b, len);
+			batch_len = len;
+			int rc = kaas_log_append(logs[i], &d, on_ack, NULL, NULL);
+			free(b);
+			if (rc < 0)
+				fail_msg("append to log %d: %d %s", i, rc, kaas_sub_errdetail());
+			sent++;
+			if (i % 100 == 0)
+				check_bounds("appending");
+		}
+	}
+	for (int waited = 0; __atomic_load_n(&acked, __ATOMIC_SEQ_CST) < sent; waited++) {
+		if (waited > 120 * 100)
+			fail_msg("only %ld of %ld appends acknowledged after 120 s", acked, sent);
+		if (waited % 10 == 0)
+			check_bounds("waiting for acks");
+		usleep(10000);
+	}
+	assert_int_equal(ack_errs, 0);
+	for (int i = 0; i < LOGS; i++) {
+		assert_int_equal(kaas_log_high_watermark(logs[i]), ROUNDS * 2);
+		void *buf = NULL;
+		size_t len = 0;
+		int64_t first = -1;
+		int rc = kaas_log_read_copy(logs[i], 0, 1 << 20, &buf, &len, &first);
+		if (rc < 0)
+			fail_msg("read log %d: %d %s", i, rc, kaas_sub_errdetail());
+		assert_int_equal(first, 0);
+		assert_int_equal(len, ROUNDS * batch_len);
+		free(buf);
+		if (i % 100 == 0)
+			check_bounds("reading");
+	}
+	for (int i = 0; i < LOGS; i++)
+		assert_int_equal(kaas_log_close(logs[i]), 0);
+	printf("at most %d threads and %d descriptors with %d logs (pool %d, file limit %d)\n",
+	       max_threads, max_fds, LOGS, POOL, MAX_FILES);
+	free(logs);
+	kaas_substrate_close(sub);
+	lt_env_fini(&env);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(many_logs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
