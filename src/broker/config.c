@@ -104,6 +104,12 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 	} else if (strcmp(key, "max-request-bytes") == 0) {
 		rc = parse_long(v, 1024, 1L << 30, &x);
 		c->max_request_bytes = (size_t)x;
+	} else if (strcmp(key, "log-io-threads") == 0) { /* issue 19: the log I/O pool */
+		rc = parse_long(v, 2, 1024, &x);
+		c->log_io_threads = (uint32_t)x;
+	} else if (strcmp(key, "max-open-files") == 0) {
+		rc = parse_long(v, 16, 1L << 20, &x);
+		c->max_open_files = (uint32_t)x;
 	} else {
 		fprintf(stderr, "kaasd: unknown setting '%s'\n", key);
 		return -EINVAL;
@@ -203,6 +209,7 @@ static void usage(FILE *out)
 		"             [--zero-copy-min-bytes N] [--heartbeat-ms N]\n"
 		"             [--liveness-timeout-ms N] [--coordinator-slots N]\n"
 		"             [--group-initial-rebalance-delay-ms N]\n"
+		"             [--log-io-threads N] [--max-open-files N]\n"
 		"defaults: --data ./kaas-data --listen 127.0.0.1:9092 --log-level info;\n"
 		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n");
 }
@@ -244,6 +251,8 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		{ "liveness-timeout-ms", required_argument, NULL, 'T' },
 		{ "coordinator-slots", required_argument, NULL, 'S' },
 		{ "group-initial-rebalance-delay-ms", required_argument, NULL, 'G' },
+		{ "log-io-threads", required_argument, NULL, 'I' },
+		{ "max-open-files", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -274,6 +283,8 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		case 'T': key = "liveness-timeout-ms"; break;
 		case 'S': key = "coordinator-slots"; break;
 		case 'G': key = "group-initial-rebalance-delay-ms"; break;
+		case 'I': key = "log-io-threads"; break;
+		case 'O': key = "max-open-files"; break;
 		case 'f': continue;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;

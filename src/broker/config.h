@@ -7,7 +7,8 @@
  * auto-create-topics (true/false), num-partitions, message-max-bytes,
  * max-request-bytes, zero-copy-min-bytes, heartbeat-ms,
  * liveness-timeout-ms, coordinator-slots, group-initial-rebalance-delay-ms
- * (also spelt as Kafka's group.initial.rebalance.delay.ms).  Environment:
+ * (also spelt as Kafka's group.initial.rebalance.delay.ms), log-io-threads,
+ * max-open-files (kaas_log_io_configure).  Environment:
  * KAAS_CLUSTER_DIR.
  */
 #ifndef KAAS_BROKER_CONFIG_H
@@ -40,6 +41,8 @@ struct kaas_config {
 	int32_t group_initial_rebalance_delay_ms; /* the first rebalance of an
 	                              Empty group waits this long for more
 	                              members (default 3000, as Kafka) */
+	uint32_t log_io_threads;  /* log I/O pool size (0: 2 x cores, >= 2) */
+	uint32_t max_open_files;  /* cached segment handles (0: 1000) */
 };
 
 /* Fill `c` from defaults, env, the --config file and argv.  Returns 0,
