@@ -107,6 +107,7 @@ static void evict_over_limit(struct kaas_logi_fslot *self)
 		 * cannot free the slot before we unlock (it closes under it). */
 		struct kaas_file *f = v->f;
 		v->f = NULL;
+		assert_not_held(&cache.mu); /* no I/O under the cache's lock */
 		int rc = kaas_sub_close(f);
 		if (rc < 0 && !v->evict_rc)
 			v->evict_rc = rc;

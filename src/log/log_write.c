@@ -405,6 +405,7 @@ static void publish(struct kaas_log *log, struct round *r)
  * ack task). */
 static bool ack_one(struct kaas_log *log, struct round *r)
 {
+	assert_not_held(&log->mu);
 	pthread_mutex_lock(&log->mu);
 	int failed = log->failed;
 	pthread_mutex_unlock(&log->mu);
@@ -456,6 +457,7 @@ void kaas_logi_sync_run(struct kaas_logi_task *t)
 {
 	struct kaas_log *log = KAAS_FIFO_ENTRY(t, struct kaas_log, sync_task);
 	assert(kaas_logi_on_pool_thread());
+	assert_not_held(&log->wlock);
 	bool schedule_ack = false;
 	pthread_mutex_lock(&log->mu);
 	log->sync_queued = false; /* appends from now on schedule a run again */
