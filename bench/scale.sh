@@ -26,13 +26,16 @@ voldir=
 counts="100 1000 10000"
 secs=10
 while [ $# -gt 0 ]; do
-	case "$1" in
-	--out) out=${2:?--out needs a directory}; shift ;;
-	--dir) voldir=${2:?--dir needs a directory}; shift ;;
-	--counts) counts=${2:?--counts needs a list}; shift ;;
-	--seconds) secs=${2:?--seconds needs a number}; shift ;;
-	-h | --help) sed -n '2,22p' "$0" | cut -c3-; exit 0 ;;
-	*) echo "bench/scale.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+	opt=$1
+	shift
+	if [ "$opt" = -h ] || [ "$opt" = --help ]; then
+		sed -n '2,22p' "$0" | cut -c3-
+		exit 0
+	fi
+	[ $# -gt 0 ] || { echo "bench/scale.sh: '$opt' needs a value (try --help)" >&2; exit 2; }
+	case "$opt" in
+	--out) out=$1 ;; --dir) voldir=$1 ;; --counts) counts=$1 ;; --seconds) secs=$1 ;;
+	*) echo "bench/scale.sh: unknown option '$opt' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -73,15 +76,15 @@ kaasd_start() {
 	"$kaasd" --data "$1" --listen 127.0.0.1:0 --log-level info ${SCALE_KAASD_ARGS:-} \
 		>/dev/null 2>"$2" &
 	KAASD_PID=$!
-	local i port=
-	for i in $(seq 1 600); do
-		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$2" | head -n1)
-		[ -n "$port" ] && break
+	local tries=600
+	BROKER=
+	until [ -n "$BROKER" ]; do
 		kill -0 "$KAASD_PID" 2>/dev/null || { tail "$2" >&2; say "kaasd exited at start"; exit 1; }
+		tries=$((tries - 1))
+		[ $tries -gt 0 ] || { say "kaasd did not start listening (see $2)"; exit 1; }
 		sleep 0.05
+		BROKER=$(sed -n 's/.*listening on \(127\.0\.0\.1:[0-9]*\),.*/\1/p' "$2" | head -n1)
 	done
-	[ -n "$port" ] || { say "kaasd did not start listening (see $2)"; exit 1; }
-	BROKER=127.0.0.1:$port
 }
 kaasd_stop() {
 	kill -TERM "$KAASD_PID"

@@ -116,7 +116,7 @@ unsigned kaas_logi_files_open(void); /* handles open now */
  * ready queue at most once and runs on at most one pool thread at a time;
  * scheduling it while it runs makes it run once more afterwards. */
 struct kaas_logi_task {
-	struct kaas_logi_task *next;    /* ready queue (the pool's lock) */
+	struct kaas_fifo_link link;     /* ready queue (the pool's lock) */
 	int state;                      /* the pool's lock */
 	void (*run)(struct kaas_logi_task *t);
 };

@@ -23,7 +23,7 @@ static struct {
 	pthread_mutex_t mu;          /* queue, task states, stop: a leaf */
 	pthread_cond_t work_cv;      /* pool threads: a task queued, or stop */
 	pthread_cond_t idle_cv;      /* kaas_logi_task_wait_idle: a task went idle */
-	struct kaas_logi_task *head, *tail;
+	struct kaas_fifo ready;      /* tasks with work, oldest first */
 	bool stop;
 
 	pthread_mutex_t life_mu;     /* users, threads: start and stop */
@@ -76,7 +76,7 @@ unsigned kaas_log_io_max_open_files(void)
 
 void kaas_logi_task_init(struct kaas_logi_task *t, void (*run)(struct kaas_logi_task *))
 {
-	t->next = NULL;
+	t->link.next = NULL;
 	t->state = TASK_IDLE;
 	t->run = run;
 }
@@ -84,12 +84,7 @@ void kaas_logi_task_init(struct kaas_logi_task *t, void (*run)(struct kaas_logi_
 /* pool.mu held. */
 static void push(struct kaas_logi_task *t)
 {
-	t->next = NULL;
-	if (pool.tail)
-		pool.tail->next = t;
-	else
-		pool.head = t;
-	pool.tail = t;
+	kaas_fifo_push(&pool.ready, &t->link);
 	t->state = TASK_QUEUED;
 }
 
@@ -131,14 +126,12 @@ static void *pool_main(void *arg)
 	on_pool_thread = true;
 	pthread_mutex_lock(&pool.mu);
 	for (;;) {
-		while (!pool.head && !pool.stop)
+		while (!pool.ready.head && !pool.stop)
 			pthread_cond_wait(&pool.work_cv, &pool.mu);
-		struct kaas_logi_task *t = pool.head;
-		if (!t)
+		struct kaas_fifo_link *l = kaas_fifo_pop(&pool.ready);
+		if (!l)
 			break; /* stop, and nothing queued (every log is closed) */
-		pool.head = t->next;
-		if (!pool.head)
-			pool.tail = NULL;
+		struct kaas_logi_task *t = KAAS_FIFO_ENTRY(l, struct kaas_logi_task, link);
 		t->state = TASK_RUNNING;
 		pthread_mutex_unlock(&pool.mu);
 		assert_not_held(&pool.mu);
@@ -167,7 +160,7 @@ static void stop_threads(void)
 	free(pool.threads);
 	pool.threads = NULL;
 	pool.nthreads = 0;
-	assert(!pool.head);
+	assert(!pool.ready.head);
 }
 
 int kaas_logi_pool_acquire(void)
