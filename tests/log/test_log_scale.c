@@ -143,8 +143,87 @@ static void many_logs(void **state)
 	lt_env_fini(&env);
 }
 
+/* Every log rolls every few rounds with a pool of 2 threads, while the
+ * file cache (8 handles) keeps closing the write and read handles of the
+ * other logs: a roll acknowledges the rounds before it itself, so rolls on
+ * every pool thread at once cannot wait for each other's ack tasks; every
+ * append is acknowledged, and every log reads back whole, in order. */
+#define ROLL_LOGS 48
+#define ROLL_APPENDS 24
+
+static void rolls_with_small_pool_and_cache(void **state)
+{
+	(void)state;
+	assert_int_equal(kaas_log_io_configure(2, 8), 0);
+	struct lt_env env;
+	assert_int_equal(lt_env_init(&env, "scale-roll"), 0);
+	struct kaas_substrate *sub = lt_sub(&env);
+	struct kaas_log *logs[ROLL_LOGS];
+	struct kaas_log_config cfg;
+	kaas_log_config_default(&cfg);
+	cfg.segment_bytes = 4096;
+	char dir[256];
+	for (int i = 0; i < ROLL_LOGS; i++) {
+		snprintf(dir, sizeof dir, "%s/r%d", env.top, i);
+		assert_int_equal(kaas_log_open(sub, dir, 1, &cfg, &logs[i]), 0);
+	}
+	assert_int_equal(kaas_log_io_threads(), 2);
+	__atomic_store_n(&acked, 0, __ATOMIC_SEQ_CST);
+	long sent = 0;
+	/* In waves, one batch per log each, so that every round is one batch
+	 * and every log rolls every few rounds, all logs at about once. */
+	for (int a = 0; a < ROLL_APPENDS; a++) {
+		for (int i = 0; i < ROLL_LOGS; i++) {
+			size_t len;
+			unsigned char *b = lt_batch(900, 1, 1000 + a, -1, -1, -1, (uint32_t)(i + a), &len);
+			struct kaas_log_batch d = lt_desc(b, len);
+			assert_int_equal(kaas_log_append(logs[i], &d, on_ack, NULL, NULL), 0);
+			free(b);
+			sent++;
+		}
+		for (int waited = 0; __atomic_load_n(&acked, __ATOMIC_SEQ_CST) < sent; waited++) {
+			if (waited > 60 * 1000)
+				fail_msg("only %ld of %ld appends acknowledged after 60 s", acked, sent);
+			usleep(1000);
+		}
+	}
+	assert_int_equal(ack_errs, 0);
+	for (int i = 0; i < ROLL_LOGS; i++) {
+		int64_t at = 0;
+		while (at < ROLL_APPENDS) {
+			void *buf = NULL;
+			size_t len = 0;
+			int64_t first = -1;
+			int rc = kaas_log_read_copy(logs[i], at, 1 << 20, &buf, &len, &first);
+			if (rc < 0 || first != at || len == 0)
+				fail_msg("log %d at %lld: rc %d, first %lld, %zu bytes", i, (long long)at, rc,
+					 (long long)first, len);
+			struct kaas_batch_header h;
+			size_t pos = 0;
+			while (pos < len && kaas_batch_parse_header((unsigned char *)buf + pos, len - pos, &h) == 0) {
+				assert_int_equal(h.base_offset, at);
+				at++;
+				pos += (size_t)h.batch_length + 12;
+			}
+			free(buf);
+			if (pos != len)
+				fail_msg("log %d: a batch at %lld does not parse", i, (long long)at);
+		}
+		struct kaas_log_stats st;
+		kaas_log_get_stats(logs[i], &st);
+		assert_true(st.rolls >= 3);
+	}
+	for (int i = 0; i < ROLL_LOGS; i++)
+		assert_int_equal(kaas_log_close(logs[i]), 0);
+	kaas_substrate_close(sub);
+	lt_env_fini(&env);
+}
+
 int main(void)
 {
-	const struct CMUnitTest scale_tests[] = { cmocka_unit_test(many_logs) };
+	const struct CMUnitTest scale_tests[] = {
+		cmocka_unit_test(many_logs),
+		cmocka_unit_test(rolls_with_small_pool_and_cache),
+	};
 	return cmocka_run_group_tests_name("log scale", scale_tests, NULL, NULL);
 }
