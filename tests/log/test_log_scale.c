@@ -7,6 +7,7 @@
  * open-file limit plus a small constant.  Then reads every log back. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,13 +144,31 @@ static void many_logs(void **state)
 	lt_env_fini(&env);
 }
 
-/* Every log rolls every few rounds with a pool of 2 threads, while the
- * file cache (8 handles) keeps closing the write and read handles of the
- * other logs: a roll acknowledges the rounds before it itself, so rolls on
- * every pool thread at once cannot wait for each other's ack tasks; every
- * append is acknowledged, and every log reads back whole, in order. */
+/* Logs of 4 KiB segments roll while two appenders keep their queues busy,
+ * with a pool of 2 threads and a file cache of 8 handles (which keeps
+ * closing the write and read handles of the other logs).  A roll needs the
+ * rounds before it acknowledged; it acknowledges them itself.  Were it to
+ * wait for the ack task instead, two pool threads each in a roll would wait
+ * forever for ack tasks queued behind them: with that wait (the self-ack
+ * disabled) this test stalled in 4 runs of 4.  Every append must be
+ * acknowledged, every log read back whole and in order. */
 #define ROLL_LOGS 48
-#define ROLL_APPENDS 24
+#define ROLL_APPENDS 60
+
+static void *roll_appender(void *arg)
+{
+	struct kaas_log **logs = arg;
+	for (int a = 0; a < ROLL_APPENDS; a++)
+		for (int i = 0; i < ROLL_LOGS / 2; i++) {
+			size_t len;
+			unsigned char *b = lt_batch(900, 1, 1000 + a, -1, -1, -1, (uint32_t)(i + a), &len);
+			struct kaas_log_batch d = lt_desc(b, len);
+			if (kaas_log_append(logs[i], &d, on_ack, NULL, NULL) < 0)
+				__atomic_fetch_add(&ack_errs, 1, __ATOMIC_SEQ_CST);
+			free(b);
+		}
+	return NULL;
+}
 
 static void rolls_with_small_pool_and_cache(void **state)
 {
@@ -169,25 +188,21 @@ static void rolls_with_small_pool_and_cache(void **state)
 	}
 	assert_int_equal(kaas_log_io_threads(), 2);
 	__atomic_store_n(&acked, 0, __ATOMIC_SEQ_CST);
-	long sent = 0;
-	/* In waves, one batch per log each, so that every round is one batch
-	 * and every log rolls every few rounds, all logs at about once. */
-	for (int a = 0; a < ROLL_APPENDS; a++) {
-		for (int i = 0; i < ROLL_LOGS; i++) {
-			size_t len;
-			unsigned char *b = lt_batch(900, 1, 1000 + a, -1, -1, -1, (uint32_t)(i + a), &len);
-			struct kaas_log_batch d = lt_desc(b, len);
-			assert_int_equal(kaas_log_append(logs[i], &d, on_ack, NULL, NULL), 0);
-			free(b);
-			sent++;
-		}
-		for (int waited = 0; __atomic_load_n(&acked, __ATOMIC_SEQ_CST) < sent; waited++) {
-			if (waited > 60 * 1000)
-				fail_msg("only %ld of %ld appends acknowledged after 60 s", acked, sent);
-			usleep(1000);
-		}
+	/* Two appenders keep every log's queue non-empty while its round is
+	 * written, so that rounds wait in the ack queues when the logs roll. */
+	pthread_t th[2];
+	for (long k = 0; k < 2; k++)
+		assert_int_equal(pthread_create(&th[k], NULL, roll_appender, logs + k * (ROLL_LOGS / 2)), 0);
+	for (int k = 0; k < 2; k++)
+		pthread_join(th[k], NULL);
+	long sent = (long)ROLL_LOGS * ROLL_APPENDS;
+	for (int waited = 0; __atomic_load_n(&acked, __ATOMIC_SEQ_CST) < sent; waited++) {
+		if (waited > 30 * 100) /* a deadlock between rolls */
+			fail_msg("only %ld of %ld appends acknowledged after 30 s", acked, sent);
+		usleep(10000);
 	}
 	assert_int_equal(ack_errs, 0);
+	unsigned long long rolls = 0;
 	for (int i = 0; i < ROLL_LOGS; i++) {
 		int64_t at = 0;
 		while (at < ROLL_APPENDS) {
@@ -211,8 +226,10 @@ static void rolls_with_small_pool_and_cache(void **state)
 		}
 		struct kaas_log_stats st;
 		kaas_log_get_stats(logs[i], &st);
-		assert_true(st.rolls >= 3);
+		rolls += st.rolls;
 	}
+	printf("%llu rolls over %d logs\n", (unsigned long long)rolls, ROLL_LOGS);
+	assert_true(rolls > 0); /* rolls did happen (how many depends on the round sizes) */
 	for (int i = 0; i < ROLL_LOGS; i++)
 		assert_int_equal(kaas_log_close(logs[i]), 0);
 	kaas_substrate_close(sub);
