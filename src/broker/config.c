@@ -169,6 +169,12 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 		return kaas_config_security_apply(c, key, v);
 	} else if ((rc = apply_kafka_name(c, key, v)) != 0) {
 		return rc < 0 ? rc : 0;
+	} else if (strcmp(key, "log-io-threads") == 0) { /* issue 19: the log I/O pool */
+		rc = parse_long(v, 2, 1024, &x);
+		c->log_io_threads = (uint32_t)x;
+	} else if (strcmp(key, "max-open-files") == 0) {
+		rc = parse_long(v, 16, 1L << 20, &x);
+		c->max_open_files = (uint32_t)x;
 	} else {
 		fprintf(stderr, "kaasd: unknown setting '%s'\n", key);
 		return -EINVAL;
@@ -267,6 +273,7 @@ static void usage(FILE *out)
 		"             [--liveness-timeout-ms N] [--coordinator-slots N]\n"
 		"             [--group-initial-rebalance-delay-ms N]\n"
 		"             [--http-listen HOST:PORT] [--metrics-per-partition true|false]\n"
+		"             [--log-io-threads N] [--max-open-files N]\n"
 		"defaults: --data ./kaas-data --listen 127.0.0.1:9092 --log-level info;\n"
 		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n"
 		"Listeners and TLS: Kafka's keys in --config FILE (listeners, advertised.listeners,\n"
@@ -313,6 +320,8 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		{ "group-initial-rebalance-delay-ms", required_argument, NULL, 'G' },
 		{ "http-listen", required_argument, NULL, 'W' },
 		{ "metrics-per-partition", required_argument, NULL, 'P' },
+		{ "log-io-threads", required_argument, NULL, 'I' },
+		{ "max-open-files", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -345,6 +354,8 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		case 'G': key = "group-initial-rebalance-delay-ms"; break;
 		case 'W': key = "http-listen"; break;
 		case 'P': key = "metrics-per-partition"; break;
+		case 'I': key = "log-io-threads"; break;
+		case 'O': key = "max-open-files"; break;
 		case 'f': continue;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;

@@ -157,6 +157,25 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
  * leader recovers the tail).  NULL is a no-op returning 0. */
 int kaas_log_close(struct kaas_log *log);
 
+/* -------------------------------------------------- process-wide I/O */
+
+/* The logs of a process share their threads and file handles.  Group
+ * commit, fsync and acknowledgement of every open log run on one pool of
+ * `threads` threads (started by the first kaas_log_open, stopped and joined
+ * when the last log closes), which takes only logs with pending appends:
+ * an idle log costs no thread.  Segment handles (the active segment's write
+ * handle, read handles) are cached, at most about `max_open_files` of them
+ * open at once (least recently used closed first; reopened on demand).
+ * 0 for either means the default: threads 2 × online CPUs (at least 2, at
+ * most 32), files 1000.  The thread count applies at the pool's next start
+ * (so: call it before opening logs), the file limit at once.
+ * Returns 0, or -EINVAL for more than 1024 threads. */
+int kaas_log_io_configure(unsigned threads, unsigned max_open_files);
+/* The pool's thread count: running, else the one the next start uses. */
+unsigned kaas_log_io_threads(void);
+/* The open-file limit in effect. */
+unsigned kaas_log_io_max_open_files(void);
+
 /* ------------------------------------------------------------ append */
 
 /* A batch the caller has already validated (CRC, sizes, records, compression). */
@@ -173,8 +192,11 @@ struct kaas_log_batch {
 /* Completion of an append: `result` is the batch's base offset (>= 0) once
  * an fsync covering it succeeded, or a negative errno (the batch may or may
  * not be on the volume; it is never reported as written).  Runs on a log
- * thread: do not block in it, do not call kaas_log_close from it, and do not
- * append from it (an append may block on max_pending_bytes). */
+ * I/O pool thread, or on a thread rolling the log (kaas_log_roll,
+ * kaas_log_housekeep: the roll acknowledges written rounds itself, with the
+ * log's write lock held): do not block in it, do not call any function of
+ * the same log that writes (close, roll, housekeep, delete records), and do
+ * not append from it (an append may block on max_pending_bytes). */
 typedef void (*kaas_log_append_cb)(void *arg, int64_t result);
 
 /* Queue a batch.  The log copies the bytes, rewrites baseOffset (bytes 0..7)

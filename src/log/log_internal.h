@@ -75,6 +75,63 @@ const struct idx_entry *kaas_segidx_floor_rel(const struct seg_index *ix, uint32
 /* Last entry with ts < ts (or NULL). */
 const struct idx_entry *kaas_segidx_floor_ts(const struct seg_index *ix, int64_t ts);
 
+/* ------------------------------------------------- open-file cache */
+
+/* A cached handle (log_files.c): a segment's read handle or a log's write
+ * handle.  Its owner uses .f only with *guard held and reopens it when the
+ * cache closed it; the cache closes the least recently used handles beyond
+ * the process's limit (kaas_log_io_configure), taking a victim's guard
+ * with trylock only, and never one whose *pins is above 1 (a slice pins
+ * its segment, and names its file).  Reopening never creates or truncates:
+ * every byte written through a handle was fsynced before its owner let go
+ * of the guard, so closing it loses nothing and a reopen sees all of it. */
+struct kaas_logi_fslot {
+	struct kaas_file *f;            /* under *guard; NULL: closed */
+	pthread_mutex_t *guard;         /* the owner's lock (wlock or rlock) */
+	atomic_int *pins;               /* NULL, or the segment's refs */
+	struct kaas_logi_fslot *prev, *next; /* LRU list (the cache's lock) */
+	bool listed;                    /* the cache's lock: f is open */
+	int evict_rc;                   /* under *guard: a failed close by the cache */
+};
+
+void kaas_logi_fslot_init(struct kaas_logi_fslot *s, pthread_mutex_t *guard, atomic_int *pins);
+/* Make sure s->f is open (guard held): 0, or -errno of the open.  flags
+ * are KAAS_O_READ / KAAS_O_WRITE only.  Marks it most recently used, and
+ * closes least recently used others beyond the limit. */
+int kaas_logi_fslot_open(struct kaas_substrate *sub, struct kaas_logi_fslot *s, const char *path,
+			 int flags);
+/* Hand the cache a handle the owner opened itself (guard held, s closed). */
+void kaas_logi_fslot_adopt(struct kaas_logi_fslot *s, struct kaas_file *f);
+/* Mark s most recently used (guard held). */
+void kaas_logi_fslot_touch(struct kaas_logi_fslot *s);
+/* Close s->f if open (guard held): 0 or the close's -errno. */
+int kaas_logi_fslot_close(struct kaas_logi_fslot *s);
+void kaas_logi_files_set_limit(unsigned max_open_files); /* 0: the default */
+unsigned kaas_logi_files_limit(void);
+unsigned kaas_logi_files_open(void); /* handles open now */
+
+/* ------------------------------------------------------ log I/O pool */
+
+/* A unit of a log's work run by the pool (log_pool.c).  A task is in the
+ * ready queue at most once and runs on at most one pool thread at a time;
+ * scheduling it while it runs makes it run once more afterwards. */
+struct kaas_logi_task {
+	struct kaas_fifo_link link;     /* ready queue (the pool's lock) */
+	int state;                      /* the pool's lock */
+	void (*run)(struct kaas_logi_task *t);
+};
+
+void kaas_logi_task_init(struct kaas_logi_task *t, void (*run)(struct kaas_logi_task *));
+/* Queue t unless it is queued; if it is running, run it again after. */
+void kaas_logi_task_schedule(struct kaas_logi_task *t);
+/* Wait until t is neither queued nor running (never on a pool thread). */
+void kaas_logi_task_wait_idle(struct kaas_logi_task *t);
+bool kaas_logi_on_pool_thread(void);
+/* Every open log holds the pool: the first acquire starts its threads, the
+ * last release stops and joins them.  0 or -errno. */
+int kaas_logi_pool_acquire(void);
+void kaas_logi_pool_release(void);
+
 /* ----------------------------------------------------------- segment */
 
 struct segment {
@@ -88,8 +145,10 @@ struct segment {
 	int64_t created_ms;   /* when this process started it (roll by age) */
 
 	/* Readers. */
-	pthread_mutex_t rlock;     /* serialises use of rfile */
-	struct kaas_file *rfile;   /* read handle, opened lazily */
+	pthread_mutex_t rlock;     /* serialises use of the read handle */
+	struct kaas_logi_fslot rslot; /* read handle (.f, under rlock), opened
+	                              lazily, closed by the file cache when
+	                              idle unless a slice pins the segment */
 	atomic_int refs;           /* slices + the log's list */
 	bool doomed;               /* deleted from the manifest: unlink at refs 0 */
 
@@ -196,40 +255,41 @@ struct kaas_log {
 	struct kaas_log_config cfg;
 
 	pthread_mutex_t mu;         /* in-memory state below */
-	pthread_cond_t work_cv;     /* sync thread: queue non-empty / stop */
+	pthread_cond_t work_cv;     /* sync task's linger: stop */
 	pthread_cond_t room_cv;     /* appenders: pending bytes dropped */
 	pthread_cond_t data_cv;     /* readers: high watermark moved / failure */
-	pthread_cond_t ack_cv;      /* ack thread: a round to acknowledge / stop */
-	pthread_cond_t drained_cv;  /* roll: every written round acknowledged */
+	pthread_cond_t drained_cv;  /* roll, close: a round acknowledged, `acking`
+	                               dropped, or `writing` done */
 
-	pthread_mutex_t wlock;      /* every write to the volume (sync thread, roll,
+	pthread_mutex_t wlock;      /* every write to the volume (sync task, roll,
 	                               retention, close) */
 
 	struct segment **segs;      /* sorted by base; last is active */
 	size_t nsegs, capsegs;
 	struct segment **doomed;    /* deleted from the manifest, not yet unlinked */
 	size_t ndoomed, capdoomed;
-	struct kaas_file *wfile;    /* active segment, write handle (sync thread) */
-	unsigned char *wbuf;        /* sync thread: a round's batches, gathered */
+	struct kaas_logi_fslot wslot; /* active segment's write handle (.f,
+	                               under wlock; the file cache may close it
+	                               between rounds, write_round reopens it) */
+	unsigned char *wbuf;        /* sync task: a round's batches, gathered */
 	size_t wbuf_cap;
 
 	int64_t log_start;
 	int64_t hwm;                /* end of last fsynced batch */
 	int64_t leo;                /* next offset to assign */
 	struct pending *qhead, *qtail;
-	struct round *writing;      /* the round the sync thread is writing */
+	struct round *writing;      /* the round the sync task is writing */
 	struct kaas_fifo ackq;      /* rounds written, not yet acknowledged */
-	bool ack_stop;
 	bool acking;                /* a thread is acknowledging the queue's head */
-	pthread_t ack_thread;
-	bool ack_started;
 	uint64_t wpos;              /* written end of the active segment (wlock) */
 	uint64_t qbytes;
 	int failed;                 /* 0 or -errno: the log is dead */
 	bool stop;
-	bool sync_idle;             /* the sync thread waits for work */
-	pthread_t thread;
-	bool thread_started;
+	bool sync_queued;           /* the sync task is scheduled and has not yet
+	                               looked at the queue */
+	struct kaas_logi_task sync_task; /* group commit: kaas_logi_sync_run */
+	struct kaas_logi_task ack_task;  /* acknowledgement: kaas_logi_ack_run */
+	bool pool_held;             /* kaas_logi_pool_acquire done */
 
 	uint64_t since_ckpt;        /* bytes since the last checkpoint */
 	uint64_t ckpt_pos;          /* checkpoint of the active segment */
@@ -293,10 +353,16 @@ void kaas_logi_fail_locked(struct kaas_log *log, int err);
 /* Create segment "<base>-<our epoch>.log" and make it the active one
  * (wlock held, or during open). */
 int kaas_logi_start_segment(struct kaas_log *log, int64_t base);
-/* The sync thread: writes queued batches as rounds and fsyncs them. */
-void *kaas_logi_sync_main(void *arg);
-/* The ack thread: fence check, publication and completions, per round. */
-void *kaas_logi_ack_main(void *arg);
+/* The sync task (on the pool): writes queued batches as rounds and
+ * fsyncs them, a few rounds per run. */
+void kaas_logi_sync_run(struct kaas_logi_task *t);
+/* The ack task (on the pool): fence check, publication and completions,
+ * per round, in order. */
+void kaas_logi_ack_run(struct kaas_logi_task *t);
+/* Wait until the log has no queued, written or unacknowledged round and
+ * its tasks are idle (after stop: nothing schedules them again).  Not on a
+ * pool thread; no lock held. */
+void kaas_logi_quiesce(struct kaas_log *log);
 
 int64_t kaas_logi_now_ms_wall(void);
 /* Drop least recently used sealed-segment indexes beyond

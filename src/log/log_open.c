@@ -32,26 +32,21 @@ static void log_free(struct kaas_log *log)
 {
 	if (!log)
 		return;
-	if (log->ack_started && !log->ack_stop) {
-		pthread_mutex_lock(&log->mu);
-		log->ack_stop = true;
-		pthread_cond_broadcast(&log->ack_cv);
-		pthread_mutex_unlock(&log->mu);
-		pthread_join(log->ack_thread, NULL);
-	}
+	/* No task of this log is queued or running (kaas_log_close quiesced
+	 * it, or a failed open never scheduled one). */
+	pthread_mutex_lock(&log->wlock); /* the file cache closes under it */
+	kaas_logi_fslot_close(&log->wslot);
+	pthread_mutex_unlock(&log->wlock);
 	for (size_t i = 0; i < log->nsegs; i++)
 		kaas_seg_free(log->segs[i]);
 	for (size_t i = 0; i < log->ndoomed; i++)
 		kaas_seg_free(log->doomed[i]);
 	free(log->segs);
 	free(log->doomed);
-	if (log->wfile)
-		kaas_sub_close(log->wfile);
 	kaas_pstate_free(&log->ps);
 	pthread_mutex_destroy(&log->mu);
 	pthread_mutex_destroy(&log->wlock);
 	pthread_mutex_destroy(&log->mf_lock);
-	pthread_cond_destroy(&log->ack_cv);
 	pthread_cond_destroy(&log->drained_cv);
 	pthread_cond_destroy(&log->work_cv);
 	pthread_cond_destroy(&log->room_cv);
@@ -63,6 +58,8 @@ static void log_free(struct kaas_log *log)
 	free(log->fence_dir);
 	free(log->legacy_fence_path);
 	free(log->pstate_path);
+	if (log->pool_held)
+		kaas_logi_pool_release();
 	free(log);
 }
 
@@ -205,11 +202,13 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	pthread_mutex_init(&log->mu, NULL);
 	pthread_mutex_init(&log->wlock, NULL);
 	pthread_mutex_init(&log->mf_lock, NULL);
-	pthread_cond_init(&log->ack_cv, NULL);
 	pthread_cond_init(&log->drained_cv, NULL);
 	pthread_cond_init(&log->work_cv, NULL);
 	pthread_cond_init(&log->room_cv, NULL);
 	pthread_cond_init(&log->data_cv, NULL);
+	kaas_logi_fslot_init(&log->wslot, &log->wlock, NULL);
+	kaas_logi_task_init(&log->sync_task, kaas_logi_sync_run);
+	kaas_logi_task_init(&log->ack_task, kaas_logi_ack_run);
 	log->sub = data;
 	log->epoch = leader_epoch;
 	if (cfg)
@@ -219,6 +218,10 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	int rc = check_cfg(&log->cfg);
 	if (rc < 0)
 		goto fail;
+	rc = kaas_logi_pool_acquire();
+	if (rc < 0)
+		goto fail;
+	log->pool_held = true;
 	rc = -ENOMEM;
 	log->dir = strdup(dir);
 	log->manifest_path = kaas_manifest_path_for(dir, leader_epoch);
@@ -291,7 +294,9 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		log->nsegs--;
 		kaas_seg_free(L); /* its file is an orphan now: swept below */
 	}
+	pthread_mutex_lock(&log->wlock); /* the write handle's guard */
 	rc = kaas_logi_start_segment(log, next);
+	pthread_mutex_unlock(&log->wlock);
 	if (rc < 0)
 		goto fail;
 	rc = kaas_pstate_write(log);
@@ -306,15 +311,7 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	if (rc < 0)
 		goto fail;
 	log->stats.segments = log->nsegs;
-
-	rc = -pthread_create(&log->ack_thread, NULL, kaas_logi_ack_main, log);
-	if (rc < 0)
-		goto fail;
-	log->ack_started = true;
-	rc = -pthread_create(&log->thread, NULL, kaas_logi_sync_main, log);
-	if (rc < 0)
-		goto fail;
-	log->thread_started = true;
+	/* No thread of its own: appends schedule the log's tasks on the pool. */
 	*out = log;
 	return 0;
 fail:
@@ -331,24 +328,15 @@ int kaas_log_close(struct kaas_log *log)
 	pthread_cond_broadcast(&log->work_cv);
 	pthread_cond_broadcast(&log->room_cv);
 	pthread_mutex_unlock(&log->mu);
-	if (log->thread_started)
-		pthread_join(log->thread, NULL);
-	pthread_mutex_lock(&log->mu);
-	log->ack_stop = true;
-	pthread_cond_broadcast(&log->ack_cv);
-	pthread_mutex_unlock(&log->mu);
-	if (log->ack_started)
-		pthread_join(log->ack_thread, NULL);
+	/* What was appended before the stop is written and acknowledged. */
+	kaas_logi_quiesce(log);
 	pthread_mutex_lock(&log->wlock);
 	int rc = log->failed;
 	if (!rc)
 		rc = kaas_logi_checkpoint_locked(log);
-	if (log->wfile) {
-		int c = kaas_sub_close(log->wfile);
-		log->wfile = NULL;
-		if (rc == 0)
-			rc = c;
-	}
+	int c = kaas_logi_fslot_close(&log->wslot);
+	if (rc == 0)
+		rc = c ? c : log->wslot.evict_rc;
 	kaas_logi_reap_doomed(log);
 	pthread_mutex_unlock(&log->wlock);
 	log_free(log);

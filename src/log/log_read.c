@@ -130,7 +130,7 @@ static int seg_locate(struct kaas_log *log, struct segment *s, uint64_t limit, s
 	uint64_t end;
 	int64_t next;
 	if (rc == 0)
-		rc = kaas_seg_scan(s->rfile, pos, expect, limit, 0, 0, locate_cb, l, &end, &next);
+		rc = kaas_seg_scan(s->rslot.f, pos, expect, limit, 0, 0, locate_cb, l, &end, &next);
 	pthread_mutex_unlock(&s->rlock);
 	return rc;
 }
@@ -169,7 +169,7 @@ int kaas_log_read(struct kaas_log *log, int64_t offset, size_t max_bytes, struct
 					   s->path, (long long)offset);
 		return rc;
 	}
-	out->file = s->rfile;
+	out->file = s->rslot.f; /* stays open: the slice pins the segment */
 	out->path = s->path;
 	out->pos = l.pos;
 	out->len = l.len;
@@ -185,7 +185,7 @@ ssize_t kaas_log_slice_sendfile(struct kaas_log_slice *s, int sockfd, size_t off
 	if (!seg || off > s->len || len > s->len - off)
 		return -EINVAL;
 	pthread_mutex_lock(&seg->rlock);
-	ssize_t n = kaas_sub_sendfile(seg->rfile, sockfd, s->pos + off, len);
+	ssize_t n = kaas_sub_sendfile(seg->rslot.f, sockfd, s->pos + off, len);
 	pthread_mutex_unlock(&seg->rlock);
 	return n;
 }
@@ -196,7 +196,7 @@ ssize_t kaas_log_slice_pread(struct kaas_log_slice *s, void *buf, size_t len, si
 	if (!seg || off > s->len || len > s->len - off)
 		return -EINVAL;
 	pthread_mutex_lock(&seg->rlock);
-	ssize_t n = kaas_sub_pread_full(seg->rfile, buf, len, s->pos + off);
+	ssize_t n = kaas_sub_pread_full(seg->rslot.f, buf, len, s->pos + off);
 	pthread_mutex_unlock(&seg->rlock);
 	if (n >= 0 && (size_t)n < len)
 		return kaas_sub_fail(EIO, "%s: short read inside the recorded end", seg->path);

@@ -47,10 +47,9 @@ int kaas_logi_reap_doomed(struct kaas_log *log)
 		pthread_mutex_unlock(&log->mu);
 		if (!s)
 			break;
-		if (s->rfile) {
-			kaas_sub_close(s->rfile);
-			s->rfile = NULL;
-		}
+		pthread_mutex_lock(&s->rlock); /* wlock → rlock; the file cache closes under it */
+		kaas_logi_fslot_close(&s->rslot);
+		pthread_mutex_unlock(&s->rlock);
 		if (unlink_seg_files(log, s) < 0) {
 			/* Keep it recorded: the next housekeeping re-drives it. */
 			pthread_mutex_lock(&log->mu);

@@ -1,4 +1,5 @@
-/* log_write.c — append with group commit: the sync thread, rolls, checkpoints. */
+/* log_write.c — append with group commit: the sync and ack tasks (run by the
+ * log I/O pool, log_pool.c), rolls, checkpoints. */
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -84,13 +85,13 @@ int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_l
 	log->qbytes += b->len;
 	if (base_offset)
 		*base_offset = p->base;
-	/* Wake the sync thread only when it sleeps (a busy one looks at the
-	 * queue before it sleeps), and after the unlock so it does not wake
-	 * into a held mutex. */
-	bool wake = log->sync_idle;
+	/* Schedule the sync task only when it is not already due to look at
+	 * the queue (it clears sync_queued before it takes the queue). */
+	bool wake = !log->sync_queued;
+	log->sync_queued = true;
 	pthread_mutex_unlock(&log->mu);
 	if (wake)
-		pthread_cond_signal(&log->work_cv);
+		kaas_logi_task_schedule(&log->sync_task);
 	return 0;
 }
 
@@ -207,7 +208,7 @@ int kaas_logi_start_segment(struct kaas_log *log, int64_t base)
 		kaas_seg_free(s);
 		return rc;
 	}
-	log->wfile = wf;
+	kaas_logi_fslot_adopt(&log->wslot, wf);
 	log->wpos = 0;
 	log->ckpt_pos = 0;
 	log->ckpt_next = base;
@@ -215,15 +216,30 @@ int kaas_logi_start_segment(struct kaas_log *log, int64_t base)
 	return 0;
 }
 
+static bool ack_one(struct kaas_log *log, struct round *r);
+
 /* Wait until every written round has been acknowledged (or failed), so
  * that the active segment's published end is its written end.  Called with
- * wlock held (the ack thread never takes wlock). */
+ * wlock held (acknowledging never takes wlock).  Rounds nobody is
+ * acknowledging are acknowledged here, in order: waiting for the ack task
+ * instead could wait forever when every pool thread is in a roll. */
 static void wait_acks_drained(struct kaas_log *log)
 {
 	pthread_mutex_lock(&log->mu);
-	while (log->ackq.head)
+	bool more = false;
+	while (log->ackq.head) {
+		if (!log->acking) {
+			log->acking = true;
+			struct round *r = kaas_logi_round_of(log->ackq.head);
+			pthread_mutex_unlock(&log->mu);
+			more = ack_one(log, r);
+			pthread_mutex_lock(&log->mu);
+			continue;
+		}
 		pthread_cond_wait(&log->drained_cv, &log->mu);
+	}
 	pthread_mutex_unlock(&log->mu);
+	(void)more; /* drained: nothing left for the ack task */
 }
 
 int kaas_logi_roll_locked(struct kaas_log *log)
@@ -243,7 +259,6 @@ int kaas_logi_roll_locked(struct kaas_log *log)
 	 * they return).  Seal it in memory, write its index, start the next
 	 * segment, then swap the manifest: until the rename the old manifest
 	 * (with `a` active and its checkpoint) stays valid. */
-	struct kaas_file *oldw = log->wfile;
 	pthread_mutex_lock(&a->ilock); /* readers look at `sealed` under ilock */
 	pthread_mutex_lock(&log->mu);
 	a->sealed = true;
@@ -256,7 +271,12 @@ int kaas_logi_roll_locked(struct kaas_log *log)
 	if (a->index_ready)
 		kaas_seg_index_write(log->sub, a); /* derived: a failure costs a rebuild later */
 	pthread_mutex_unlock(&a->ilock);
-	log->wfile = NULL;
+	/* Every byte written through the old handle is fsynced: closing it
+	 * first loses nothing (its close error, if any, is still reported). */
+	int crc = kaas_logi_fslot_close(&log->wslot);
+	if (crc == 0)
+		crc = log->wslot.evict_rc;
+	log->wslot.evict_rc = 0;
 	int rc = kaas_logi_start_segment(log, next);
 	if (rc == 0)
 		rc = kaas_pstate_write(log);
@@ -266,10 +286,8 @@ int kaas_logi_roll_locked(struct kaas_log *log)
 		pthread_mutex_lock(&log->mu);
 		kaas_logi_fail_locked(log, rc);
 		pthread_mutex_unlock(&log->mu);
-		kaas_sub_close(oldw);
 		return rc;
 	}
-	int crc = kaas_sub_close(oldw);
 	if (crc < 0) {
 		pthread_mutex_lock(&log->mu);
 		kaas_logi_fail_locked(log, crc);
@@ -290,10 +308,12 @@ int kaas_log_roll(struct kaas_log *log)
 	return rc;
 }
 
-/* ------------------------------------------- sync thread, ack thread */
+/* ---------------------------------------------- sync task, ack task */
 
 /* Write one round (batches in offset order) to the active segment and
- * fsync it.  wlock held.  Returns 0 or -errno. */
+ * fsync it.  wlock held.  The write handle is reopened if the file cache
+ * closed it since the last round (without O_CREAT: a segment file that
+ * vanished fails the round).  Returns 0 or -errno. */
 static int write_round(struct kaas_log *log, struct round *r)
 {
 	assert_held(&log->wlock);
@@ -305,9 +325,13 @@ static int write_round(struct kaas_log *log, struct round *r)
 	struct pending *list = r->list;
 	r->seg = log->segs[log->nsegs - 1];
 	r->pos = log->wpos;
-	int rc;
+	int rc = log->wslot.evict_rc; /* a close by the cache failed: report it */
+	if (rc == 0)
+		rc = kaas_logi_fslot_open(log->sub, &log->wslot, r->seg->path, KAAS_O_WRITE);
+	if (rc < 0)
+		return rc;
 	if (!list->next) {
-		rc = kaas_sub_pwrite_full(log->wfile, list->data, r->bytes, r->pos);
+		rc = kaas_sub_pwrite_full(log->wslot.f, list->data, r->bytes, r->pos);
 	} else {
 		/* One buffer kept across rounds: a fresh malloc of a round
 		 * (often above glibc's mmap threshold) cost an mmap, a page
@@ -329,11 +353,11 @@ static int write_round(struct kaas_log *log, struct round *r)
 			memcpy(buf + off, p->data, p->len);
 			off += p->len;
 		}
-		rc = kaas_sub_pwrite_full(log->wfile, buf, r->bytes, r->pos);
+		rc = kaas_sub_pwrite_full(log->wslot.f, buf, r->bytes, r->pos);
 	}
 	uint64_t t0 = kaas_logi_metrics_start();
 	if (rc == 0)
-		rc = kaas_sub_fsync(log->wfile);
+		rc = kaas_sub_fsync(log->wslot.f);
 	kaas_logi_metrics_commit(r, t0, rc);
 	pthread_mutex_lock(&log->mu);
 	log->stats.fsyncs++;
@@ -379,9 +403,12 @@ static void publish(struct kaas_log *log, struct round *r)
 }
 
 /* Acknowledge round r, the head of the ack queue, which the caller owns
- * (log->acking set by it): fence check, publication, completions. */
-static void ack_one(struct kaas_log *log, struct round *r)
+ * (log->acking set by it): fence check, publication, completions.  Returns
+ * true when more rounds wait (the caller acknowledges them or schedules the
+ * ack task). */
+static bool ack_one(struct kaas_log *log, struct round *r)
 {
+	assert_not_held(&log->mu);
 	pthread_mutex_lock(&log->mu);
 	int failed = log->failed;
 	pthread_mutex_unlock(&log->mu);
@@ -401,11 +428,9 @@ static void ack_one(struct kaas_log *log, struct round *r)
 	struct kaas_fifo_link *head = kaas_fifo_pop(&log->ackq);
 	assert(head == &r->link);
 	(void)head;
-	if (!log->ackq.head)
-		pthread_cond_broadcast(&log->drained_cv);
 	log->acking = false;
-	if (log->ackq.head)
-		pthread_cond_signal(&log->ack_cv);
+	bool more = log->ackq.head != NULL;
+	pthread_cond_broadcast(&log->drained_cv); /* a roll or close may take over */
 	log->qbytes -= r->bytes;
 	int64_t hwm = log->hwm;
 	kaas_log_notify_cb notify = log->notify;
@@ -421,23 +446,32 @@ static void ack_one(struct kaas_log *log, struct round *r)
 	free(r);
 	if (rc == 0 && notify)
 		notify(notify_arg, hwm);
+	return more;
 }
 
-/* The sync thread: takes the queue as one round, writes and fsyncs it, and
- * hands it to the ack thread — then goes on with the next round while the
- * ack thread checks the fence and completes the previous one. */
-void *kaas_logi_sync_main(void *arg)
+/* Rounds one run of a task handles before it yields its pool thread to
+ * other logs (it is queued again at the tail if work remains). */
+#define ROUNDS_PER_RUN 4
+
+/* The sync task: takes the queue as one round, writes and fsyncs it, and
+ * hands it to the ack task — then goes on with the next round while the
+ * ack task checks the fence and completes the previous one. */
+void kaas_logi_sync_run(struct kaas_logi_task *t)
 {
-	struct kaas_log *log = arg;
+	struct kaas_log *log = KAAS_FIFO_ENTRY(t, struct kaas_log, sync_task);
+	assert(kaas_logi_on_pool_thread());
+	assert_not_held(&log->wlock);
+	bool schedule_ack = false;
 	pthread_mutex_lock(&log->mu);
-	for (;;) {
-		while (!log->qhead && !log->stop) {
-			log->sync_idle = true;
-			pthread_cond_wait(&log->work_cv, &log->mu);
-			log->sync_idle = false;
-		}
-		if (!log->qhead && log->stop)
+	log->sync_queued = false; /* appends from now on schedule a run again */
+	for (int n = 0; log->qhead; n++) {
+		if (n == ROUNDS_PER_RUN) {
+			log->sync_queued = true;
+			pthread_mutex_unlock(&log->mu);
+			kaas_logi_task_schedule(t);
+			pthread_mutex_lock(&log->mu);
 			break;
+		}
 		if (log->cfg.linger_us && !log->stop) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -447,11 +481,13 @@ void *kaas_logi_sync_main(void *arg)
 			pthread_cond_timedwait(&log->work_cv, &log->mu, &ts);
 		}
 		struct round *r = calloc(1, sizeof *r);
-		if (!r) { /* retry later; nothing taken */
+		if (!r) { /* retry at the next run; nothing taken */
+			log->sync_queued = true;
 			pthread_mutex_unlock(&log->mu);
 			usleep(1000);
+			kaas_logi_task_schedule(t);
 			pthread_mutex_lock(&log->mu);
-			continue;
+			break;
 		}
 		r->list = log->qhead;
 		log->qhead = log->qtail = NULL;
@@ -463,7 +499,7 @@ void *kaas_logi_sync_main(void *arg)
 		int failed = log->failed;
 		pthread_mutex_unlock(&log->mu);
 
-		/* The round is handed to the ack thread before wlock is released,
+		/* The round is handed to the ack queue before wlock is released,
 		 * so that a roll (which drains the ack queue under wlock) never
 		 * misses a round written to the segment it seals. */
 		pthread_mutex_lock(&log->wlock);
@@ -475,13 +511,13 @@ void *kaas_logi_sync_main(void *arg)
 		log->writing = NULL;
 		kaas_fifo_push(&log->ackq, &r->link);
 		/* Nothing else to write and nothing before it to acknowledge: this
-		 * thread acknowledges the round itself (a hand-off to the ack
-		 * thread would only add a wake-up to the appender's wait). */
+		 * task acknowledges the round itself (a hand-off to the ack task
+		 * would only add a wake-up to the appender's wait). */
 		bool inline_ack = log->ackq.head == &r->link && !log->acking && !log->qhead;
 		if (inline_ack)
 			log->acking = true;
 		else
-			pthread_cond_signal(&log->ack_cv);
+			schedule_ack = true;
 		pthread_mutex_unlock(&log->mu);
 		if (rc == 0 && log->since_ckpt >= log->cfg.checkpoint_bytes) {
 			int c = kaas_logi_checkpoint_locked(log);
@@ -494,31 +530,51 @@ void *kaas_logi_sync_main(void *arg)
 			 * the previous checkpoint stays valid. */
 		}
 		pthread_mutex_unlock(&log->wlock);
-		if (inline_ack)
-			ack_one(log, r);
+		if (schedule_ack) {
+			kaas_logi_task_schedule(&log->ack_task);
+			schedule_ack = false;
+		}
+		if (inline_ack && ack_one(log, r))
+			kaas_logi_task_schedule(&log->ack_task);
 		pthread_mutex_lock(&log->mu);
 	}
 	pthread_mutex_unlock(&log->mu);
-	return NULL;
 }
 
-/* The ack thread: for each written round, in order, checks the fence,
+/* The ack task: for each written round, in order, checks the fence,
  * publishes it and runs its completions. */
-void *kaas_logi_ack_main(void *arg)
+void kaas_logi_ack_run(struct kaas_logi_task *t)
 {
-	struct kaas_log *log = arg;
+	struct kaas_log *log = KAAS_FIFO_ENTRY(t, struct kaas_log, ack_task);
+	assert(kaas_logi_on_pool_thread());
 	pthread_mutex_lock(&log->mu);
-	for (;;) {
-		while ((!log->ackq.head || log->acking) && !(log->ack_stop && !log->ackq.head))
-			pthread_cond_wait(&log->ack_cv, &log->mu);
-		if (!log->ackq.head)
+	for (int n = 0; log->ackq.head && !log->acking; n++) {
+		if (n == ROUNDS_PER_RUN) {
+			pthread_mutex_unlock(&log->mu);
+			kaas_logi_task_schedule(t);
+			pthread_mutex_lock(&log->mu);
 			break;
+		}
 		log->acking = true;
 		struct round *r = kaas_logi_round_of(log->ackq.head);
 		pthread_mutex_unlock(&log->mu);
-		ack_one(log, r);
+		ack_one(log, r); /* more or not: the loop looks at the queue */
 		pthread_mutex_lock(&log->mu);
 	}
 	pthread_mutex_unlock(&log->mu);
-	return NULL;
+}
+
+void kaas_logi_quiesce(struct kaas_log *log)
+{
+	assert_not_held(&log->mu);
+	assert_not_held(&log->wlock);
+	kaas_logi_task_schedule(&log->sync_task); /* writes what is queued */
+	pthread_mutex_lock(&log->mu);
+	while (log->qhead || log->writing || log->ackq.head || log->acking)
+		pthread_cond_wait(&log->drained_cv, &log->mu);
+	pthread_mutex_unlock(&log->mu);
+	/* No round left: the tasks may still be queued or finishing a run
+	 * that found nothing; once idle nothing schedules them again. */
+	kaas_logi_task_wait_idle(&log->sync_task);
+	kaas_logi_task_wait_idle(&log->ack_task);
 }

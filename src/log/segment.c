@@ -63,6 +63,7 @@ struct segment *kaas_seg_new(const char *dir, int64_t base, uint32_t epoch)
 	s->created_ms = kaas_logi_now_ms_wall();
 	pthread_mutex_init(&s->rlock, NULL);
 	pthread_mutex_init(&s->ilock, NULL);
+	kaas_logi_fslot_init(&s->rslot, &s->rlock, &s->refs);
 	return s;
 }
 
@@ -84,8 +85,9 @@ void kaas_seg_free(struct segment *s)
 {
 	if (!s)
 		return;
-	if (s->rfile)
-		kaas_sub_close(s->rfile);
+	pthread_mutex_lock(&s->rlock); /* the file cache closes under it */
+	kaas_logi_fslot_close(&s->rslot);
+	pthread_mutex_unlock(&s->rlock);
 	kaas_segidx_free(&s->ix);
 	pthread_mutex_destroy(&s->rlock);
 	pthread_mutex_destroy(&s->ilock);
@@ -96,9 +98,7 @@ void kaas_seg_free(struct segment *s)
 int kaas_seg_open_read(struct kaas_substrate *sub, struct segment *s)
 {
 	assert_held(&s->rlock);
-	if (s->rfile)
-		return 0;
-	return kaas_sub_open(sub, s->path, KAAS_O_READ, 0, &s->rfile);
+	return kaas_logi_fslot_open(sub, &s->rslot, s->path, KAAS_O_READ);
 }
 
 /* ------------------------------------------------------------ index */
@@ -406,7 +406,7 @@ int kaas_seg_index_ensure(struct kaas_substrate *sub, struct segment *s, uint32_
 	uint64_t end = 0;
 	int64_t next = 0;
 	if (rc == 0)
-		rc = kaas_seg_scan(s->rfile, from, expect, s->end, 0, 0, rebuild_cb, &r, &end, &next);
+		rc = kaas_seg_scan(s->rslot.f, from, expect, s->end, 0, 0, rebuild_cb, &r, &end, &next);
 	pthread_mutex_unlock(&s->rlock);
 	if (rc == 0 && end != s->end)
 		rc = kaas_sub_fail(EUCLEAN, "segment %s: batches end at %" PRIu64

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log/log.h"
 #include "server/server.h"
 #include "substrate/metered.h"
 #include "util/logger.h"
@@ -68,6 +69,8 @@ int main(int argc, char **argv)
 	 * wait on the volume: more than libuv's default 4 threads, unless the
 	 * operator chose a size. */
 	setenv("UV_THREADPOOL_SIZE", "16", 0);
+	/* Every partition log shares one I/O pool and one open-file cache. */
+	kaas_log_io_configure(b.cfg.log_io_threads, b.cfg.max_open_files);
 	snprintf(b.cluster_id, sizeof(b.cluster_id), "kaas-cluster");
 	rc = kaas_substrate_open(b.cfg.data_url, &b.data);
 	if (rc == -ENOENT && create_local_root(b.cfg.data_url) == 0)

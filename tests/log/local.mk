@@ -39,3 +39,9 @@ tests_log_test_log_fence_race_SOURCES = tests/log/test_log_fence_race.c
 tests_log_test_log_fence_race_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_fence_race_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_fence_race
+
+check_PROGRAMS += tests/log/test_log_scale
+tests_log_test_log_scale_SOURCES = tests/log/test_log_scale.c
+tests_log_test_log_scale_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_scale_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_scale
