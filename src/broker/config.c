@@ -41,7 +41,7 @@ static int parse_long(const char *v, long min, long max, long *out)
 	return 0;
 }
 
-static int set_dup(char **dst, const char *v)
+int kaas_config_set_str(char **dst, const char *v)
 {
 	char *d = strdup(v);
 	if (!d)
@@ -111,9 +111,9 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 	long x;
 	int rc = 0;
 	if (strcmp(key, "data") == 0) {
-		rc = set_dup(&c->data_url, v);
+		rc = kaas_config_set_str(&c->data_url, v);
 	} else if (strcmp(key, "cluster-dir") == 0) {
-		rc = set_dup(&c->cluster_url, v);
+		rc = kaas_config_set_str(&c->cluster_url, v);
 	} else if (strcmp(key, "listen") == 0) {
 		rc = kaas_parse_hostport(v, c->listen_host, sizeof(c->listen_host), &c->listen_port);
 		c->sec.listen_set = 1;
@@ -298,7 +298,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	c->metrics_per_partition = 1;
 	int adv_set = 0;
 	const char *env = getenv("KAAS_CLUSTER_DIR");
-	if (env && *env && set_dup(&c->cluster_url, env) < 0)
+	if (env && *env && kaas_config_set_str(&c->cluster_url, env) < 0)
 		return -ENOMEM;
 
 	static const struct option opts[] = {
@@ -372,7 +372,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		fprintf(stderr, "kaasd: --heartbeat-ms must be at most half of --liveness-timeout-ms\n");
 		return -EINVAL;
 	}
-	if (!c->data_url && set_dup(&c->data_url, "./kaas-data") < 0)
+	if (!c->data_url && kaas_config_set_str(&c->data_url, "./kaas-data") < 0)
 		return -ENOMEM;
 	if (!adv_set) {
 		c->advertise_port = c->listen_port;

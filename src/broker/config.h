@@ -136,6 +136,9 @@ void kaas_config_free(struct kaas_config *c);
  * never calls the OS file API): 0 or -errno. */
 int kaas_read_local_file(const char *path, char **buf);
 
+/* Replace the string *dst by a copy of v: 0, or -ENOMEM (*dst kept). */
+int kaas_config_set_str(char **dst, const char *v);
+
 /* Parse "HOST:PORT" (HOST may be empty => keep host): 0 or -EINVAL. */
 int kaas_parse_hostport(const char *s, char *host, size_t hostsz, int *port);
 

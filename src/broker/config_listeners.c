@@ -51,29 +51,20 @@ int kaas_config_security_key(const char *key)
 	return 0;
 }
 
-static int dup_into(char **dst, const char *v)
-{
-	char *d = strdup(v);
-	if (!d)
-		return -ENOMEM;
-	free(*dst);
-	*dst = d;
-	return 0;
-}
 
 int kaas_config_security_apply(struct kaas_config *c, const char *key, const char *v)
 {
 	struct kaas_security_cfg *sc = &c->sec;
 	if (strcmp(key, "listeners") == 0)
-		return dup_into(&sc->listeners, v);
+		return kaas_config_set_str(&sc->listeners, v);
 	if (strcmp(key, "advertised.listeners") == 0)
-		return dup_into(&sc->advertised, v);
+		return kaas_config_set_str(&sc->advertised, v);
 	if (strcmp(key, "listener.security.protocol.map") == 0)
-		return dup_into(&sc->protocol_map, v);
+		return kaas_config_set_str(&sc->protocol_map, v);
 	if (strcmp(key, "ssl.keystore.location") == 0)
-		return dup_into(&sc->keystore_location, v);
+		return kaas_config_set_str(&sc->keystore_location, v);
 	if (strcmp(key, "ssl.truststore.location") == 0)
-		return dup_into(&sc->truststore_location, v);
+		return kaas_config_set_str(&sc->truststore_location, v);
 	if (strcmp(key, "ssl.keystore.type") == 0 || strcmp(key, "ssl.truststore.type") == 0) {
 		if (strcasecmp(v, "PEM") == 0)
 			return 0;

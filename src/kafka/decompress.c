@@ -1,5 +1,6 @@
 /* decompress.c — inflate Kafka batch payloads for validation (see batch.h). */
 #include "kafka/batch.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -24,16 +25,10 @@ static int gb_room(struct growbuf *g, size_t want)
 		want = g->limit - g->len;
 	if (want == 0)
 		return -EFBIG;
-	size_t cap = g->cap ? g->cap : 4096;
-	while (cap < g->len + want)
-		cap *= 2;
-	if (cap > g->limit)
-		cap = g->limit;
-	uint8_t *n = realloc(g->p, cap);
+	uint8_t *n = kaas_reserve(g->p, &g->cap, g->len + want, 4096, g->limit);
 	if (!n)
 		return -ENOMEM;
 	g->p = n;
-	g->cap = cap;
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "util/logger.h"
+#include "util/grow.h"
 
 #define READ_CHUNK (64u * 1024)
 #define MAX_QUEUED_REQS 512
@@ -108,16 +109,10 @@ void kaas_conn_close(struct kaas_conn *c, const char *why)
  * -ENOMEM. */
 static int rbuf_reserve(struct kaas_conn *c)
 {
-	if (c->rcap - c->rlen >= READ_CHUNK)
-		return 0;
-	size_t cap = c->rcap ? c->rcap : READ_CHUNK * 2;
-	while (cap - c->rlen < READ_CHUNK)
-		cap *= 2;
-	uint8_t *n = realloc(c->rbuf, cap);
+	uint8_t *n = kaas_reserve(c->rbuf, &c->rcap, c->rlen + READ_CHUNK, READ_CHUNK * 2, SIZE_MAX);
 	if (!n)
 		return -ENOMEM;
 	c->rbuf = n;
-	c->rcap = cap;
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <openssl/x509.h>
 
 #include "kafka/security.h"
+#include "util/grow.h"
 
 struct kaas_tls_ctx {
 	SSL_CTX *ctx;
@@ -38,16 +39,10 @@ struct kaas_tls_conn {
 /* Room for n more bytes in o: 0 or -ENOMEM. */
 static int sealed_reserve(struct sealed *o, size_t n)
 {
-	if (o->len + n <= o->cap)
-		return 0;
-	size_t cap = o->cap ? o->cap : 4096;
-	while (cap < o->len + n)
-		cap *= 2;
-	uint8_t *nb = realloc(o->buf, cap);
+	uint8_t *nb = kaas_reserve(o->buf, &o->cap, o->len + n, 4096, SIZE_MAX);
 	if (!nb)
 		return -ENOMEM;
 	o->buf = nb;
-	o->cap = cap;
 	return 0;
 }
 
