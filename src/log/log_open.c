@@ -28,6 +28,18 @@ void kaas_log_config_default(struct kaas_log_config *cfg)
 	cfg->max_loaded_indexes = 8;
 }
 
+/* Initialise (init 1) or destroy (init 0) the log's mutexes and condition
+ * variables: one list for both, so they stay in step. */
+static void log_sync_objects(struct kaas_log *log, int init)
+{
+	pthread_mutex_t *m[] = { &log->mu, &log->wlock, &log->mf_lock };
+	pthread_cond_t *cv[] = { &log->drained_cv, &log->work_cv, &log->room_cv, &log->data_cv };
+	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+		(void)(init ? pthread_mutex_init(m[i], NULL) : pthread_mutex_destroy(m[i]));
+	for (size_t i = 0; i < sizeof cv / sizeof cv[0]; i++)
+		(void)(init ? pthread_cond_init(cv[i], NULL) : pthread_cond_destroy(cv[i]));
+}
+
 static void log_free(struct kaas_log *log)
 {
 	if (!log)
@@ -44,13 +56,7 @@ static void log_free(struct kaas_log *log)
 	free(log->segs);
 	free(log->doomed);
 	kaas_pstate_free(&log->ps);
-	pthread_mutex_destroy(&log->mu);
-	pthread_mutex_destroy(&log->wlock);
-	pthread_mutex_destroy(&log->mf_lock);
-	pthread_cond_destroy(&log->drained_cv);
-	pthread_cond_destroy(&log->work_cv);
-	pthread_cond_destroy(&log->room_cv);
-	pthread_cond_destroy(&log->data_cv);
+	log_sync_objects(log, 0);
 	free(log->wbuf);
 	free(log->dir);
 	free(log->manifest_path);
@@ -199,13 +205,7 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	struct kaas_log *log = calloc(1, sizeof *log);
 	if (!log)
 		return -ENOMEM;
-	pthread_mutex_init(&log->mu, NULL);
-	pthread_mutex_init(&log->wlock, NULL);
-	pthread_mutex_init(&log->mf_lock, NULL);
-	pthread_cond_init(&log->drained_cv, NULL);
-	pthread_cond_init(&log->work_cv, NULL);
-	pthread_cond_init(&log->room_cv, NULL);
-	pthread_cond_init(&log->data_cv, NULL);
+	log_sync_objects(log, 1);
 	kaas_logi_fslot_init(&log->wslot, &log->wlock, NULL);
 	kaas_logi_task_init(&log->sync_task, kaas_logi_sync_run);
 	kaas_logi_task_init(&log->ack_task, kaas_logi_ack_run);

@@ -155,8 +155,10 @@ static void on_sighup(uv_signal_t *sig, int signum)
 	if (s->reloading || s->b->draining)
 		return;
 	struct reload *r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r) {
+		kaas_error("SIGHUP: out of memory; the certificates were not reloaded");
 		return;
+	}
 	r->s = s;
 	s->reloading = 1;
 	if (kaas_pool_queue(s->b, reload_work, reload_done, r) < 0) {
