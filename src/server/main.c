@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kafka/protocol.h"
 #include "server/server.h"
 #include "util/logger.h"
 #include "util/status.h"
@@ -47,6 +48,10 @@ static int create_local_root(const char *url)
 int main(int argc, char **argv)
 {
 	static struct kaas_broker b;
+	if (argc == 2 && strcmp(argv[1], "--api-versions") == 0) {
+		kaas_api_table_print(stdout); /* the README's list (kafka/api_table.c) */
+		return 0;
+	}
 	int rc = kaas_config_load(&b.cfg, argc, argv);
 	if (rc == 1)
 		return 0;

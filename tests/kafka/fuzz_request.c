@@ -154,8 +154,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (kaas_req_header_parse(&req->r, &req->hdr) == 0) {
 		struct kaas_batch_summary sum;
 		(void)kaas_batch_validate(req->r.p, kaas_kr_left(&req->r), 1 << 20, &sum, NULL);
-		int supported = kaas_api_supported(req->hdr.api_key, req->hdr.api_version);
-		switch (supported || req->hdr.api_key == KAAS_API_API_VERSIONS ? req->hdr.api_key : -1) {
+		int answered = kaas_api_answered(req->hdr.api_key, req->hdr.api_version);
+		switch (answered ? req->hdr.api_key : -1) {
 		case KAAS_API_API_VERSIONS: kaas_api_versions(req); break;
 		case KAAS_API_METADATA: kaas_api_metadata(req); break;
 		case KAAS_API_LIST_OFFSETS: kaas_api_list_offsets(req); break;

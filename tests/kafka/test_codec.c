@@ -112,9 +112,18 @@ static void test_header(void **state)
 	kaas_kr_init(&r, w.buf, 5);
 	assert_int_equal(kaas_req_header_parse(&r, &h), -EBADMSG);
 	kaas_kw_free(&w);
-	assert_true(kaas_api_supported(KAAS_API_FETCH, 11));
-	assert_false(kaas_api_supported(KAAS_API_FETCH, 12));
+	const struct kaas_api_range *f = kaas_api_find(KAAS_API_FETCH);
+	assert_non_null(f);
+	assert_true(kaas_api_supported(KAAS_API_FETCH, 4));
+	assert_true(kaas_api_supported(KAAS_API_FETCH, f->max));
+	assert_false(kaas_api_supported(KAAS_API_FETCH, f->max + 1));
+	/* Fetch 0-3 are refused in their own format, not closed. */
+	assert_false(kaas_api_supported(KAAS_API_FETCH, 3));
+	assert_true(kaas_api_answered(KAAS_API_FETCH, 0));
+	assert_false(kaas_api_answered(KAAS_API_FETCH, f->max + 1));
+	assert_true(kaas_api_answered(KAAS_API_API_VERSIONS, 99));
 	assert_false(kaas_api_supported(999, 0));
+	assert_false(kaas_api_answered(999, 0));
 }
 
 /* n records (keys, values, a header, a null value) as a batch payload. */
