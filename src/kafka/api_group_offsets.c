@@ -1,6 +1,8 @@
 /*
  * api_group_offsets.c — the wire side of committed offsets: OffsetCommit
- * 2–7 and OffsetFetch 1–5.  Each handler parses the request into a batch
+ * 0–8 and OffsetFetch 0–7 (flexible from 8 and 6).  OffsetCommit v0 names
+ * no member: it commits as a client outside the group (generation -1), as
+ * do later versions that send generation -1.  Each handler parses the request into a batch
  * of topics and partitions, calls the group coordinator
  * (broker/groups/groups.h), and encodes the answer when the coordinator's
  * completion runs — later on the loop thread, once the volume answered, or
@@ -74,10 +76,10 @@ static int parse_metadata(struct kaas_kslice meta, const char **out)
 
 /* Parse topics[name, partitions[...]] of a commit (commit = 1) or a fetch
  * into c: 0, or -1 when malformed (or out of memory). */
-static int parse_topics(struct kaas_kr *r, struct offsets_call *c, int commit, int16_t v)
+static int parse_topics(struct kaas_kr *r, struct offsets_call *c, int commit, int16_t v, int f)
 {
 	struct kaas_offset_batch *b = &c->rq.batch;
-	int32_t nt = kaas_kr_array(r, 0, 6);
+	int32_t nt = kaas_kr_array(r, f, f ? 3 : 6);
 	if (!kaas_kr_ok(r))
 		return -1;
 	if (nt < 0) {
@@ -93,8 +95,8 @@ static int parse_topics(struct kaas_kr *r, struct offsets_call *c, int commit, i
 	b->nt = nt;
 	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
 		struct kaas_offset_topic *t = &b->topics[i];
-		c->names[i] = kaas_kr_str(r, 0);
-		int32_t np = kaas_kr_array(r, 0, 4);
+		c->names[i] = kaas_kr_str(r, f);
+		int32_t np = kaas_kr_array(r, f, 4);
 		if (!kaas_kr_ok(r) || np < 0)
 			return -1;
 		if (!(t->parts = calloc((size_t)np + 1, sizeof(*t->parts))))
@@ -108,13 +110,17 @@ static int parse_topics(struct kaas_kr *r, struct offsets_call *c, int commit, i
 			p->partition = kaas_kr_i32(r);
 			p->offset = -1;
 			p->leader_epoch = -1;
-			if (!commit)
-				continue;
-			p->offset = kaas_kr_i64(r);
-			if (v >= 6)
-				p->leader_epoch = kaas_kr_i32(r);
-			p->status = parse_metadata(kaas_kr_nstr(r, 0), &p->metadata);
+			if (commit) {
+				p->offset = kaas_kr_i64(r);
+				if (v >= 6)
+					p->leader_epoch = kaas_kr_i32(r);
+				if (v == 1)
+					(void)kaas_kr_i64(r); /* commit_timestamp: the broker's time is kept */
+				p->status = parse_metadata(kaas_kr_nstr(r, f), &p->metadata);
+			}
+			kaas_kr_tags(r, f);
 		}
+		kaas_kr_tags(r, f);
 	}
 	return kaas_kr_ok(r) ? 0 : -1;
 }
@@ -136,18 +142,22 @@ static void write_commit(struct offsets_call *c, int16_t top)
 	struct kaas_req *req = c->req;
 	struct kaas_kw *w = &req->w;
 	const struct kaas_offset_batch *b = &c->rq.batch;
+	int f = req->hdr.flex;
 	if (req->hdr.api_version >= 3)
 		kaas_kw_i32(w, 0);
-	kaas_kw_array(w, 0, b->nt);
+	kaas_kw_array(w, f, b->nt);
 	for (int32_t i = 0; i < b->nt; i++) {
-		kaas_kw_strn(w, 0, c->names[i].p, c->names[i].len);
-		kaas_kw_array(w, 0, b->topics[i].n);
+		kaas_kw_strn(w, f, c->names[i].p, c->names[i].len);
+		kaas_kw_array(w, f, b->topics[i].n);
 		for (int32_t j = 0; j < b->topics[i].n; j++) {
 			const struct kaas_offset_part *p = &b->topics[i].parts[j];
 			kaas_kw_i32(w, p->partition);
 			kaas_kw_i16(w, p->status ? part_kerr(p->status) : top);
+			kaas_kw_tags(w, f);
 		}
+		kaas_kw_tags(w, f);
 	}
+	kaas_kw_tags(w, f);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 	call_free(c);
 }
@@ -166,10 +176,19 @@ void kaas_api_offset_commit(struct kaas_req *req)
 	if (!c)
 		return;
 	struct kaas_group_member_ref ref;
-	kaas_group_read_member(r, v, 7, &ref);
-	if (v <= 4)
+	if (v >= 1) {
+		kaas_group_read_member(r, v, req->hdr.flex, 7, &ref);
+	} else {
+		/* v0: no member, no generation: a commit from outside the group. */
+		ref = (struct kaas_group_member_ref){ .group = kaas_kr_str(r, 0), .generation = -1,
+						      .member = { (const uint8_t *)"", 0 },
+						      .instance = { NULL, -1 } };
+	}
+	if (v >= 2 && v <= 4)
 		(void)kaas_kr_i64(r); /* retention_time_ms: offsets are kept */
-	if (!kaas_kr_ok(r) || parse_topics(r, c, 1, v) < 0) {
+	int bad = !kaas_kr_ok(r) || parse_topics(r, c, 1, v, req->hdr.flex) < 0;
+	kaas_kr_tags(r, req->hdr.flex);
+	if (bad || !kaas_kr_ok(r)) {
 		call_free(c);
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
@@ -191,14 +210,16 @@ void kaas_api_offset_commit(struct kaas_req *req)
 
 /* ------------------------------------------------------------ OffsetFetch */
 
-static void fetch_part(struct kaas_kw *w, int16_t v, const struct kaas_offset_part *p, int16_t err)
+static void fetch_part(struct kaas_kw *w, int16_t v, int f, const struct kaas_offset_part *p,
+		       int16_t err)
 {
 	kaas_kw_i32(w, p->partition);
 	kaas_kw_i64(w, !err ? p->offset : -1);
 	if (v >= 5)
 		kaas_kw_i32(w, !err ? p->leader_epoch : -1);
-	kaas_kw_str(w, 0, !err && p->metadata ? p->metadata : "");
+	kaas_kw_str(w, f, !err && p->metadata ? p->metadata : "");
 	kaas_kw_i16(w, err);
+	kaas_kw_tags(w, f);
 }
 
 /* Answer a fetch: `b` is what the coordinator filled in (for a fetch of
@@ -208,23 +229,26 @@ static void write_fetch(struct offsets_call *c, int16_t err, const struct kaas_o
 	struct kaas_req *req = c->req;
 	struct kaas_kw *w = &req->w;
 	int16_t v = req->hdr.api_version;
-	/* v1 has no top-level error: it goes on every partition. */
+	int f = req->hdr.flex;
+	/* v0-1 have no top-level error: it goes on every partition. */
 	int16_t perr = v >= 2 ? 0 : err;
 	if (v >= 3)
 		kaas_kw_i32(w, 0);
-	kaas_kw_array(w, 0, b->nt);
+	kaas_kw_array(w, f, b->nt);
 	for (int32_t i = 0; i < b->nt; i++) {
 		const struct kaas_offset_topic *t = &b->topics[i];
 		if (c->all)
-			kaas_kw_str(w, 0, t->name);
+			kaas_kw_str(w, f, t->name);
 		else
-			kaas_kw_strn(w, 0, c->names[i].p, c->names[i].len);
-		kaas_kw_array(w, 0, t->n);
+			kaas_kw_strn(w, f, c->names[i].p, c->names[i].len);
+		kaas_kw_array(w, f, t->n);
 		for (int32_t j = 0; j < t->n; j++)
-			fetch_part(w, v, &t->parts[j], c->all ? 0 : perr);
+			fetch_part(w, v, f, &t->parts[j], c->all ? 0 : perr);
+		kaas_kw_tags(w, f);
 	}
 	if (v >= 2)
 		kaas_kw_i16(w, err);
+	kaas_kw_tags(w, f);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 	call_free(c);
 }
@@ -240,8 +264,14 @@ void kaas_api_offset_fetch(struct kaas_req *req)
 	struct offsets_call *c = call_new(req, 0);
 	if (!c)
 		return;
-	struct kaas_kslice gid = kaas_kr_str(r, 0);
-	if (!kaas_kr_ok(r) || parse_topics(r, c, 0, req->hdr.api_version) < 0) {
+	int16_t v = req->hdr.api_version;
+	int f = req->hdr.flex;
+	struct kaas_kslice gid = kaas_kr_str(r, f);
+	int bad = !kaas_kr_ok(r) || parse_topics(r, c, 0, v, f) < 0;
+	if (v >= 7)
+		(void)kaas_kr_i8(r); /* require_stable: no transactions, every offset is stable */
+	kaas_kr_tags(r, f);
+	if (bad || !kaas_kr_ok(r)) {
 		call_free(c);
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;

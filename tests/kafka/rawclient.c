@@ -304,5 +304,7 @@ int main(int argc, char **argv)
 		return raw_time_offsets(fd, argv[3], atoi(argv[4]),
 				    argc > 5 && strcmp(argv[5], "append") == 0,
 				    strcmp(mode, "time-offsets-check") == 0);
+	if ((strncmp(mode, "old-offsets", 11) == 0 || strcmp(mode, "refused-old") == 0) && argc > 3)
+		return raw_old_versions(fd, mode, argv[3], argc > 4 ? argv[4] : NULL);
 	return raw_fail("unknown mode");
 }

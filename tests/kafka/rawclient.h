@@ -30,5 +30,8 @@ int raw_fetch_bounds(int fd, const char *topic, int n);
 /* time-offsets TOPIC CODEC [append] and time-offsets-check
  * (rawclient_time_offsets.c): exit status. */
 int raw_time_offsets(int fd, const char *topic, int codec, int log_append, int check_only);
+/* old-offsets, old-offsets-check TOPIC GROUP and refused-old TOPIC
+ * (rawclient_old_versions.c): exit status. */
+int raw_old_versions(int fd, const char *mode, const char *topic, const char *group);
 
 #endif
