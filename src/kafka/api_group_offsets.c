@@ -117,8 +117,8 @@ static int parse_topics(struct kaas_kr *r, struct offsets_call *c, int commit, i
 				if (v == 1)
 					(void)kaas_kr_i64(r); /* commit_timestamp: the broker's time is kept */
 				p->status = parse_metadata(kaas_kr_nstr(r, f), &p->metadata);
-			}
-			kaas_kr_tags(r, f);
+				kaas_kr_tags(r, f);
+			} /* a fetch's partitions are a plain []int32: no tags */
 		}
 		kaas_kr_tags(r, f);
 	}

@@ -70,6 +70,7 @@ enum kaas_kerr {
 	KAAS_KERR_MEMBER_ID_REQUIRED = 79,
 	KAAS_KERR_FENCED_INSTANCE_ID = 82,
 	KAAS_KERR_INVALID_RECORD = 87,
+	KAAS_KERR_UNKNOWN_TOPIC_ID = 100,
 };
 
 /* One served API: its key and the version range kaas answers
