@@ -1,6 +1,7 @@
 /*
- * api_admin.c — CreateTopics 0..4, DeleteTopics 0..3, CreatePartitions 0..1,
- * DescribeConfigs 0..3.
+ * api_admin.c — CreateTopics 0..6 (5+ flexible), DeleteTopics 0..5 (4+),
+ * CreatePartitions 0..3 (2+), DescribeConfigs 0..4 (4).  (CreateTopics 7
+ * and DeleteTopics 6 need topic ids, which kaas does not have yet.)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,9 +31,9 @@ static int16_t topic_kerr(int rc)
  * elem_size (one more, so that an empty array is not NULL) and *n their
  * count; NULL when the connection is to be closed (a null array, a short
  * request, out of memory). */
-static void *read_items(struct kaas_kr *r, size_t min_elem, size_t elem_size, int32_t *n)
+static void *read_items(struct kaas_kr *r, int f, size_t min_elem, size_t elem_size, int32_t *n)
 {
-	*n = kaas_kr_array(r, 0, min_elem);
+	*n = kaas_kr_array(r, f, min_elem);
 	if (!kaas_kr_ok(r) || *n < 0)
 		return NULL;
 	return calloc((size_t)*n + 1, elem_size);
@@ -44,6 +45,7 @@ int kaas_api_create_topics(struct kaas_req *req)
 	struct kaas_kr *r = &req->r;
 	struct kaas_kw *w = &req->w;
 	int16_t v = req->hdr.api_version;
+	int f = req->hdr.flex;
 	struct item {
 		struct kaas_kslice name;
 		int32_t np;
@@ -51,35 +53,39 @@ int kaas_api_create_topics(struct kaas_req *req)
 		int32_t nassign;
 	} *items;
 	int32_t nt;
-	if (!(items = read_items(r, 16, sizeof(*items), &nt)))
+	if (!(items = read_items(r, f, f ? 10 : 16, sizeof(*items), &nt)))
 		return KAAS_REQ_CLOSE;
 	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
-		items[i].name = kaas_kr_str(r, 0);
+		items[i].name = kaas_kr_str(r, f);
 		items[i].np = kaas_kr_i32(r);
 		items[i].rf = kaas_kr_i16(r);
-		int32_t na = kaas_kr_array(r, 0, 8);
+		int32_t na = kaas_kr_array(r, f, f ? 6 : 8);
 		items[i].nassign = na;
 		for (int32_t j = 0; j < na && kaas_kr_ok(r); j++) {
 			(void)kaas_kr_i32(r);
-			int32_t nb = kaas_kr_array(r, 0, 4);
+			int32_t nb = kaas_kr_array(r, f, 4);
 			for (int32_t k = 0; k < nb && kaas_kr_ok(r); k++)
 				(void)kaas_kr_i32(r);
+			kaas_kr_tags(r, f);
 		}
-		int32_t nc = kaas_kr_array(r, 0, 4);
+		int32_t nc = kaas_kr_array(r, f, f ? 3 : 4);
 		for (int32_t j = 0; j < nc && kaas_kr_ok(r); j++) {
-			(void)kaas_kr_str(r, 0);
-			(void)kaas_kr_nstr(r, 0);
+			(void)kaas_kr_str(r, f);
+			(void)kaas_kr_nstr(r, f);
+			kaas_kr_tags(r, f);
 		}
+		kaas_kr_tags(r, f);
 	}
 	(void)kaas_kr_i32(r); /* timeout */
 	int validate_only = v >= 1 ? kaas_kr_i8(r) != 0 : 0;
+	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r)) {
 		free(items);
 		return KAAS_REQ_CLOSE;
 	}
 	if (v >= 2)
 		kaas_kw_i32(w, 0);
-	kaas_kw_array(w, 0, nt);
+	kaas_kw_array(w, f, nt);
 	for (int32_t i = 0; i < nt; i++) {
 		struct item *it = &items[i];
 		int16_t err = 0;
@@ -102,11 +108,19 @@ int kaas_api_create_topics(struct kaas_req *req)
 				(void)kaas_agent_wait_assigned(b->agent, name, 2000);
 			free(name);
 		}
-		kaas_kw_strn(w, 0, it->name.p, it->name.len);
+		kaas_kw_strn(w, f, it->name.p, it->name.len);
 		kaas_kw_i16(w, err);
 		if (v >= 1)
-			kaas_kw_str(w, 0, err ? why : NULL);
+			kaas_kw_str(w, f, err ? why : NULL);
+		if (v >= 5) {
+			kaas_kw_i32(w, err ? -1 : np);
+			kaas_kw_i16(w, err ? -1 : 1); /* one copy, on the volume */
+			/* configs: kaas keeps none per topic yet */
+			kaas_kw_array(w, f, err ? -1 : 0);
+		}
+		kaas_kw_tags(w, f);
 	}
+	kaas_kw_tags(w, f);
 	free(items);
 	return KAAS_REQ_RESPOND;
 }
@@ -117,20 +131,22 @@ int kaas_api_delete_topics(struct kaas_req *req)
 	struct kaas_kr *r = &req->r;
 	struct kaas_kw *w = &req->w;
 	int16_t v = req->hdr.api_version;
+	int f = req->hdr.flex;
 	int32_t nt;
-	struct kaas_kslice *names = read_items(r, 2, sizeof(*names), &nt);
+	struct kaas_kslice *names = read_items(r, f, f ? 1 : 2, sizeof(*names), &nt);
 	if (!names)
 		return KAAS_REQ_CLOSE;
 	for (int32_t i = 0; i < nt; i++)
-		names[i] = kaas_kr_str(r, 0);
+		names[i] = kaas_kr_str(r, f);
 	(void)kaas_kr_i32(r);
+	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r)) {
 		free(names);
 		return KAAS_REQ_CLOSE;
 	}
 	if (v >= 1)
 		kaas_kw_i32(w, 0);
-	kaas_kw_array(w, 0, nt);
+	kaas_kw_array(w, f, nt);
 	for (int32_t i = 0; i < nt; i++) {
 		int16_t err;
 		if (!kaas_topic_name_valid((const char *)names[i].p, names[i].len)) {
@@ -143,9 +159,13 @@ int kaas_api_delete_topics(struct kaas_req *req)
 				kaas_agent_kick(b->agent);
 			free(name);
 		}
-		kaas_kw_strn(w, 0, names[i].p, names[i].len);
+		kaas_kw_strn(w, f, names[i].p, names[i].len);
 		kaas_kw_i16(w, err);
+		if (v >= 5)
+			kaas_kw_str(w, f, NULL); /* error_message */
+		kaas_kw_tags(w, f);
 	}
+	kaas_kw_tags(w, f);
 	free(names);
 	return KAAS_REQ_RESPOND;
 }
@@ -155,31 +175,35 @@ int kaas_api_create_partitions(struct kaas_req *req)
 	struct kaas_broker *b = req->broker;
 	struct kaas_kr *r = &req->r;
 	struct kaas_kw *w = &req->w;
+	int f = req->hdr.flex;
 	struct item {
 		struct kaas_kslice name;
 		int32_t count;
 	} *items;
 	int32_t nt;
-	if (!(items = read_items(r, 10, sizeof(*items), &nt)))
+	if (!(items = read_items(r, f, f ? 7 : 10, sizeof(*items), &nt)))
 		return KAAS_REQ_CLOSE;
 	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
-		items[i].name = kaas_kr_str(r, 0);
+		items[i].name = kaas_kr_str(r, f);
 		items[i].count = kaas_kr_i32(r);
-		int32_t na = kaas_kr_array(r, 0, 4);
+		int32_t na = kaas_kr_array(r, f, f ? 2 : 4);
 		for (int32_t j = 0; j < na && kaas_kr_ok(r); j++) {
-			int32_t nb = kaas_kr_array(r, 0, 4);
+			int32_t nb = kaas_kr_array(r, f, 4);
 			for (int32_t k = 0; k < nb && kaas_kr_ok(r); k++)
 				(void)kaas_kr_i32(r);
+			kaas_kr_tags(r, f);
 		}
+		kaas_kr_tags(r, f);
 	}
 	(void)kaas_kr_i32(r);
 	int validate_only = kaas_kr_i8(r) != 0;
+	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r)) {
 		free(items);
 		return KAAS_REQ_CLOSE;
 	}
 	kaas_kw_i32(w, 0);
-	kaas_kw_array(w, 0, nt);
+	kaas_kw_array(w, f, nt);
 	for (int32_t i = 0; i < nt; i++) {
 		int16_t err;
 		const char *why = NULL;
@@ -193,10 +217,12 @@ int kaas_api_create_partitions(struct kaas_req *req)
 				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
 			free(name);
 		}
-		kaas_kw_strn(w, 0, items[i].name.p, items[i].name.len);
+		kaas_kw_strn(w, f, items[i].name.p, items[i].name.len);
 		kaas_kw_i16(w, err);
-		kaas_kw_str(w, 0, err ? why : NULL);
+		kaas_kw_str(w, f, err ? why : NULL);
+		kaas_kw_tags(w, f);
 	}
+	kaas_kw_tags(w, f);
 	free(items);
 	return KAAS_REQ_RESPOND;
 }
@@ -209,10 +235,10 @@ struct cfg_entry {
 	char value[32];
 };
 
-static void write_config(struct kaas_kw *w, int16_t v, const struct cfg_entry *e)
+static void write_config(struct kaas_kw *w, int16_t v, int f, const struct cfg_entry *e)
 {
-	kaas_kw_str(w, 0, e->name);
-	kaas_kw_str(w, 0, e->value);
+	kaas_kw_str(w, f, e->name);
+	kaas_kw_str(w, f, e->value);
 	kaas_kw_i8(w, 1); /* read only: kaas does not alter configs yet */
 	if (v == 0)
 		kaas_kw_i8(w, 1); /* is_default */
@@ -220,11 +246,12 @@ static void write_config(struct kaas_kw *w, int16_t v, const struct cfg_entry *e
 		kaas_kw_i8(w, 5); /* config_source: DEFAULT_CONFIG */
 	kaas_kw_i8(w, 0);         /* is_sensitive */
 	if (v >= 1)
-		kaas_kw_array(w, 0, 0); /* synonyms */
+		kaas_kw_array(w, f, 0); /* synonyms */
 	if (v >= 3) {
 		kaas_kw_i8(w, 0); /* config_type: UNKNOWN */
-		kaas_kw_str(w, 0, NULL);
+		kaas_kw_str(w, f, NULL);
 	}
+	kaas_kw_tags(w, f);
 }
 
 int kaas_api_describe_configs(struct kaas_req *req)
@@ -261,26 +288,29 @@ int kaas_api_describe_configs(struct kaas_req *req)
 		const uint8_t *keys; /* position of the key list in the request */
 	} *rs;
 	int32_t nres;
-	if (!(rs = read_items(r, 7, sizeof(*rs), &nres)))
+	int f = req->hdr.flex;
+	if (!(rs = read_items(r, f, f ? 4 : 7, sizeof(*rs), &nres)))
 		return KAAS_REQ_CLOSE;
 	for (int32_t i = 0; i < nres && kaas_kr_ok(r); i++) {
 		rs[i].type = kaas_kr_i8(r);
-		rs[i].name = kaas_kr_str(r, 0);
-		rs[i].nkeys = kaas_kr_array(r, 0, 2);
+		rs[i].name = kaas_kr_str(r, f);
+		rs[i].nkeys = kaas_kr_array(r, f, f ? 1 : 2);
 		rs[i].keys = r->p;
 		for (int32_t k = 0; k < rs[i].nkeys && kaas_kr_ok(r); k++)
-			(void)kaas_kr_str(r, 0);
+			(void)kaas_kr_str(r, f);
+		kaas_kr_tags(r, f);
 	}
 	if (v >= 1)
 		(void)kaas_kr_i8(r);
 	if (v >= 3)
 		(void)kaas_kr_i8(r);
+	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r)) {
 		free(rs);
 		return KAAS_REQ_CLOSE;
 	}
 	kaas_kw_i32(w, 0);
-	kaas_kw_array(w, 0, nres);
+	kaas_kw_array(w, f, nres);
 	for (int32_t i = 0; i < nres; i++) {
 		struct res *x = &rs[i];
 		int16_t err = 0;
@@ -307,9 +337,9 @@ int kaas_api_describe_configs(struct kaas_req *req)
 			msg = "only topic and broker resources are described";
 		}
 		kaas_kw_i16(w, err);
-		kaas_kw_str(w, 0, msg);
+		kaas_kw_str(w, f, msg);
 		kaas_kw_i8(w, x->type);
-		kaas_kw_strn(w, 0, x->name.p, x->name.len);
+		kaas_kw_strn(w, f, x->name.p, x->name.len);
 		/* Filter by the requested keys (null: all). */
 		int keep[16] = { 0 };
 		int nkeep = 0;
@@ -318,15 +348,17 @@ int kaas_api_describe_configs(struct kaas_req *req)
 			struct kaas_kr kr;
 			kaas_kr_init(&kr, x->keys, (size_t)(r->end - x->keys));
 			for (int32_t k = 0; k < x->nkeys && !want; k++)
-				want = kaas_kslice_eq(kaas_kr_str(&kr, 0), set[e].name);
+				want = kaas_kslice_eq(kaas_kr_str(&kr, f), set[e].name);
 			keep[e] = want;
 			nkeep += want;
 		}
-		kaas_kw_array(w, 0, nkeep);
+		kaas_kw_array(w, f, nkeep);
 		for (int e = 0; e < nset; e++)
 			if (keep[e])
-				write_config(w, v, &set[e]);
+				write_config(w, v, f, &set[e]);
+		kaas_kw_tags(w, f);
 	}
+	kaas_kw_tags(w, f);
 	free(rs);
 	return KAAS_REQ_RESPOND;
 }

@@ -31,11 +31,11 @@ const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_DESCRIBE_GROUPS,      0, 0, 5, 5, "DescribeGroups" },
 	{ KAAS_API_LIST_GROUPS,          0, 0, 3, 3, "ListGroups" },
 	{ KAAS_API_API_VERSIONS,         0, 0, 4, 3, "ApiVersions" },
-	{ KAAS_API_CREATE_TOPICS,        0, 0, 4, 5, "CreateTopics" },
-	{ KAAS_API_DELETE_TOPICS,        0, 0, 3, 4, "DeleteTopics" },
-	{ KAAS_API_INIT_PRODUCER_ID,     0, 0, 1, 2, "InitProducerId" },
-	{ KAAS_API_DESCRIBE_CONFIGS,     0, 0, 3, 4, "DescribeConfigs" },
-	{ KAAS_API_CREATE_PARTITIONS,    0, 0, 1, 2, "CreatePartitions" },
+	{ KAAS_API_CREATE_TOPICS,        0, 0, 6, 5, "CreateTopics" },
+	{ KAAS_API_DELETE_TOPICS,        0, 0, 5, 4, "DeleteTopics" },
+	{ KAAS_API_INIT_PRODUCER_ID,     0, 0, 4, 2, "InitProducerId" },
+	{ KAAS_API_DESCRIBE_CONFIGS,     0, 0, 4, 4, "DescribeConfigs" },
+	{ KAAS_API_CREATE_PARTITIONS,    0, 0, 3, 2, "CreatePartitions" },
 	{ -1, 0, 0, 0, 0, NULL },
 };
 
