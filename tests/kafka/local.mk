@@ -15,12 +15,15 @@ TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restar
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
 	tests/kafka/list_offsets_time.sh tests/kafka/estale_produce.sh tests/kafka/sweep_temps.sh \
-	tests/kafka/old_versions.sh
+	tests/kafka/old_versions.sh tests/kafka/api_versions_wire.sh tests/kafka/api_versions_readme.sh \
+	tests/kafka/kafka_python_versions.sh tests/kafka/rdkafka_flexible.sh
 EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
 	tests/kafka/list_offsets_time.sh tests/kafka/estale_produce.sh tests/kafka/sweep_temps.sh \
-	tests/kafka/old_versions.sh
+	tests/kafka/old_versions.sh tests/kafka/api_versions_wire.sh tests/kafka/api_versions_readme.sh \
+	tests/kafka/kafka_python_versions.sh tests/kafka/rdkafka_flexible.sh tests/kafka/api_versions_wire.py tests/kafka/kafka_schema.py \
+	tests/kafka/kafka_messages.py tests/kafka/kafka_python_versions.py
 
 # The request-decoder fuzz target: replayed over its seed corpus in make
 # check; tests/kafka/fuzz.sh [SECONDS] builds and runs the libFuzzer binary (clang).
