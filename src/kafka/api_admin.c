@@ -39,13 +39,52 @@ static void *read_items(struct kaas_kr *r, int f, size_t min_elem, size_t elem_s
 	return calloc((size_t)*n + 1, elem_size);
 }
 
+/* Skip a manual assignment: [(partition index,) broker ids, tags] — kaas
+ * places partitions itself.  Returns the count read (-1: null). */
+static int32_t skip_assignments(struct kaas_kr *r, int f, int with_index)
+{
+	int32_t na = kaas_kr_array(r, f, with_index ? (f ? 6 : 8) : (f ? 2 : 4));
+	for (int32_t j = 0; j < na && kaas_kr_ok(r); j++) {
+		if (with_index)
+			(void)kaas_kr_i32(r);
+		int32_t nb = kaas_kr_array(r, f, 4);
+		for (int32_t k = 0; k < nb && kaas_kr_ok(r); k++)
+			(void)kaas_kr_i32(r);
+		kaas_kr_tags(r, f);
+	}
+	return na;
+}
+
+/* The end of every request here (its top-level tagged fields) and the
+ * start of its answer: the throttle time (when the version has it) and
+ * the length of the answer's array of n.  1, or 0 when the request is
+ * malformed (then the items are freed: close it). */
+static int read_end(struct kaas_req *req, void *items, int throttle, int32_t n)
+{
+	kaas_kr_tags(&req->r, req->hdr.flex);
+	if (!kaas_kr_ok(&req->r)) {
+		free(items);
+		return 0;
+	}
+	if (throttle)
+		kaas_kw_i32(&req->w, 0);
+	kaas_kw_array(&req->w, req->hdr.flex, n);
+	return 1;
+}
+
+/* The end of every answer here: the top-level tagged fields, and the
+ * request's items freed. */
+static int answered(struct kaas_kw *w, int f, void *items)
+{
+	kaas_kw_tags(w, f);
+	free(items);
+	return KAAS_REQ_RESPOND;
+}
+
 int kaas_api_create_topics(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	struct item {
 		struct kaas_kslice name;
 		int32_t np;
@@ -59,15 +98,7 @@ int kaas_api_create_topics(struct kaas_req *req)
 		items[i].name = kaas_kr_str(r, f);
 		items[i].np = kaas_kr_i32(r);
 		items[i].rf = kaas_kr_i16(r);
-		int32_t na = kaas_kr_array(r, f, f ? 6 : 8);
-		items[i].nassign = na;
-		for (int32_t j = 0; j < na && kaas_kr_ok(r); j++) {
-			(void)kaas_kr_i32(r);
-			int32_t nb = kaas_kr_array(r, f, 4);
-			for (int32_t k = 0; k < nb && kaas_kr_ok(r); k++)
-				(void)kaas_kr_i32(r);
-			kaas_kr_tags(r, f);
-		}
+		items[i].nassign = skip_assignments(r, f, 1);
 		int32_t nc = kaas_kr_array(r, f, f ? 3 : 4);
 		for (int32_t j = 0; j < nc && kaas_kr_ok(r); j++) {
 			(void)kaas_kr_str(r, f);
@@ -78,14 +109,8 @@ int kaas_api_create_topics(struct kaas_req *req)
 	}
 	(void)kaas_kr_i32(r); /* timeout */
 	int validate_only = v >= 1 ? kaas_kr_i8(r) != 0 : 0;
-	kaas_kr_tags(r, f);
-	if (!kaas_kr_ok(r)) {
-		free(items);
+	if (!read_end(req, items, v >= 2, nt))
 		return KAAS_REQ_CLOSE;
-	}
-	if (v >= 2)
-		kaas_kw_i32(w, 0);
-	kaas_kw_array(w, f, nt);
 	for (int32_t i = 0; i < nt; i++) {
 		struct item *it = &items[i];
 		int16_t err = 0;
@@ -120,18 +145,12 @@ int kaas_api_create_topics(struct kaas_req *req)
 		}
 		kaas_kw_tags(w, f);
 	}
-	kaas_kw_tags(w, f);
-	free(items);
-	return KAAS_REQ_RESPOND;
+	return answered(w, f, items);
 }
 
 int kaas_api_delete_topics(struct kaas_req *req)
 {
-	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	int32_t nt;
 	struct kaas_kslice *names = read_items(r, f, f ? 1 : 2, sizeof(*names), &nt);
 	if (!names)
@@ -139,24 +158,18 @@ int kaas_api_delete_topics(struct kaas_req *req)
 	for (int32_t i = 0; i < nt; i++)
 		names[i] = kaas_kr_str(r, f);
 	(void)kaas_kr_i32(r);
-	kaas_kr_tags(r, f);
-	if (!kaas_kr_ok(r)) {
-		free(names);
+	if (!read_end(req, names, v >= 1, nt))
 		return KAAS_REQ_CLOSE;
-	}
-	if (v >= 1)
-		kaas_kw_i32(w, 0);
-	kaas_kw_array(w, f, nt);
 	for (int32_t i = 0; i < nt; i++) {
 		int16_t err;
 		if (!kaas_topic_name_valid((const char *)names[i].p, names[i].len)) {
 			err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
 		} else {
 			char *name = kaas_kslice_dup(names[i]);
-			err = name ? topic_kerr(kaas_topics_delete(b->topics, name))
+			err = name ? topic_kerr(kaas_topics_delete(req->broker->topics, name))
 				   : KAAS_KERR_UNKNOWN_SERVER_ERROR;
-			if (err == 0 && b->agent)
-				kaas_agent_kick(b->agent);
+			if (err == 0 && req->broker->agent)
+				kaas_agent_kick(req->broker->agent);
 			free(name);
 		}
 		kaas_kw_strn(w, f, names[i].p, names[i].len);
@@ -165,45 +178,37 @@ int kaas_api_delete_topics(struct kaas_req *req)
 			kaas_kw_str(w, f, NULL); /* error_message */
 		kaas_kw_tags(w, f);
 	}
-	kaas_kw_tags(w, f);
-	free(names);
-	return KAAS_REQ_RESPOND;
+	return answered(w, f, names);
+}
+
+/* One topic of a CreatePartitions request: grow it to count partitions. */
+struct grow {
+	struct kaas_kslice name;
+	int32_t count;
+};
+
+static void read_grow(struct kaas_kr *r, int f, struct grow *g)
+{
+	g->name = kaas_kr_str(r, f);
+	g->count = kaas_kr_i32(r);
+	(void)skip_assignments(r, f, 0);
+	kaas_kr_tags(r, f);
 }
 
 int kaas_api_create_partitions(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int f = req->hdr.flex;
-	struct item {
-		struct kaas_kslice name;
-		int32_t count;
-	} *items;
+	KAAS_REQ_IO(req);
 	int32_t nt;
-	if (!(items = read_items(r, f, f ? 7 : 10, sizeof(*items), &nt)))
+	struct grow *items = read_items(r, f, f ? 7 : 10, sizeof(*items), &nt);
+	if (!items)
 		return KAAS_REQ_CLOSE;
-	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
-		items[i].name = kaas_kr_str(r, f);
-		items[i].count = kaas_kr_i32(r);
-		int32_t na = kaas_kr_array(r, f, f ? 2 : 4);
-		for (int32_t j = 0; j < na && kaas_kr_ok(r); j++) {
-			int32_t nb = kaas_kr_array(r, f, 4);
-			for (int32_t k = 0; k < nb && kaas_kr_ok(r); k++)
-				(void)kaas_kr_i32(r);
-			kaas_kr_tags(r, f);
-		}
-		kaas_kr_tags(r, f);
-	}
+	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++)
+		read_grow(r, f, &items[i]);
 	(void)kaas_kr_i32(r);
 	int validate_only = kaas_kr_i8(r) != 0;
-	kaas_kr_tags(r, f);
-	if (!kaas_kr_ok(r)) {
-		free(items);
+	if (!read_end(req, items, 1, nt))
 		return KAAS_REQ_CLOSE;
-	}
-	kaas_kw_i32(w, 0);
-	kaas_kw_array(w, f, nt);
 	for (int32_t i = 0; i < nt; i++) {
 		int16_t err;
 		const char *why = NULL;
@@ -222,9 +227,7 @@ int kaas_api_create_partitions(struct kaas_req *req)
 		kaas_kw_str(w, f, err ? why : NULL);
 		kaas_kw_tags(w, f);
 	}
-	kaas_kw_tags(w, f);
-	free(items);
-	return KAAS_REQ_RESPOND;
+	return answered(w, f, items);
 }
 
 #define RES_TOPIC 2
@@ -257,9 +260,7 @@ static void write_config(struct kaas_kw *w, int16_t v, int f, const struct cfg_e
 int kaas_api_describe_configs(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
+	KAAS_REQ_IO(req);
 	struct cfg_entry topic_cfg[] = {
 		{ "cleanup.policy", "delete" },
 		{ "compression.type", "producer" },
@@ -288,7 +289,6 @@ int kaas_api_describe_configs(struct kaas_req *req)
 		const uint8_t *keys; /* position of the key list in the request */
 	} *rs;
 	int32_t nres;
-	int f = req->hdr.flex;
 	if (!(rs = read_items(r, f, f ? 4 : 7, sizeof(*rs), &nres)))
 		return KAAS_REQ_CLOSE;
 	for (int32_t i = 0; i < nres && kaas_kr_ok(r); i++) {
@@ -304,13 +304,8 @@ int kaas_api_describe_configs(struct kaas_req *req)
 		(void)kaas_kr_i8(r);
 	if (v >= 3)
 		(void)kaas_kr_i8(r);
-	kaas_kr_tags(r, f);
-	if (!kaas_kr_ok(r)) {
-		free(rs);
+	if (!read_end(req, rs, 1, nres))
 		return KAAS_REQ_CLOSE;
-	}
-	kaas_kw_i32(w, 0);
-	kaas_kw_array(w, f, nres);
 	for (int32_t i = 0; i < nres; i++) {
 		struct res *x = &rs[i];
 		int16_t err = 0;
@@ -358,7 +353,5 @@ int kaas_api_describe_configs(struct kaas_req *req)
 				write_config(w, v, f, &set[e]);
 		kaas_kw_tags(w, f);
 	}
-	kaas_kw_tags(w, f);
-	free(rs);
-	return KAAS_REQ_RESPOND;
+	return answered(w, f, rs);
 }

@@ -69,6 +69,7 @@ static void read_part(struct kaas_kr *r, int16_t v, int flex, void *part)
 {
 	(void)flex;
 	struct fp *p = part;
+	p->hw = p->log_start = -1; /* until a round reads the log */
 	p->index = kaas_kr_i32(r);
 	if (v >= 9)
 		(void)kaas_kr_i32(r); /* current leader epoch */
@@ -80,15 +81,8 @@ static void read_part(struct kaas_kr *r, int16_t v, int flex, void *part)
 	p->max_bytes = kaas_kr_i32(r);
 }
 
-static const struct kaas_wire_topics_shape fetch_shape = {
-	.topic_size = sizeof(struct ft),
-	.name_at = offsetof(struct ft, name),
-	.count_at = offsetof(struct ft, n),
-	.parts_at = offsetof(struct ft, parts),
-	.part_size = sizeof(struct fp),
-	.min_part = 16,
-	.read_part = read_part,
-};
+static const struct kaas_wire_topics_shape fetch_shape =
+	KAAS_WIRE_TOPICS_SHAPE(struct ft, struct fp, 16, read_part);
 
 static void drop_data(struct fetch_ctx *ctx)
 {
@@ -277,12 +271,44 @@ static int moved(struct fetch_ctx *ctx)
 	return 0;
 }
 
+/* One partition of the answer (the request is arg): copied records, or a
+ * slice of the segment sent by sendfile right after its length. */
+static void write_part(struct kaas_kw *w, const void *part, void *arg)
+{
+	struct kaas_req *req = arg;
+	const struct fp *p = part;
+	int16_t v = req->hdr.api_version;
+	kaas_kw_i32(w, p->index);
+	kaas_kw_i16(w, p->err);
+	kaas_kw_i64(w, p->hw);
+	if (v >= 4)
+		kaas_kw_i64(w, p->hw); /* last stable offset */
+	if (v >= 5)
+		kaas_kw_i64(w, p->log_start);
+	if (v >= 4)
+		kaas_kw_array(w, req->hdr.flex, 0); /* aborted transactions */
+	if (v >= 11)
+		kaas_kw_i32(w, -1); /* preferred read replica */
+	if (!p->has_slice) {
+		kaas_kw_bytes(w, req->hdr.flex, p->data, (int32_t)p->len);
+		return;
+	}
+	if (req->hdr.flex)
+		kaas_kw_uvarint(w, (uint32_t)p->len + 1);
+	else
+		kaas_kw_i32(w, (int32_t)p->len);
+	if (req->zc) { /* the slice goes before the partition's tagged fields */
+		req->zc[req->nzc].at = w->len;
+		req->zc[req->nzc].slice = (struct kaas_log_slice *)&p->slice;
+		req->nzc++;
+		req->zc_bytes += p->len;
+	}
+}
+
 static void respond(struct fetch_ctx *ctx)
 {
 	struct kaas_req *req = ctx->req;
-	int16_t v = req->hdr.api_version;
-	int f = req->hdr.flex;
-	struct kaas_kw *w = &req->w;
+	KAAS_REQ_IO(req);
 	int nslices = 0;
 	for (int32_t i = 0; i < ctx->nt; i++)
 		for (int32_t j = 0; j < ctx->topics[i].n; j++)
@@ -295,42 +321,7 @@ static void respond(struct fetch_ctx *ctx)
 		kaas_kw_i16(w, 0);
 		kaas_kw_i32(w, 0); /* session_id: no sessions */
 	}
-	kaas_kw_array(w, f, ctx->nt);
-	for (int32_t i = 0; i < ctx->nt; i++) {
-		struct ft *t = &ctx->topics[i];
-		kaas_kw_strn(w, f, t->name.p, t->name.len);
-		kaas_kw_array(w, f, t->n);
-		for (int32_t j = 0; j < t->n; j++) {
-			struct fp *p = &t->parts[j];
-			kaas_kw_i32(w, p->index);
-			kaas_kw_i16(w, p->err);
-			kaas_kw_i64(w, p->hw);
-			if (v >= 4)
-				kaas_kw_i64(w, p->hw); /* last stable offset */
-			if (v >= 5)
-				kaas_kw_i64(w, p->log_start);
-			if (v >= 4)
-				kaas_kw_array(w, f, 0); /* aborted transactions */
-			if (v >= 11)
-				kaas_kw_i32(w, -1); /* preferred read replica */
-			if (p->has_slice) {
-				if (f)
-					kaas_kw_uvarint(w, (uint32_t)p->len + 1);
-				else
-					kaas_kw_i32(w, (int32_t)p->len);
-				if (req->zc) {
-					req->zc[req->nzc].at = w->len;
-					req->zc[req->nzc].slice = &p->slice;
-					req->nzc++;
-					req->zc_bytes += p->len;
-				}
-			} else {
-				kaas_kw_bytes(w, f, p->data, (int32_t)p->len);
-			}
-			kaas_kw_tags(w, f); /* the partition's: the slice goes before them */
-		}
-		kaas_kw_tags(w, f);
-	}
+	kaas_wire_write_topics(w, f, &fetch_shape, ctx->topics, ctx->nt, write_part, req);
 	kaas_kw_tags(w, f);
 	if (nslices && !req->zc)
 		w->err = -ENOMEM; /* the server drops the connection */
@@ -410,17 +401,12 @@ static void start_round(struct fetch_ctx *ctx)
 
 void kaas_api_fetch(struct kaas_req *req)
 {
-	struct kaas_kr *r = &req->r;
-	int16_t v = req->hdr.api_version;
-	struct fetch_ctx *ctx = calloc(1, sizeof(*ctx));
-	if (!ctx) {
-		kaas_req_finish(req, KAAS_REQ_CLOSE);
+	KAAS_REQ_IO(req);
+	struct fetch_ctx *ctx = kaas_req_ctx_new(req, sizeof(*ctx), ctx_free);
+	if (!ctx)
 		return;
-	}
 	ctx->req = req;
 	ctx->waiter.wake = on_wake;
-	req->ctx = ctx;
-	req->ctx_free = ctx_free;
 	(void)kaas_kr_i32(r); /* replica_id */
 	ctx->max_wait = kaas_kr_i32(r);
 	ctx->min_bytes = kaas_kr_i32(r);
@@ -432,7 +418,6 @@ void kaas_api_fetch(struct kaas_req *req)
 		(void)kaas_kr_i32(r); /* session epoch */
 	}
 	void *arr;
-	int f = req->hdr.flex;
 	int32_t nt = kaas_wire_read_topics(r, v, f, &fetch_shape, &arr);
 	ctx->topics = arr;
 	ctx->nt = arr ? nt : 0;
@@ -449,23 +434,13 @@ void kaas_api_fetch(struct kaas_req *req)
 	if (v >= 11)
 		(void)kaas_kr_str(r, f); /* rack id */
 	kaas_kr_tags(r, f); /* cluster_id (v12+) and replica_state: not used */
-	if (!kaas_kr_ok(r) || nt < 0) {
-		kaas_req_finish(req, KAAS_REQ_CLOSE);
+	int ok = kaas_kr_ok(r) && nt >= 0;
+	if (ok && kaas_wire_topics_refused(req, ctx->topics, ctx->nt, &fetch_shape)) {
+		respond(ctx); /* the pre-0.11 message formats: at once */
 		return;
 	}
-	if (!kaas_api_supported(KAAS_API_FETCH, v)) {
-		/* The pre-0.11 message formats: refused on every partition (no
-		 * error message field in these versions: it is logged). */
-		kaas_warn("connection %s: Fetch v%d refused: kaas serves Fetch v%d and later "
-			  "(RecordBatch v2, Kafka 0.11+)", kaas_conn_peer(req->conn), v,
-			  kaas_api_find(KAAS_API_FETCH)->min);
-		for (int32_t i = 0; i < ctx->nt; i++)
-			for (int32_t j = 0; j < ctx->topics[i].n; j++) {
-				struct fp *p = &ctx->topics[i].parts[j];
-				p->err = KAAS_KERR_UNSUPPORTED_VERSION;
-				p->hw = p->log_start = -1;
-			}
-		respond(ctx);
+	if (!ok) {
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
 	if (ctx->max_wait < 0)

@@ -43,10 +43,7 @@ static void write_node(struct kaas_kw *w, int f, int16_t err, const struct kaas_
 
 int kaas_api_find_coordinator(struct kaas_req *req)
 {
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	struct kaas_kslice key = { NULL, -1 };
 	if (v <= 3)
 		key = kaas_kr_str(r, f);
@@ -119,10 +116,7 @@ static void write_group(struct kaas_kw *w, int16_t v, int f, struct kaas_kslice 
 void kaas_api_describe_groups(struct kaas_req *req)
 {
 	struct kaas_groups *g = req->broker->groups;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	int32_t n = kaas_kr_array(r, f, f ? 1 : 2);
 	const uint8_t *at = r->p;
 	for (int32_t i = 0; i < n && kaas_kr_ok(r); i++)
@@ -165,8 +159,7 @@ static void list_one(void *ctx, const char *id, const char *protocol_type)
 void kaas_api_list_groups(struct kaas_req *req)
 {
 	struct kaas_groups *g = req->broker->groups;
-	struct kaas_kw *w = &req->w;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	kaas_kr_tags(&req->r, f);
 	if (!kaas_kr_ok(&req->r)) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);

@@ -22,9 +22,7 @@
 
 static void write_join(struct kaas_req *req, int16_t err, const struct kaas_group_joined *res)
 {
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	if (v >= 2)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, err);
@@ -116,9 +114,7 @@ static int parse_protocols(struct kaas_kr *r, int f, int32_t n, struct kaas_grou
 void kaas_api_join_group(struct kaas_req *req)
 {
 	struct kaas_groups *g = req->broker->groups;
-	struct kaas_kr *r = &req->r;
-	int16_t v = req->hdr.api_version;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	struct kaas_kslice gid = kaas_kr_str(r, f);
 	int32_t session_ms = kaas_kr_i32(r);
 	int32_t rebalance_ms = v >= 1 ? kaas_kr_i32(r) : session_ms;
@@ -192,8 +188,7 @@ void kaas_api_join_group(struct kaas_req *req)
 
 static void write_sync(struct kaas_req *req, int16_t err, const uint8_t *a, int32_t len)
 {
-	struct kaas_kw *w = &req->w;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	if (req->hdr.api_version >= 1)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, err);
@@ -240,8 +235,7 @@ static int16_t member_ids(const struct kaas_group_member_ref *ref, char **id, ch
 
 void kaas_api_sync_group(struct kaas_req *req)
 {
-	struct kaas_kr *r = &req->r;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	struct kaas_group_member_ref ref;
 	kaas_group_read_member(r, req->hdr.api_version, f, 3, &ref);
 	if (req->hdr.api_version >= 5) {
@@ -372,10 +366,7 @@ static int16_t leave_ids(struct leave_list *l)
 void kaas_api_leave_group(struct kaas_req *req)
 {
 	struct kaas_groups *g = req->broker->groups;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	struct kaas_kslice gid = kaas_kr_str(r, f);
 	struct leave_list l = { 0 };
 	int bad = !kaas_kr_ok(r) || parse_leavers(r, v, f, &l) < 0;

@@ -29,21 +29,9 @@ struct offsets_call {
 	struct kaas_group_commit rq;   /* group, member, batch (fetch: group, batch) */
 };
 
-/* A call for req, or NULL (out of memory: the connection is closed). */
-static struct offsets_call *call_new(struct kaas_req *req, int commit)
+static void call_free(void *arg)
 {
-	struct offsets_call *c = calloc(1, sizeof(*c));
-	if (!c) {
-		kaas_req_finish(req, KAAS_REQ_CLOSE);
-		return NULL;
-	}
-	c->req = req;
-	c->commit = commit;
-	return c;
-}
-
-static void call_free(struct offsets_call *c)
-{
+	struct offsets_call *c = arg;
 	struct kaas_offset_batch *b = &c->rq.batch;
 	for (int32_t i = 0; i < b->nt; i++) {
 		for (int32_t j = 0; j < b->topics[i].n; j++)
@@ -58,6 +46,18 @@ static void call_free(struct offsets_call *c)
 	free((char *)c->rq.member_id);
 	free((char *)c->rq.instance_id);
 	free(c);
+}
+
+/* A call for req, freed with it; NULL when out of memory (the connection
+ * is closed). */
+static struct offsets_call *call_new(struct kaas_req *req, int commit)
+{
+	struct offsets_call *c = kaas_req_ctx_new(req, sizeof(*c), call_free);
+	if (c) {
+		c->req = req;
+		c->commit = commit;
+	}
+	return c;
 }
 
 /* A commit's metadata: 0 and *out (NULL: none), or the status refusing the
@@ -140,9 +140,8 @@ static int16_t part_kerr(int status)
 static void write_commit(struct offsets_call *c, int16_t top)
 {
 	struct kaas_req *req = c->req;
-	struct kaas_kw *w = &req->w;
+	KAAS_REQ_IO(req);
 	const struct kaas_offset_batch *b = &c->rq.batch;
-	int f = req->hdr.flex;
 	if (req->hdr.api_version >= 3)
 		kaas_kw_i32(w, 0);
 	kaas_kw_array(w, f, b->nt);
@@ -159,7 +158,6 @@ static void write_commit(struct offsets_call *c, int16_t top)
 	}
 	kaas_kw_tags(w, f);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
-	call_free(c);
 }
 
 static void commit_done(void *ctx, int status, struct kaas_offset_batch *batch)
@@ -170,8 +168,7 @@ static void commit_done(void *ctx, int status, struct kaas_offset_batch *batch)
 
 void kaas_api_offset_commit(struct kaas_req *req)
 {
-	struct kaas_kr *r = &req->r;
-	int16_t v = req->hdr.api_version;
+	KAAS_REQ_IO(req);
 	struct offsets_call *c = call_new(req, 1);
 	if (!c)
 		return;
@@ -189,7 +186,6 @@ void kaas_api_offset_commit(struct kaas_req *req)
 	int bad = !kaas_kr_ok(r) || parse_topics(r, c, 1, v, req->hdr.flex) < 0;
 	kaas_kr_tags(r, req->hdr.flex);
 	if (bad || !kaas_kr_ok(r)) {
-		call_free(c);
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
@@ -227,9 +223,7 @@ static void fetch_part(struct kaas_kw *w, int16_t v, int f, const struct kaas_of
 static void write_fetch(struct offsets_call *c, int16_t err, const struct kaas_offset_batch *b)
 {
 	struct kaas_req *req = c->req;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	/* v0-1 have no top-level error: it goes on every partition. */
 	int16_t perr = v >= 2 ? 0 : err;
 	if (v >= 3)
@@ -250,7 +244,6 @@ static void write_fetch(struct offsets_call *c, int16_t err, const struct kaas_o
 		kaas_kw_i16(w, err);
 	kaas_kw_tags(w, f);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
-	call_free(c);
 }
 
 static void fetch_done(void *ctx, int status, struct kaas_offset_batch *batch)
@@ -260,19 +253,16 @@ static void fetch_done(void *ctx, int status, struct kaas_offset_batch *batch)
 
 void kaas_api_offset_fetch(struct kaas_req *req)
 {
-	struct kaas_kr *r = &req->r;
+	KAAS_REQ_IO(req);
 	struct offsets_call *c = call_new(req, 0);
 	if (!c)
 		return;
-	int16_t v = req->hdr.api_version;
-	int f = req->hdr.flex;
 	struct kaas_kslice gid = kaas_kr_str(r, f);
 	int bad = !kaas_kr_ok(r) || parse_topics(r, c, 0, v, f) < 0;
 	if (v >= 7)
 		(void)kaas_kr_i8(r); /* require_stable: no transactions, every offset is stable */
 	kaas_kr_tags(r, f);
 	if (bad || !kaas_kr_ok(r)) {
-		call_free(c);
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}

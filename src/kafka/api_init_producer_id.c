@@ -18,9 +18,7 @@
 int kaas_api_init_producer_id(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	struct kaas_kslice txn = kaas_kr_nstr(r, f);
 	(void)kaas_kr_i32(r); /* transaction_timeout_ms */
 	if (req->hdr.api_version >= 3) {

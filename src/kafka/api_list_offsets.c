@@ -130,22 +130,19 @@ static int record_max_timestamp(struct kaas_log *log, int64_t *off, int64_t *ots
 int kaas_api_list_offsets(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	int flex = v >= 6;
+	KAAS_REQ_IO(req);
 	(void)kaas_kr_i32(r); /* replica id */
 	if (v >= 2)
 		(void)kaas_kr_i8(r); /* isolation level */
 	if (v >= 2)
 		kaas_kw_i32(w, 0); /* throttle */
-	int32_t nt = kaas_kr_array(r, flex, 6);
+	int32_t nt = kaas_kr_array(r, f, 6);
 	if (!kaas_kr_ok(r) || nt < 0)
 		return KAAS_REQ_CLOSE;
-	kaas_kw_array(w, flex, nt);
+	kaas_kw_array(w, f, nt);
 	for (int32_t i = 0; i < nt; i++) {
-		struct kaas_kslice name = kaas_kr_str(r, flex);
-		int32_t np = kaas_kr_array(r, flex, 12);
+		struct kaas_kslice name = kaas_kr_str(r, f);
+		int32_t np = kaas_kr_array(r, f, 12);
 		if (!kaas_kr_ok(r) || np < 0)
 			return KAAS_REQ_CLOSE;
 		struct kaas_topic *tp = NULL;
@@ -154,8 +151,8 @@ int kaas_api_list_offsets(struct kaas_req *req)
 			terr = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
 		else if (!(tp = kaas_topics_get(b->topics, (const char *)name.p, name.len)))
 			terr = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-		kaas_kw_strn(w, flex, name.p, name.len);
-		kaas_kw_array(w, flex, np);
+		kaas_kw_strn(w, f, name.p, name.len);
+		kaas_kw_array(w, f, np);
 		for (int32_t j = 0; j < np; j++) {
 			int32_t idx = kaas_kr_i32(r);
 			if (v >= 4)
@@ -163,7 +160,7 @@ int kaas_api_list_offsets(struct kaas_req *req)
 			int64_t ts = kaas_kr_i64(r);
 			if (v == 0)
 				(void)kaas_kr_i32(r); /* max_num_offsets */
-			kaas_kr_tags(r, flex);
+			kaas_kr_tags(r, f);
 			if (!kaas_kr_ok(r)) {
 				kaas_topic_put(tp);
 				return KAAS_REQ_CLOSE;
@@ -217,15 +214,15 @@ int kaas_api_list_offsets(struct kaas_req *req)
 				if (v >= 4)
 					kaas_kw_i32(w, err ? -1 : epoch);
 			}
-			kaas_kw_tags(w, flex);
+			kaas_kw_tags(w, f);
 		}
-		kaas_kr_tags(r, flex);
-		kaas_kw_tags(w, flex);
+		kaas_kr_tags(r, f);
+		kaas_kw_tags(w, f);
 		kaas_topic_put(tp);
 	}
-	kaas_kr_tags(r, flex);
+	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r))
 		return KAAS_REQ_CLOSE;
-	kaas_kw_tags(w, flex);
+	kaas_kw_tags(w, f);
 	return KAAS_REQ_RESPOND;
 }

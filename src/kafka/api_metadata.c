@@ -108,9 +108,7 @@ static void write_topic(struct kaas_kw *w, struct kaas_broker *b, int16_t v, int
 int kaas_api_metadata(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	int16_t v = req->hdr.api_version;
-	int f = req->hdr.flex;
+	KAAS_REQ_IO(req);
 	int32_t n = kaas_kr_array(r, f, 2);
 	if (!kaas_kr_ok(r) || (v == 0 && n < 0))
 		return KAAS_REQ_CLOSE;
@@ -136,7 +134,6 @@ int kaas_api_metadata(struct kaas_req *req)
 		return KAAS_REQ_CLOSE;
 	}
 	int all = n < 0 || (v == 0 && n == 0);
-	struct kaas_kw *w = &req->w;
 	int32_t me = b->cfg.broker_id;
 	if (v >= 3)
 		kaas_kw_i32(w, 0); /* throttle */

@@ -69,15 +69,8 @@ static void read_part(struct kaas_kr *r, int16_t v, int flex, void *part)
 	p->records = kaas_kr_nbytes(r, flex);
 }
 
-static const struct kaas_wire_topics_shape produce_shape = {
-	.topic_size = sizeof(struct pt),
-	.name_at = offsetof(struct pt, name),
-	.count_at = offsetof(struct pt, n),
-	.parts_at = offsetof(struct pt, parts),
-	.part_size = sizeof(struct pp),
-	.min_part = 8,
-	.read_part = read_part,
-};
+static const struct kaas_wire_topics_shape produce_shape =
+	KAAS_WIRE_TOPICS_SHAPE(struct pt, struct pp, 8, read_part);
 
 struct produce_ctx {
 	struct kaas_req *req;
@@ -128,35 +121,31 @@ static const char *error_message(int16_t err)
 	}
 }
 
+static void write_part(struct kaas_kw *w, const void *part, void *arg)
+{
+	const struct kaas_req *req = arg;
+	const struct pp *p = part;
+	int16_t v = req->hdr.api_version;
+	int16_t err = p->err ? p->err : p->sync_err;
+	kaas_kw_i32(w, p->index);
+	kaas_kw_i16(w, err);
+	kaas_kw_i64(w, err ? -1 : p->base_offset);
+	if (v >= 2)
+		kaas_kw_i64(w, -1); /* log_append_time_ms: CreateTime */
+	if (v >= 5)
+		kaas_kw_i64(w, p->log_start);
+	if (v >= 8) {
+		kaas_kw_array(w, req->hdr.flex, 0);                 /* record_errors */
+		kaas_kw_str(w, req->hdr.flex, error_message(err)); /* error_message */
+	}
+	/* current_leader (v10+, tagged): not sent */
+}
+
 static void respond_body(struct produce_ctx *ctx)
 {
 	struct kaas_req *req = ctx->req;
-	int16_t v = req->hdr.api_version;
-	int f = req->hdr.flex;
-	struct kaas_kw *w = &req->w;
-	kaas_kw_array(w, f, ctx->nt);
-	for (int32_t i = 0; i < ctx->nt; i++) {
-		struct pt *t = &ctx->topics[i];
-		kaas_kw_strn(w, f, t->name.p, t->name.len);
-		kaas_kw_array(w, f, t->n);
-		for (int32_t j = 0; j < t->n; j++) {
-			struct pp *p = &t->parts[j];
-			int16_t err = p->err ? p->err : p->sync_err;
-			kaas_kw_i32(w, p->index);
-			kaas_kw_i16(w, err);
-			kaas_kw_i64(w, err ? -1 : p->base_offset);
-			if (v >= 2)
-				kaas_kw_i64(w, -1); /* log_append_time_ms: CreateTime */
-			if (v >= 5)
-				kaas_kw_i64(w, p->log_start);
-			if (v >= 8) {
-				kaas_kw_array(w, f, 0); /* record_errors */
-				kaas_kw_str(w, f, error_message(err)); /* error_message */
-			}
-			kaas_kw_tags(w, f); /* current_leader (v10+): not sent */
-		}
-		kaas_kw_tags(w, f);
-	}
+	KAAS_REQ_IO(req);
+	kaas_wire_write_topics(w, f, &produce_shape, ctx->topics, ctx->nt, write_part, req);
 	if (v >= 1)
 		kaas_kw_i32(w, 0); /* throttle */
 	kaas_kw_tags(w, f); /* node_endpoints (v10+): not sent */
@@ -372,40 +361,26 @@ static void produce_job(struct kaas_job *job)
 void kaas_api_produce(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	struct produce_ctx *ctx = calloc(1, sizeof(*ctx));
-	if (!ctx) {
-		kaas_req_finish(req, KAAS_REQ_CLOSE);
+	KAAS_REQ_IO(req);
+	struct produce_ctx *ctx = kaas_req_ctx_new(req, sizeof(*ctx), ctx_free);
+	if (!ctx)
 		return;
-	}
 	ctx->req = req;
-	req->ctx = ctx;
-	req->ctx_free = ctx_free;
-	int16_t v = req->hdr.api_version;
 	if (v >= 3)
-		(void)kaas_kr_nstr(r, req->hdr.flex); /* transactional_id */
+		(void)kaas_kr_nstr(r, f); /* transactional_id */
 	ctx->acks = kaas_kr_i16(r);
 	(void)kaas_kr_i32(r); /* timeout_ms */
 	void *arr;
-	int32_t nt = kaas_wire_read_topics(r, v, req->hdr.flex, &produce_shape, &arr);
+	int32_t nt = kaas_wire_read_topics(r, v, f, &produce_shape, &arr);
 	ctx->topics = arr;
 	ctx->nt = arr ? nt : 0;
-	kaas_kr_tags(r, req->hdr.flex);
+	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r) || nt < 0) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
-	if (!kaas_api_supported(KAAS_API_PRODUCE, v)) {
-		/* The pre-0.11 message formats: refused on every partition (no
-		 * error message field in these versions: it is logged). */
-		kaas_warn("connection %s: Produce v%d refused: kaas serves Produce v%d and later "
-			  "(RecordBatch v2, Kafka 0.11+)", kaas_conn_peer(req->conn), v,
-			  kaas_api_find(KAAS_API_PRODUCE)->min);
-		for (int32_t i = 0; i < ctx->nt; i++)
-			for (int32_t j = 0; j < ctx->topics[i].n; j++) {
-				ctx->topics[i].parts[j].err = KAAS_KERR_UNSUPPORTED_VERSION;
-				ctx->topics[i].parts[j].base_offset = -1;
-			}
+	if (kaas_wire_topics_refused(req, ctx->topics, ctx->nt, &produce_shape)) {
+		/* the pre-0.11 message formats */
 		ctx->worker_done = 1;
 		if (ctx->acks == 0)
 			kaas_req_finish(req, KAAS_REQ_NO_RESPONSE);

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "util/logger.h"
+
 #define NONE INT16_MAX /* no flexible version */
 
 const struct kaas_api_range kaas_api_table[] = {
@@ -65,6 +67,16 @@ int kaas_api_flexible(int16_t key, int16_t version)
 {
 	const struct kaas_api_range *a = kaas_api_find(key);
 	return a && version >= a->flex_from && version <= a->max;
+}
+
+int kaas_api_refused(int16_t key, int16_t version, const char *peer)
+{
+	const struct kaas_api_range *a = kaas_api_find(key);
+	if (!a || version < a->oldest || version >= a->min)
+		return 0;
+	kaas_warn("connection %s: %s v%d refused UNSUPPORTED_VERSION: kaas serves %s v%d and "
+		  "later (RecordBatch v2, Kafka 0.11+)", peer, a->name, version, a->name, a->min);
+	return 1;
 }
 
 void kaas_api_table_print(FILE *out)

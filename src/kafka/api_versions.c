@@ -5,8 +5,7 @@
 
 int kaas_api_versions(struct kaas_req *req)
 {
-	int16_t v = req->hdr.api_version;
-	struct kaas_kw *w = &req->w;
+	KAAS_REQ_IO(req);
 	int unsupported = !kaas_api_supported(KAAS_API_API_VERSIONS, v);
 	/* KIP-511: an unsupported version is answered in v0 format, so that
 	 * the client learns the range and retries with one it knows. */

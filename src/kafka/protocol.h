@@ -101,6 +101,11 @@ int kaas_api_answered(int16_t key, int16_t version);
  * fields, request header v2)? */
 int kaas_api_flexible(int16_t key, int16_t version);
 
+/* Is version one that key's handler answers UNSUPPORTED_VERSION on every
+ * partition ([oldest, min): Produce < 3, Fetch < 4)?  Then 1, and it is
+ * logged with the minimum (those versions have no error message field);
+ * peer names the connection.  Else 0. */
+int kaas_api_refused(int16_t key, int16_t version, const char *peer);
 /* Print the table as the README's Markdown table (kaasd --api-versions). */
 void kaas_api_table_print(FILE *out);
 

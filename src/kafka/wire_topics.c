@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kafka/protocol.h"
+#include "kafka/request.h"
+
 int32_t kaas_wire_read_topics(struct kaas_kr *r, int16_t v, int flex,
 			      const struct kaas_wire_topics_shape *s, void **out)
 {
@@ -39,6 +42,53 @@ int32_t kaas_wire_read_topics(struct kaas_kr *r, int16_t v, int flex,
 		kaas_kr_tags(r, flex);
 	}
 	return nt;
+}
+
+void kaas_wire_write_topics(struct kaas_kw *w, int flex, const struct kaas_wire_topics_shape *s,
+			    const void *topics, int32_t n,
+			    void (*write_part)(struct kaas_kw *w, const void *part, void *arg),
+			    void *arg)
+{
+	kaas_kw_array(w, flex, n);
+	for (int32_t i = 0; i < n; i++) {
+		const char *t = (const char *)topics + (size_t)i * s->topic_size;
+		struct kaas_kslice name;
+		int32_t np;
+		const char *parts;
+		memcpy(&name, t + s->name_at, sizeof(name));
+		memcpy(&np, t + s->count_at, sizeof(np));
+		memcpy(&parts, t + s->parts_at, sizeof(parts));
+		kaas_kw_strn(w, flex, name.p, name.len);
+		kaas_kw_array(w, flex, np);
+		for (int32_t j = 0; j < np; j++) {
+			write_part(w, parts + (size_t)j * s->part_size, arg);
+			kaas_kw_tags(w, flex);
+		}
+		kaas_kw_tags(w, flex);
+	}
+}
+
+void kaas_wire_topics_set_error(void *topics, int32_t n, const struct kaas_wire_topics_shape *s,
+				int16_t err)
+{
+	for (int32_t i = 0; i < n; i++) {
+		char *t = (char *)topics + (size_t)i * s->topic_size;
+		int32_t np;
+		char *parts;
+		memcpy(&np, t + s->count_at, sizeof(np));
+		memcpy(&parts, t + s->parts_at, sizeof(parts));
+		for (int32_t j = 0; j < np; j++)
+			memcpy(parts + (size_t)j * s->part_size + s->err_at, &err, sizeof(err));
+	}
+}
+
+int kaas_wire_topics_refused(struct kaas_req *req, void *topics, int32_t n,
+			     const struct kaas_wire_topics_shape *s)
+{
+	if (!kaas_api_refused(req->hdr.api_key, req->hdr.api_version, kaas_conn_peer(req->conn)))
+		return 0;
+	kaas_wire_topics_set_error(topics, n, s, KAAS_KERR_UNSUPPORTED_VERSION);
+	return 1;
 }
 
 void kaas_wire_topics_free(void *topics, int32_t n, const struct kaas_wire_topics_shape *s)

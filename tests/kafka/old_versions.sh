@@ -7,14 +7,15 @@
 # range closes it.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
-RAW="$KAAS_TOP_BUILDDIR/tests/kafka/rawclient"
-[ -x "$RAW" ] || kaas_fail "no rawclient at $RAW"
+raw() { # raw SECONDS MODE ARGS...: the raw client against this broker
+	timeout "$1" "$KAAS_TOP_BUILDDIR/tests/kafka/rawclient" "$BROKER" "${@:2}"
+}
 kaas_scratch
 kaasd_start
-timeout 60 "$RAW" "$BROKER" old-offsets told gold || kaas_fail "old offsets"
-timeout 30 "$RAW" "$BROKER" refused-old told || kaas_fail "refused old versions"
+raw 60 old-offsets told gold || kaas_fail "old offsets"
+raw 30 refused-old told || kaas_fail "refused old versions"
 kaasd_stop
 kaasd_start
-timeout 30 "$RAW" "$BROKER" old-offsets-check told gold || kaas_fail "old offsets after restart"
+raw 30 old-offsets-check told gold || kaas_fail "old offsets after restart"
 kaasd_stop
 echo PASS

@@ -22,6 +22,10 @@ int raw_produce_batch(int fd, const char *topic, int32_t corr, const struct kwir
 /* Send Metadata v1 for topic (auto-creates it); kwire_send's result.  The
  * answer is left for the caller to read. */
 int raw_send_metadata(int fd, int32_t corr, const char *topic);
+/* Start w (initialised here) as a Fetch v4 of topic/0 from offset, waiting
+ * at most max_wait ms for 1 byte, at most 1 MiB. */
+void raw_fetch_request(struct kaas_kw *w, int32_t corr, const char *topic, int64_t offset,
+		       int32_t max_wait);
 /* The monotonic clock in milliseconds. */
 uint64_t raw_now_ms(void);
 

@@ -25,6 +25,39 @@
 
 #define UNSUPPORTED_VERSION 35
 
+/* An answer's topics[partitions] start: one topic named `topic`, one
+ * partition, index 0?  (r is then at that partition's next field.) */
+static int one_partition(struct kaas_kr *r, const char *topic)
+{
+	return kaas_kr_i32(r) == 1 && kaas_kslice_eq(kaas_kr_str(r, 0), topic) &&
+	       kaas_kr_i32(r) == 1 && kaas_kr_i32(r) == 0;
+}
+
+/* Append a request's topics[partitions] start: topic, partition 0. */
+static void partition_zero(struct kaas_kw *w, const char *topic)
+{
+	kaas_kw_i32(w, 1);
+	kaas_kw_str(w, 0, topic);
+	kaas_kw_i32(w, 1);
+	kaas_kw_i32(w, 0);
+}
+
+/* An answer: its body (to free), a reader past the topic/partition start,
+ * and whether that start was right. */
+struct answer {
+	uint8_t *body;
+	struct kaas_kr r;
+	int ok;
+};
+
+/* Send w and read the answer into *a: 1, or 0 when none came. */
+static int call_partition_zero(int fd, struct kaas_kw *w, const char *topic, struct answer *a)
+{
+	a->body = kwire_call(fd, w, &a->r, 15000);
+	a->ok = a->body && one_partition(&a->r, topic);
+	return a->body != NULL;
+}
+
 /* OffsetCommit v0 or v1 of one offset for TOPIC/0: the partition error, or
  * -1000 on a malformed answer. */
 static int commit_old(int fd, int16_t v, const char *group, const char *topic, int64_t off)
@@ -36,24 +69,18 @@ static int commit_old(int fd, int16_t v, const char *group, const char *topic, i
 		kaas_kw_i32(&w, -1);    /* generation: not a member */
 		kaas_kw_str(&w, 0, ""); /* member id */
 	}
-	kaas_kw_i32(&w, 1);
-	kaas_kw_str(&w, 0, topic);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_i32(&w, 0);
+	partition_zero(&w, topic);
 	kaas_kw_i64(&w, off);
 	if (v == 1)
 		kaas_kw_i64(&w, -1); /* commit timestamp */
 	kaas_kw_str(&w, 0, "old");
-	struct kaas_kr r;
-	uint8_t *b = kwire_call(fd, &w, &r, 15000);
-	if (!b)
+	struct answer a;
+	if (!call_partition_zero(fd, &w, topic, &a))
 		return -1000;
-	int ok = kaas_kr_i32(&r) == 1 && kaas_kslice_eq(kaas_kr_str(&r, 0), topic) &&
-		 kaas_kr_i32(&r) == 1 && kaas_kr_i32(&r) == 0;
-	int16_t err = kaas_kr_i16(&r);
-	ok = ok && kaas_kr_ok(&r) && kaas_kr_left(&r) == 0;
-	free(b);
-	return ok ? err : -1000;
+	int16_t err = kaas_kr_i16(&a.r);
+	a.ok = a.ok && kaas_kr_ok(&a.r) && kaas_kr_left(&a.r) == 0;
+	free(a.body);
+	return a.ok ? err : -1000;
 }
 
 /* OffsetFetch v0 or v1 of TOPIC/0: the committed offset (-1: none), or
@@ -63,24 +90,18 @@ static int64_t fetch_committed(int fd, int16_t v, const char *group, const char 
 	struct kaas_kw w;
 	raw_header(&w, 9, v, 90 + v);
 	kaas_kw_str(&w, 0, group);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_str(&w, 0, topic);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_i32(&w, 0);
-	struct kaas_kr r;
-	uint8_t *b = kwire_call(fd, &w, &r, 15000);
-	if (!b)
+	partition_zero(&w, topic);
+	struct answer a;
+	if (!call_partition_zero(fd, &w, topic, &a))
 		return -1000;
-	int ok = kaas_kr_i32(&r) == 1 && kaas_kslice_eq(kaas_kr_str(&r, 0), topic) &&
-		 kaas_kr_i32(&r) == 1 && kaas_kr_i32(&r) == 0;
-	int64_t off = kaas_kr_i64(&r);
-	struct kaas_kslice meta = kaas_kr_nstr(&r, 0);
-	int16_t err = kaas_kr_i16(&r);
-	ok = ok && kaas_kr_ok(&r) && kaas_kr_left(&r) == 0 && err == 0;
-	if (ok && off >= 0 && !kaas_kslice_eq(meta, "old"))
-		ok = 0;
-	free(b);
-	return ok ? off : -1000;
+	int64_t off = kaas_kr_i64(&a.r);
+	struct kaas_kslice meta = kaas_kr_nstr(&a.r, 0);
+	int16_t err = kaas_kr_i16(&a.r);
+	a.ok = a.ok && kaas_kr_ok(&a.r) && kaas_kr_left(&a.r) == 0 && err == 0;
+	if (a.ok && off >= 0 && !kaas_kslice_eq(meta, "old"))
+		a.ok = 0;
+	free(a.body);
+	return a.ok ? off : -1000;
 }
 
 /* Fetch v4 of TOPIC/0 from `offset`: the base offset of the first batch
@@ -88,25 +109,13 @@ static int64_t fetch_committed(int fd, int16_t v, const char *group, const char 
 static int64_t first_fetched(int fd, const char *topic, int64_t offset)
 {
 	struct kaas_kw w;
-	raw_header(&w, 1, 4, 44);
-	kaas_kw_i32(&w, -1);
-	kaas_kw_i32(&w, 1000);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_i32(&w, 1 << 20);
-	kaas_kw_i8(&w, 0);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_str(&w, 0, topic);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_i32(&w, 0);
-	kaas_kw_i64(&w, offset);
-	kaas_kw_i32(&w, 1 << 20);
+	raw_fetch_request(&w, 44, topic, offset, 1000);
 	struct kaas_kr r;
 	uint8_t *b = kwire_call(fd, &w, &r, 15000);
 	if (!b)
 		return -1000;
 	(void)kaas_kr_i32(&r); /* throttle */
-	int ok = kaas_kr_i32(&r) == 1 && kaas_kslice_eq(kaas_kr_str(&r, 0), topic) &&
-		 kaas_kr_i32(&r) == 1 && kaas_kr_i32(&r) == 0 && kaas_kr_i16(&r) == 0;
+	int ok = one_partition(&r, topic) && kaas_kr_i16(&r) == 0;
 	(void)kaas_kr_i64(&r); /* hw */
 	(void)kaas_kr_i64(&r); /* lso */
 	(void)kaas_kr_array(&r, 0, 0);
@@ -187,24 +196,18 @@ static int refused_produce(int fd, const char *topic)
 	raw_header(&w, 0, 2, 20);
 	kaas_kw_i16(&w, -1);   /* acks */
 	kaas_kw_i32(&w, 1000); /* timeout */
-	kaas_kw_i32(&w, 1);
-	kaas_kw_str(&w, 0, topic);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_i32(&w, 0);
+	partition_zero(&w, topic);
 	kaas_kw_bytes(&w, 0, "0123456789abcdef0123456789", 26); /* a v1 message set, say */
-	struct kaas_kr r;
-	uint8_t *b = kwire_call(fd, &w, &r, 15000);
-	if (!b)
+	struct answer a;
+	if (!call_partition_zero(fd, &w, topic, &a))
 		return -1000;
-	int ok = kaas_kr_i32(&r) == 1 && kaas_kslice_eq(kaas_kr_str(&r, 0), topic) &&
-		 kaas_kr_i32(&r) == 1 && kaas_kr_i32(&r) == 0;
-	int16_t err = kaas_kr_i16(&r);
-	(void)kaas_kr_i64(&r); /* base offset */
-	(void)kaas_kr_i64(&r); /* log append time (v2) */
-	(void)kaas_kr_i32(&r); /* throttle (v1+) */
-	ok = ok && kaas_kr_ok(&r) && kaas_kr_left(&r) == 0;
-	free(b);
-	return ok ? err : -1000;
+	int16_t err = kaas_kr_i16(&a.r);
+	(void)kaas_kr_i64(&a.r); /* base offset */
+	(void)kaas_kr_i64(&a.r); /* log append time (v2) */
+	(void)kaas_kr_i32(&a.r); /* throttle (v1+) */
+	a.ok = a.ok && kaas_kr_ok(&a.r) && kaas_kr_left(&a.r) == 0;
+	free(a.body);
+	return a.ok ? err : -1000;
 }
 
 static int refused_fetch(int fd, const char *topic)
@@ -215,10 +218,7 @@ static int refused_fetch(int fd, const char *topic)
 	kaas_kw_i32(&w, 100);
 	kaas_kw_i32(&w, 1);
 	kaas_kw_i32(&w, 1 << 20); /* max_bytes (v3) */
-	kaas_kw_i32(&w, 1);
-	kaas_kw_str(&w, 0, topic);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_i32(&w, 0);
+	partition_zero(&w, topic);
 	kaas_kw_i64(&w, 0);
 	kaas_kw_i32(&w, 1 << 20);
 	struct kaas_kr r;
@@ -226,8 +226,7 @@ static int refused_fetch(int fd, const char *topic)
 	if (!b)
 		return -1000;
 	(void)kaas_kr_i32(&r); /* throttle (v1+) */
-	int ok = kaas_kr_i32(&r) == 1 && kaas_kslice_eq(kaas_kr_str(&r, 0), topic) &&
-		 kaas_kr_i32(&r) == 1 && kaas_kr_i32(&r) == 0;
+	int ok = one_partition(&r, topic);
 	int16_t err = kaas_kr_i16(&r);
 	(void)kaas_kr_i64(&r); /* hw */
 	struct kaas_kslice recs = kaas_kr_nbytes(&r, 0);
