@@ -133,10 +133,12 @@ struct kaas_fetch_waiter {
 void kaas_broker_park(struct kaas_broker *b, struct kaas_fetch_waiter *w);
 void kaas_broker_unpark(struct kaas_fetch_waiter *w);
 
-/* Unsupported versions: ApiVersions answers UNSUPPORTED_VERSION in its v0
- * format (KIP-511); for every other API the server closes the connection,
- * as Apache Kafka does, since no response of an unknown version can be
- * encoded. */
+/* Unsupported versions (kafka/api_table.c): ApiVersions answers
+ * UNSUPPORTED_VERSION in its v0 format (KIP-511); Produce 0-2 and Fetch 0-3
+ * are answered UNSUPPORTED_VERSION on every partition by their handlers;
+ * for any other version outside the table the server closes the
+ * connection, as Apache Kafka does, since no response of an unknown
+ * version can be encoded. */
 
 /* Handler state for req: size zeroed bytes in req->ctx, freed by ctx_free
  * with the request.  NULL when out of memory: the request is finished then

@@ -8,13 +8,13 @@ the wire check of issue 15 for the versions no packaged client speaks
 
 Exit 0 when every exchange decodes and says what it should; 1 otherwise,
 with one FAIL line per problem."""
+import os
 import socket
 import struct
 import sys
 import time
-import zlib  # noqa: F401  (only crc32c below)
 
-sys.path.insert(0, __import__("os").path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(__file__))
 from kafka_schema import Reader, Short, decode, encode, uvarint, varint  # noqa: E402
 from kafka_messages import API  # noqa: E402
 
@@ -76,6 +76,10 @@ class Conn:
         if flex:
             body += uvarint(0)
         msg = hdr + bytes(body)
+        dump = os.environ.get("KAAS_WIRE_DUMP")  # seeds for the request fuzzer
+        if dump and flex:
+            with open(os.path.join(dump, "%s_v%d" % (name.lower(), v)), "wb") as fh:
+                fh.write(msg)
         self.s.sendall(struct.pack(">i", len(msg)) + msg)
         try:
             size = struct.unpack(">i", self.recv(4))[0]
