@@ -1,5 +1,9 @@
-/* api_list_offsets.c — ListOffsets 0..7: earliest (-2), latest (-1), the
- * largest timestamp (-3, KIP-734), by timestamp; v6+ flexible.
+/* api_list_offsets.c — ListOffsets 0..9: earliest (-2), latest (-1), the
+ * largest timestamp (-3, KIP-734, v7+), the earliest local offset (-4,
+ * KIP-405, v8+: the log start, kaas has no remote tier), the last tiered
+ * offset (-5, KIP-1005, v9+: none, -1), by timestamp; v6+ flexible.  A
+ * special timestamp older than its version is UNSUPPORTED_VERSION on the
+ * partition, as in Kafka.
  * A fenced broker (kaas_agent_fenced) answers NOT_LEADER_OR_FOLLOWER.
  *
  * By timestamp, the answer is the earliest record at or above the log start
@@ -22,6 +26,15 @@
 #define TS_LATEST (-1)
 #define TS_EARLIEST (-2)
 #define TS_MAX_TIMESTAMP (-3)
+#define TS_EARLIEST_LOCAL (-4)
+#define TS_LATEST_TIERED (-5)
+
+/* Is ts a special timestamp that version v does not know yet? */
+static int ts_too_new(int64_t ts, int16_t v)
+{
+	return (ts == TS_MAX_TIMESTAMP && v < 7) || (ts == TS_EARLIEST_LOCAL && v < 8) ||
+	       (ts == TS_LATEST_TIERED && v < 9);
+}
 
 /* Bytes read per step of the max-timestamp fallback scan. */
 #define SCAN_BYTES (1u << 20)
@@ -179,12 +192,16 @@ int kaas_api_list_offsets(struct kaas_req *req)
 					      ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
 					      : KAAS_KERR_KAFKA_STORAGE_ERROR;
 			int32_t epoch = log ? (int32_t)kaas_log_epoch(log) : -1;
+			if (!err && ts_too_new(ts, v))
+				err = KAAS_KERR_UNSUPPORTED_VERSION;
 			if (!err) {
 				int rc = 0;
 				if (ts == TS_LATEST)
 					off = kaas_log_high_watermark(log);
-				else if (ts == TS_EARLIEST)
+				else if (ts == TS_EARLIEST || ts == TS_EARLIEST_LOCAL)
 					off = kaas_log_start_offset(log);
+				else if (ts == TS_LATEST_TIERED)
+					rc = -ENOENT; /* nothing is tiered: -1 */
 				else if (ts == TS_MAX_TIMESTAMP)
 					rc = record_max_timestamp(log, &off, &ots, &epoch);
 				else

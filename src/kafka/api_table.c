@@ -21,7 +21,7 @@ const struct kaas_api_range kaas_api_table[] = {
 	/* key                         oldest min max flex  name */
 	{ KAAS_API_PRODUCE,              0, 3, 11, 9, "Produce" },
 	{ KAAS_API_FETCH,                0, 4, 12, 12, "Fetch" },
-	{ KAAS_API_LIST_OFFSETS,         0, 0, 7, 6, "ListOffsets" },
+	{ KAAS_API_LIST_OFFSETS,         0, 0, 9, 6, "ListOffsets" },
 	{ KAAS_API_METADATA,             0, 0, 12, 9, "Metadata" },
 	{ KAAS_API_OFFSET_COMMIT,        0, 0, 8, 8, "OffsetCommit" },
 	{ KAAS_API_OFFSET_FETCH,         0, 0, 7, 6, "OffsetFetch" },

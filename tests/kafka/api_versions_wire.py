@@ -211,6 +211,18 @@ def main(hostport):
         exchange(c, "ListOffsets", v, {"ReplicaId": -1, "Topics": [{"Name": "wp", "Partitions": [
             {"PartitionIndex": 0, "CurrentLeaderEpoch": -1, "Timestamp": -1,
              "MaxNumOffsets": 1}]}]}, lcheck)
+    # The special times of later versions: -4 (earliest local, v8+) is the
+    # log start; -5 (last tiered, v9+) is none; older versions refuse them.
+    for v in versions("ListOffsets"):
+        for ts, since, want in ((-4, 8, 0), (-5, 9, -1)):
+            def scheck(d, v=v, since=since, want=want):
+                p = d["Topics"][0]["Partitions"][0]
+                if v < since:
+                    return ok_if(p["ErrorCode"] == 35, "not UNSUPPORTED_VERSION")
+                return ok_if(p["ErrorCode"] == 0 and p["Offset"] == want, "offset %d" % want)
+            exchange(c, "ListOffsets", v, {"ReplicaId": -1, "Topics": [{
+                "Name": "wp", "Partitions": [{"PartitionIndex": 0, "CurrentLeaderEpoch": -1,
+                                              "Timestamp": ts, "MaxNumOffsets": 1}]}]}, scheck)
     for v in versions("InitProducerId"):
         exchange(c, "InitProducerId", v, {"TransactionalId": None, "TransactionTimeoutMs": 1000,
                                           "ProducerId": -1, "ProducerEpoch": -1},
