@@ -203,6 +203,30 @@ def main(hostport):
                                       "LastFetchedEpoch": -1, "LogStartOffset": -1,
                                       "PartitionMaxBytes": 1 << 20}]}],
                                  "ForgottenTopicsData": [], "RackId": ""}, fcheck)
+    # A fetch large enough to go by sendfile (past --zero-copy-min-bytes,
+    # 64 KiB): its records are spliced between the encoded fields, before
+    # the partition's tagged fields in a flexible version.
+    big = b"z" * 100000
+    pv, fv = max(versions("Produce")), max(versions("Fetch"))
+    exchange(c, "Produce", pv, {"TransactionalId": None, "Acks": -1, "TimeoutMs": 5000,
+                                "TopicData": [{"Name": "wbig", "PartitionData": [
+                                    {"Index": 0, "Records": record_batch([big])}]}]},
+             lambda d: None)
+    time.sleep(0.5)
+    for _ in range(2):  # the first may have auto-created the topic
+        exchange(c, "Produce", pv, {"TransactionalId": None, "Acks": -1, "TimeoutMs": 5000,
+                                    "TopicData": [{"Name": "wbig", "PartitionData": [
+                                        {"Index": 0, "Records": record_batch([big])}]}]},
+                 lambda d: None)
+    exchange(c, "Fetch", fv, {"ReplicaId": -1, "MaxWaitMs": 100, "MinBytes": 1,
+                              "MaxBytes": 1 << 22, "SessionEpoch": -1,
+                              "Topics": [{"Topic": "wbig", "Partitions": [
+                                  {"Partition": 0, "CurrentLeaderEpoch": -1, "FetchOffset": 0,
+                                   "LastFetchedEpoch": -1, "LogStartOffset": -1,
+                                   "PartitionMaxBytes": 1 << 22}]}],
+                              "ForgottenTopicsData": [], "RackId": ""},
+             lambda d: ok_if(len(d["Responses"][0]["Partitions"][0]["Records"] or b"") > 100000,
+                             "no large records"))
     for v in versions("ListOffsets"):
         def lcheck(d, v=v):
             p = d["Topics"][0]["Partitions"][0]
