@@ -1,6 +1,7 @@
 /*
  * api_group_offsets.c — the wire side of committed offsets: OffsetCommit
- * 0–8 and OffsetFetch 0–7 (flexible from 8 and 6).  OffsetCommit v0 names
+ * 0–8 and OffsetFetch 0–8 (flexible from 8 and 6; OffsetFetch 8 asks for
+ * several groups at once: they are fetched one after another).  OffsetCommit v0 names
  * no member: it commits as a client outside the group (generation -1), as
  * do later versions that send generation -1.  Each handler parses the request into a batch
  * of topics and partitions, calls the group coordinator
@@ -9,6 +10,7 @@
  * at once.  Loop thread.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,11 +29,17 @@ struct offsets_call {
 	int all;                       /* OffsetFetch of every topic */
 	struct kaas_kslice *names;     /* the topics' names as sent */
 	struct kaas_group_commit rq;   /* group, member, batch (fetch: group, batch) */
+	/* OffsetFetch v8+: the groups asked for, read one at a time */
+	struct kaas_kr groups;         /* at the next group of the request */
+	int32_t ngroups, gi;           /* their count, the one being fetched */
+	struct kaas_kslice gid;        /* its id as sent */
+	struct kaas_completion next;   /* the next group, started from the loop */
 };
 
-static void call_free(void *arg)
+/* Free what c holds of one group's batch (c is reused for the next group
+ * of an OffsetFetch v8). */
+static void batch_reset(struct offsets_call *c)
 {
-	struct offsets_call *c = arg;
 	struct kaas_offset_batch *b = &c->rq.batch;
 	for (int32_t i = 0; i < b->nt; i++) {
 		for (int32_t j = 0; j < b->topics[i].n; j++)
@@ -43,6 +51,16 @@ static void call_free(void *arg)
 	free(b->topics);
 	free(c->names);
 	free((char *)c->rq.group);
+	memset(b, 0, sizeof(*b));
+	c->names = NULL;
+	c->rq.group = NULL;
+	c->all = 0;
+}
+
+static void call_free(void *arg)
+{
+	struct offsets_call *c = arg;
+	batch_reset(c);
 	free((char *)c->rq.member_id);
 	free((char *)c->rq.instance_id);
 	free(c);
@@ -218,16 +236,13 @@ static void fetch_part(struct kaas_kw *w, int16_t v, int f, const struct kaas_of
 	kaas_kw_tags(w, f);
 }
 
-/* Answer a fetch: `b` is what the coordinator filled in (for a fetch of
- * every topic, its own list). */
-static void write_fetch(struct offsets_call *c, int16_t err, const struct kaas_offset_batch *b)
+/* A fetch's topics: `b` is what the coordinator filled in (for a fetch of
+ * every topic, its own list); perr goes on every partition (v0-1, which
+ * have no group-level error). */
+static void write_fetch_topics(struct offsets_call *c, int16_t perr,
+			       const struct kaas_offset_batch *b)
 {
-	struct kaas_req *req = c->req;
-	KAAS_REQ_IO(req);
-	/* v0-1 have no top-level error: it goes on every partition. */
-	int16_t perr = v >= 2 ? 0 : err;
-	if (v >= 3)
-		kaas_kw_i32(w, 0);
+	KAAS_REQ_IO(c->req);
 	kaas_kw_array(w, f, b->nt);
 	for (int32_t i = 0; i < b->nt; i++) {
 		const struct kaas_offset_topic *t = &b->topics[i];
@@ -240,6 +255,31 @@ static void write_fetch(struct offsets_call *c, int16_t err, const struct kaas_o
 			fetch_part(w, v, f, &t->parts[j], c->all ? 0 : perr);
 		kaas_kw_tags(w, f);
 	}
+}
+
+/* Answer a fetch (v8+: one group's entry, then the next group). */
+static void write_fetch(struct offsets_call *c, int16_t err, const struct kaas_offset_batch *b)
+{
+	struct kaas_req *req = c->req;
+	KAAS_REQ_IO(req);
+	if (v >= 8) {
+		kaas_kw_strn(w, f, c->gid.p, c->gid.len);
+		write_fetch_topics(c, 0, b);
+		kaas_kw_i16(w, err);
+		kaas_kw_tags(w, f);
+		if (++c->gi < c->ngroups) {
+			/* Not from inside the coordinator's completion (nor by
+			 * recursion when it answers at once): from the loop. */
+			kaas_broker_complete(req->broker, &c->next);
+			return;
+		}
+		kaas_kw_tags(w, f);
+		kaas_req_finish(req, KAAS_REQ_RESPOND);
+		return;
+	}
+	if (v >= 3)
+		kaas_kw_i32(w, 0);
+	write_fetch_topics(c, v >= 2 ? 0 : err, b);
 	if (v >= 2)
 		kaas_kw_i16(w, err);
 	kaas_kw_tags(w, f);
@@ -251,27 +291,84 @@ static void fetch_done(void *ctx, int status, struct kaas_offset_batch *batch)
 	write_fetch(ctx, kaas_group_kerr(status), batch);
 }
 
+/* Fetch one group's offsets (its id and topics read from in): answered by
+ * write_fetch, at once or when the coordinator completes. */
+static void fetch_group(struct offsets_call *c, struct kaas_kr *in)
+{
+	int16_t v = c->req->hdr.api_version;
+	int f = c->req->hdr.flex;
+	c->gid = kaas_kr_str(in, f);
+	(void)parse_topics(in, c, 0, v, f); /* checked whole before */
+	kaas_kr_tags(in, f);
+	int16_t err = 0;
+	if (!(c->rq.group = kaas_group_id_dup(c->gid, &err))) {
+		struct kaas_offset_batch none = { 0 };
+		write_fetch(c, err, c->all ? &none : &c->rq.batch);
+		return;
+	}
+	kaas_groups_fetch(c->req->broker->groups, c->rq.group, c->all ? NULL : &c->rq.batch,
+			  fetch_done, c);
+}
+
+/* The next group of a v8 request (loop thread). */
+static void next_group(struct kaas_completion *done)
+{
+	struct offsets_call *c =
+		(struct offsets_call *)((char *)done - offsetof(struct offsets_call, next));
+	batch_reset(c);
+	fetch_group(c, &c->groups);
+}
+
+/* Walk a v8 request's groups without keeping anything: 0 and the count, or
+ * -1 when malformed. */
+static int32_t check_groups(struct offsets_call *c, struct kaas_kr *r, int16_t v, int f)
+{
+	int32_t n = kaas_kr_array(r, f, 3);
+	for (int32_t i = 0; i < n && kaas_kr_ok(r); i++) {
+		(void)kaas_kr_str(r, f);
+		int bad = parse_topics(r, c, 0, v, f) < 0;
+		batch_reset(c);
+		kaas_kr_tags(r, f);
+		if (bad)
+			kaas_kr_fail(r);
+	}
+	return kaas_kr_ok(r) && n >= 0 ? n : -1;
+}
+
 void kaas_api_offset_fetch(struct kaas_req *req)
 {
 	KAAS_REQ_IO(req);
 	struct offsets_call *c = call_new(req, 0);
 	if (!c)
 		return;
-	struct kaas_kslice gid = kaas_kr_str(r, f);
-	int bad = !kaas_kr_ok(r) || parse_topics(r, c, 0, v, f) < 0;
+	c->groups = *r;
+	if (v >= 8) {
+		c->ngroups = check_groups(c, r, v, f);
+		(void)kaas_kr_array(&c->groups, f, 3); /* positioned at the first group */
+	} else if (kaas_kr_ok(r)) {
+		(void)kaas_kr_str(r, f);
+		if (parse_topics(r, c, 0, v, f) < 0)
+			kaas_kr_fail(r);
+		batch_reset(c);
+	}
 	if (v >= 7)
 		(void)kaas_kr_i8(r); /* require_stable: no transactions, every offset is stable */
 	kaas_kr_tags(r, f);
-	if (bad || !kaas_kr_ok(r)) {
+	if (!kaas_kr_ok(r) || c->ngroups < 0) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
-	int16_t err = 0;
-	if (!(c->rq.group = kaas_group_id_dup(gid, &err))) {
-		struct kaas_offset_batch none = { 0 };
-		write_fetch(c, err, c->all ? &none : &c->rq.batch);
+	if (v < 8) {
+		fetch_group(c, &c->groups);
 		return;
 	}
-	kaas_groups_fetch(req->broker->groups, c->rq.group, c->all ? NULL : &c->rq.batch, fetch_done,
-			  c);
+	kaas_kw_i32(w, 0); /* throttle */
+	kaas_kw_array(w, f, c->ngroups);
+	if (c->ngroups == 0) {
+		kaas_kw_tags(w, f);
+		kaas_req_finish(req, KAAS_REQ_RESPOND);
+		return;
+	}
+	c->next.fn = next_group;
+	fetch_group(c, &c->groups);
 }

@@ -24,7 +24,7 @@ const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_LIST_OFFSETS,         0, 0, 9, 6, "ListOffsets" },
 	{ KAAS_API_METADATA,             0, 0, 12, 9, "Metadata" },
 	{ KAAS_API_OFFSET_COMMIT,        0, 0, 8, 8, "OffsetCommit" },
-	{ KAAS_API_OFFSET_FETCH,         0, 0, 7, 6, "OffsetFetch" },
+	{ KAAS_API_OFFSET_FETCH,         0, 0, 8, 6, "OffsetFetch" },
 	{ KAAS_API_FIND_COORDINATOR,     0, 0, 5, 3, "FindCoordinator" },
 	{ KAAS_API_JOIN_GROUP,           0, 0, 9, 6, "JoinGroup" },
 	{ KAAS_API_HEARTBEAT,            0, 0, 4, 4, "Heartbeat" },

@@ -108,6 +108,15 @@ class Conn:
         return b
 
 
+def fetch_request(topic, offset):
+    """A Fetch of topic/0 from offset, up to 4 MiB, for any version."""
+    return {"ReplicaId": -1, "MaxWaitMs": 100, "MinBytes": 1, "MaxBytes": 1 << 22,
+            "SessionEpoch": -1, "ForgottenTopicsData": [], "RackId": "",
+            "Topics": [{"Topic": topic, "Partitions": [
+                {"Partition": 0, "CurrentLeaderEpoch": -1, "FetchOffset": offset,
+                 "LastFetchedEpoch": -1, "LogStartOffset": -1, "PartitionMaxBytes": 1 << 22}]}]}
+
+
 def exchange(c, name, v, values, check):
     """One request: decode errors and failed checks are reported."""
     print("%s v%d" % (name, v), flush=True)
@@ -196,13 +205,7 @@ def main(hostport):
             recs = p["Records"] or b""
             return ok_if(p["ErrorCode"] == 0 and p["HighWatermark"] == n and len(recs) > 61 and
                          struct.unpack(">q", recs[:8])[0] == 1, "fetch from 1")
-        exchange(c, "Fetch", v, {"ReplicaId": -1, "MaxWaitMs": 100, "MinBytes": 1,
-                                 "MaxBytes": 1 << 20, "SessionEpoch": -1,
-                                 "Topics": [{"Topic": "wp", "Partitions": [
-                                     {"Partition": 0, "CurrentLeaderEpoch": -1, "FetchOffset": 1,
-                                      "LastFetchedEpoch": -1, "LogStartOffset": -1,
-                                      "PartitionMaxBytes": 1 << 20}]}],
-                                 "ForgottenTopicsData": [], "RackId": ""}, fcheck)
+        exchange(c, "Fetch", v, fetch_request("wp", 1), fcheck)
     # A fetch large enough to go by sendfile (past --zero-copy-min-bytes,
     # 64 KiB): its records are spliced between the encoded fields, before
     # the partition's tagged fields in a flexible version.
@@ -218,13 +221,7 @@ def main(hostport):
                                     "TopicData": [{"Name": "wbig", "PartitionData": [
                                         {"Index": 0, "Records": record_batch([big])}]}]},
                  lambda d: None)
-    exchange(c, "Fetch", fv, {"ReplicaId": -1, "MaxWaitMs": 100, "MinBytes": 1,
-                              "MaxBytes": 1 << 22, "SessionEpoch": -1,
-                              "Topics": [{"Topic": "wbig", "Partitions": [
-                                  {"Partition": 0, "CurrentLeaderEpoch": -1, "FetchOffset": 0,
-                                   "LastFetchedEpoch": -1, "LogStartOffset": -1,
-                                   "PartitionMaxBytes": 1 << 22}]}],
-                              "ForgottenTopicsData": [], "RackId": ""},
+    exchange(c, "Fetch", fv, fetch_request("wbig", 0),
              lambda d: ok_if(len(d["Responses"][0]["Partitions"][0]["Records"] or b"") > 100000,
                              "no large records"))
     for v in versions("ListOffsets"):
@@ -267,12 +264,21 @@ def main(hostport):
             lambda d: ok_if(d["Topics"][0]["Partitions"][0]["ErrorCode"] == 0, "commit"))
     last = 10 + byname["OffsetCommit"][1]
     for v in versions("OffsetFetch"):
-        def ocheck(d):
+        def ocheck(d, v=v):
+            if v >= 8:  # two groups: the committed one, and one never committed
+                g = d["Groups"]
+                p, q = g[0]["Topics"][0]["Partitions"][0], g[1]["Topics"][0]["Partitions"][0]
+                return ok_if(len(g) == 2 and g[0]["GroupId"] == "wo" and g[0]["ErrorCode"] == 0
+                             and p["CommittedOffset"] == last and q["CommittedOffset"] == -1,
+                             "committed %d and none" % last)
             p = d["Topics"][0]["Partitions"][0]
             return ok_if(p["ErrorCode"] == 0 and p["CommittedOffset"] == last and
                          d.get("ErrorCode", 0) == 0, "committed %d" % last)
-        exchange(c, "OffsetFetch", v, {"GroupId": "wo", "Topics": [
-            {"Name": "wp", "PartitionIndexes": [0]}], "RequireStable": False}, ocheck)
+        topics = [{"Name": "wp", "PartitionIndexes": [0]}]
+        exchange(c, "OffsetFetch", v, {"GroupId": "wo", "Topics": topics, "RequireStable": False,
+                                       "Groups": [{"GroupId": "wo", "Topics": topics},
+                                                  {"GroupId": "wo-none", "Topics": topics}]},
+                 ocheck)
     for v in versions("DescribeConfigs"):
         exchange(c, "DescribeConfigs", v, {"Resources": [
             {"ResourceType": 2, "ResourceName": "wp", "ConfigurationKeys": None}],

@@ -78,10 +78,30 @@ int kaas_pool_queue(struct kaas_broker *b, kaas_pool_work_fn work, kaas_pool_don
 	return rc;
 }
 
+/* Completions run at once, but one after another, never nested: the
+ * server runs them from its loop, so a completion that queues another one
+ * (OffsetFetch v8, group after group) must not recurse here either. */
 void kaas_broker_complete(struct kaas_broker *b, struct kaas_completion *c)
 {
+	static struct kaas_completion **queue;
+	static size_t n, cap, running;
 	(void)b;
-	c->fn(c);
+	if (n == cap) {
+		size_t ncap = cap ? cap * 2 : 64;
+		struct kaas_completion **q = realloc(queue, ncap * sizeof(*q));
+		if (!q)
+			abort();
+		queue = q;
+		cap = ncap;
+	}
+	queue[n++] = c;
+	if (running)
+		return;
+	running = 1;
+	for (size_t i = 0; i < n; i++)
+		queue[i]->fn(queue[i]);
+	n = 0;
+	running = 0;
 }
 
 void kaas_broker_park(struct kaas_broker *b, struct kaas_fetch_waiter *w)

@@ -149,15 +149,25 @@ api("OffsetCommit", 8, 8,
          F("PartitionIndex", "int32"), F("ErrorCode", "int16")])])])
 
 api("OffsetFetch", 9, 6,
-    [F("GroupId", S), F("Topics", "[]", nullable="2+", fields=[
+    [F("GroupId", S, "0-7"), F("Topics", "[]", "0-7", nullable="2-7", fields=[
         F("Name", S), F("PartitionIndexes", "[]int32")]),
+     F("Groups", "[]", "8+", fields=[
+         F("GroupId", S), F("Topics", "[]", nullable="8+", fields=[
+             F("Name", S), F("PartitionIndexes", "[]int32")])]),
      F("RequireStable", "bool", "7+")],
     [F("ThrottleTimeMs", "int32", "3+"),
-     F("Topics", "[]", fields=[F("Name", S), F("Partitions", "[]", fields=[
+     F("Topics", "[]", "0-7", fields=[F("Name", S), F("Partitions", "[]", fields=[
          F("PartitionIndex", "int32"), F("CommittedOffset", "int64"),
          F("CommittedLeaderEpoch", "int32", "5+"), F("Metadata", S, nullable="0+"),
          F("ErrorCode", "int16")])]),
-     F("ErrorCode", "int16", "2+")])
+     F("ErrorCode", "int16", "2-7"),
+     F("Groups", "[]", "8+", fields=[
+         F("GroupId", S),
+         F("Topics", "[]", fields=[F("Name", S), F("Partitions", "[]", fields=[
+             F("PartitionIndex", "int32"), F("CommittedOffset", "int64"),
+             F("CommittedLeaderEpoch", "int32"), F("Metadata", S, nullable="8+"),
+             F("ErrorCode", "int16")])]),
+         F("ErrorCode", "int16")])])
 
 api("DescribeGroups", 15, 5,
     [F("Groups", "[]string"), F("IncludeAuthorizedOperations", "bool", "3+")],
