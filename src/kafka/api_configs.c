@@ -177,7 +177,7 @@ int kaas_api_describe_configs(struct kaas_req *req)
 		int32_t nkeys;
 		struct kaas_kr keys; /* the reader at the key list */
 	} *rs = NULL;
-	int32_t nres = kaas_kr_array(r, o.flex, 7);
+	int32_t nres = kaas_kr_array(r, o.flex, o.flex ? 4 : 7);
 	if (nres >= 0)
 		rs = calloc((size_t)nres + 1, sizeof *rs);
 	if (!rs)
@@ -185,7 +185,7 @@ int kaas_api_describe_configs(struct kaas_req *req)
 	for (int32_t i = 0; i < nres && kaas_kr_ok(r); i++) {
 		rs[i].type = kaas_kr_i8(r);
 		rs[i].name = kaas_kr_str(r, o.flex);
-		rs[i].nkeys = kaas_kr_array(r, o.flex, 2);
+		rs[i].nkeys = kaas_kr_array(r, o.flex, o.flex ? 1 : 2);
 		rs[i].keys = *r;
 		for (int32_t k = 0; k < rs[i].nkeys && kaas_kr_ok(r); k++)
 			(void)kaas_kr_str(r, o.flex);
@@ -374,14 +374,14 @@ static int alter_configs(struct kaas_req *req, int incremental)
 	struct kaas_kw *w = &req->w;
 	int flex = req->hdr.flex;
 	struct alter_res *rs = NULL;
-	int32_t nres = kaas_kr_array(r, flex, 7);
+	int32_t nres = kaas_kr_array(r, flex, flex ? 4 : 7);
 	if (nres >= 0)
 		rs = calloc((size_t)nres + 1, sizeof *rs);
 	int ok = rs != NULL;
 	for (int32_t i = 0; ok && i < nres && kaas_kr_ok(r); i++) {
 		rs[i].type = kaas_kr_i8(r);
 		rs[i].name = kaas_kr_str(r, flex);
-		rs[i].n = kaas_kr_array(r, flex, incremental ? 5 : 4);
+		rs[i].n = kaas_kr_array(r, flex, flex ? (incremental ? 4 : 3) : (incremental ? 5 : 4));
 		if (rs[i].n > 0 && !(rs[i].cfg = calloc((size_t)rs[i].n, sizeof *rs[i].cfg)))
 			ok = 0;
 		for (int32_t k = 0; ok && k < rs[i].n && kaas_kr_ok(r); k++) {

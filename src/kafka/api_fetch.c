@@ -1,5 +1,6 @@
 /*
- * api_fetch.c — Fetch 4..11 with long poll.
+ * api_fetch.c — Fetch 4..12 (12 flexible) with long poll; 0..3 (the
+ * pre-0.11 message formats) are answered UNSUPPORTED_VERSION at once.
  *
  * Each round reads on the work queue (the log's reads may block on the
  * volume): per partition, in the request's order, whole batches from the
@@ -25,6 +26,7 @@
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/req_metrics.h"
+#include "kafka/wire_topics.h"
 #include "util/status.h"
 
 struct fp {
@@ -64,6 +66,25 @@ struct fetch_ctx {
 	uint64_t deadline;
 };
 
+static void read_part(struct kaas_kr *r, int16_t v, int flex, void *part)
+{
+	(void)flex;
+	struct fp *p = part;
+	p->hw = p->log_start = -1; /* until a round reads the log */
+	p->index = kaas_kr_i32(r);
+	if (v >= 9)
+		(void)kaas_kr_i32(r); /* current leader epoch */
+	p->offset = kaas_kr_i64(r);
+	if (v >= 12)
+		(void)kaas_kr_i32(r); /* last fetched epoch (followers) */
+	if (v >= 5)
+		(void)kaas_kr_i64(r); /* log start offset (followers) */
+	p->max_bytes = kaas_kr_i32(r);
+}
+
+static const struct kaas_wire_topics_shape fetch_shape =
+	KAAS_WIRE_TOPICS_SHAPE(struct ft, struct fp, 16, read_part);
+
 static void drop_data(struct fetch_ctx *ctx)
 {
 	for (int32_t i = 0; i < ctx->nt; i++)
@@ -80,9 +101,7 @@ static void drop_data(struct fetch_ctx *ctx)
 
 static void free_mem(struct fetch_ctx *ctx)
 {
-	for (int32_t i = 0; i < ctx->nt; i++)
-		free(ctx->topics[i].parts);
-	free(ctx->topics);
+	kaas_wire_topics_free(ctx->topics, ctx->nt, &fetch_shape);
 	free(ctx);
 }
 
@@ -253,53 +272,60 @@ static int moved(struct fetch_ctx *ctx)
 	return 0;
 }
 
+/* One partition of the answer (the request is arg): copied records, or a
+ * slice of the segment sent by sendfile right after its length. */
+static void write_part(struct kaas_kw *w, struct kaas_kslice topic, const void *part, void *arg)
+{
+	struct kaas_req *req = arg;
+	const struct fp *p = part;
+	int16_t v = req->hdr.api_version;
+	kaas_req_metric_part(req, 0, topic.p, topic.len, p->err, p->len,
+			     p->len ? (uint64_t)(p->slice.next_offset - p->slice.first_offset) : 0);
+	kaas_kw_i32(w, p->index);
+	kaas_kw_i16(w, p->err);
+	kaas_kw_i64(w, p->hw);
+	if (v >= 4)
+		kaas_kw_i64(w, p->hw); /* last stable offset */
+	if (v >= 5)
+		kaas_kw_i64(w, p->log_start);
+	if (v >= 4)
+		kaas_kw_array(w, req->hdr.flex, 0); /* aborted transactions */
+	if (v >= 11)
+		kaas_kw_i32(w, -1); /* preferred read replica */
+	if (!p->has_slice) {
+		kaas_kw_bytes(w, req->hdr.flex, p->data, (int32_t)p->len);
+		return;
+	}
+	if (req->hdr.flex)
+		kaas_kw_uvarint(w, (uint32_t)p->len + 1);
+	else
+		kaas_kw_i32(w, (int32_t)p->len);
+	if (req->zc) { /* the slice goes before the partition's tagged fields */
+		req->zc[req->nzc].at = w->len;
+		req->zc[req->nzc].slice = (struct kaas_log_slice *)&p->slice;
+		req->nzc++;
+		req->zc_bytes += p->len;
+	}
+}
+
 static void respond(struct fetch_ctx *ctx)
 {
 	struct kaas_req *req = ctx->req;
-	int16_t v = req->hdr.api_version;
-	struct kaas_kw *w = &req->w;
+	KAAS_REQ_IO(req);
 	int nslices = 0;
 	for (int32_t i = 0; i < ctx->nt; i++)
 		for (int32_t j = 0; j < ctx->topics[i].n; j++)
 			nslices += ctx->topics[i].parts[j].has_slice;
 	if (nslices)
 		req->zc = calloc((size_t)nslices, sizeof(*req->zc));
-	kaas_kw_i32(w, 0); /* throttle */
+	if (v >= 1)
+		kaas_kw_i32(w, 0); /* throttle */
 	if (v >= 7) {
 		kaas_kw_i16(w, 0);
 		kaas_kw_i32(w, 0); /* session_id: no sessions */
 	}
-	kaas_kw_array(w, 0, ctx->nt);
-	for (int32_t i = 0; i < ctx->nt; i++) {
-		struct ft *t = &ctx->topics[i];
-		kaas_kw_strn(w, 0, t->name.p, t->name.len);
-		kaas_kw_array(w, 0, t->n);
-		for (int32_t j = 0; j < t->n; j++) {
-			struct fp *p = &t->parts[j];
-			kaas_kw_i32(w, p->index);
-			kaas_kw_i16(w, p->err);
-			kaas_req_metric_part(req, 0, t->name.p, t->name.len, p->err, p->len,
-					     p->len ? (uint64_t)(p->slice.next_offset - p->slice.first_offset) : 0);
-			kaas_kw_i64(w, p->hw);
-			kaas_kw_i64(w, p->hw); /* last stable offset */
-			if (v >= 5)
-				kaas_kw_i64(w, p->log_start);
-			kaas_kw_array(w, 0, 0); /* aborted transactions */
-			if (v >= 11)
-				kaas_kw_i32(w, -1); /* preferred read replica */
-			if (p->has_slice) {
-				kaas_kw_i32(w, (int32_t)p->len);
-				if (req->zc) {
-					req->zc[req->nzc].at = w->len;
-					req->zc[req->nzc].slice = &p->slice;
-					req->nzc++;
-					req->zc_bytes += p->len;
-				}
-			} else {
-				kaas_kw_bytes(w, 0, p->data, (int32_t)p->len);
-			}
-		}
-	}
+	kaas_wire_write_topics(w, f, &fetch_shape, ctx->topics, ctx->nt, write_part, req);
+	kaas_kw_tags(w, f);
 	if (nslices && !req->zc)
 		w->err = -ENOMEM; /* the server drops the connection */
 	/* The slices stay referenced until the request is freed (after the
@@ -378,59 +404,45 @@ static void start_round(struct fetch_ctx *ctx)
 
 void kaas_api_fetch(struct kaas_req *req)
 {
-	struct kaas_kr *r = &req->r;
-	int16_t v = req->hdr.api_version;
-	struct fetch_ctx *ctx = calloc(1, sizeof(*ctx));
-	if (!ctx) {
-		kaas_req_finish(req, KAAS_REQ_CLOSE);
+	KAAS_REQ_IO(req);
+	struct fetch_ctx *ctx = kaas_req_ctx_new(req, sizeof(*ctx), ctx_free);
+	if (!ctx)
 		return;
-	}
 	ctx->req = req;
 	ctx->waiter.wake = on_wake;
-	req->ctx = ctx;
-	req->ctx_free = ctx_free;
 	(void)kaas_kr_i32(r); /* replica_id */
 	ctx->max_wait = kaas_kr_i32(r);
 	ctx->min_bytes = kaas_kr_i32(r);
-	ctx->max_bytes = kaas_kr_i32(r);
-	(void)kaas_kr_i8(r); /* isolation level: no transactions, both are the same */
+	ctx->max_bytes = v >= 3 ? kaas_kr_i32(r) : INT32_MAX;
+	if (v >= 4)
+		(void)kaas_kr_i8(r); /* isolation level: no transactions, both are the same */
 	if (v >= 7) {
 		(void)kaas_kr_i32(r); /* session id */
 		(void)kaas_kr_i32(r); /* session epoch */
 	}
 	void *arr;
-	int32_t nt = kaas_kr_array_alloc(r, 0, 6, sizeof(*ctx->topics), &arr);
+	int32_t nt = kaas_wire_read_topics(r, v, f, &fetch_shape, &arr);
 	ctx->topics = arr;
 	ctx->nt = arr ? nt : 0;
-	for (int32_t i = 0; i < ctx->nt && kaas_kr_ok(r); i++) {
-		struct ft *t = &ctx->topics[i];
-		t->name = kaas_kr_str(r, 0);
-		int32_t np = kaas_kr_array_alloc(r, 0, 16, sizeof(*t->parts), &arr);
-		t->parts = arr;
-		t->n = arr ? np : 0;
-		for (int32_t j = 0; j < t->n && kaas_kr_ok(r); j++) {
-			struct fp *p = &t->parts[j];
-			p->index = kaas_kr_i32(r);
-			if (v >= 9)
-				(void)kaas_kr_i32(r); /* current leader epoch */
-			p->offset = kaas_kr_i64(r);
-			if (v >= 5)
-				(void)kaas_kr_i64(r); /* log start offset (followers) */
-			p->max_bytes = kaas_kr_i32(r);
-		}
-	}
 	if (v >= 7) {
-		int32_t nf = kaas_kr_array(r, 0, 6);
+		int32_t nf = kaas_kr_array(r, f, 6);
 		for (int32_t i = 0; i < nf && kaas_kr_ok(r); i++) {
-			(void)kaas_kr_str(r, 0);
-			int32_t np = kaas_kr_array(r, 0, 4);
+			(void)kaas_kr_str(r, f);
+			int32_t np = kaas_kr_array(r, f, 4);
 			for (int32_t j = 0; j < np && kaas_kr_ok(r); j++)
 				(void)kaas_kr_i32(r);
+			kaas_kr_tags(r, f);
 		}
 	}
 	if (v >= 11)
-		(void)kaas_kr_str(r, 0); /* rack id */
-	if (!kaas_kr_ok(r) || nt < 0) {
+		(void)kaas_kr_str(r, f); /* rack id */
+	kaas_kr_tags(r, f); /* cluster_id (v12+) and replica_state: not used */
+	int ok = kaas_kr_ok(r) && nt >= 0;
+	if (ok && kaas_wire_topics_refused(req, ctx->topics, ctx->nt, &fetch_shape)) {
+		respond(ctx); /* the pre-0.11 message formats: at once */
+		return;
+	}
+	if (!ok) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}

@@ -1,8 +1,9 @@
 /*
  * api_group_admin.c — the wire side of the group queries: FindCoordinator
- * 0–2 (the work queue: a group's coordinator is the leader of its
- * coordinator slot in the cluster assignment), DescribeGroups 0–4 and
- * ListGroups 0–2 (loop thread: the groups' state is the loop's).  The
+ * 0–5 (3+ flexible, 4+ batched; the work queue: a group's coordinator is
+ * the leader of its coordinator slot in the cluster assignment),
+ * DescribeGroups 0–5 (5 flexible) and ListGroups 0–3 (3 flexible; loop
+ * thread: the groups' state is the loop's).  The
  * answers come from the group coordinator (broker/groups/groups.h).
  */
 #include <stdint.h>
@@ -17,81 +18,126 @@
 #include "kafka/request.h"
 #include "kafka/security.h"
 
-int kaas_api_find_coordinator(struct kaas_req *req)
+/* A coordinator as answered: its id and its address on the listener the
+ * request came in on (host points into the kaas_broker_info it came from). */
+struct node {
+	int32_t id;
+	const char *host;
+	int32_t port;
+};
+
+/* Find the coordinator of one key (a group id; type 1, transactions, is
+ * not served): its Kafka error, *msg, and *out when found (*who holds it). */
+static int16_t find_one(struct kaas_req *req, struct kaas_kslice key, int8_t type,
+			struct kaas_broker_info *who, struct node *out, const char **msg)
 {
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	struct kaas_kslice key = kaas_kr_str(r, 0);
-	int8_t type = v >= 1 ? kaas_kr_i8(r) : 0;
-	if (!kaas_kr_ok(r))
-		return KAAS_REQ_CLOSE;
-	struct kaas_broker_info who;
 	int16_t err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
-	const char *msg = "the group's coordinator slot has no live leader";
+	*msg = "the group's coordinator slot has no live leader";
 	if (type != 0)
-		msg = "transactions are not supported";
+		*msg = "transactions are not supported";
 	else if (key.len >= 0)
 		err = kaas_group_kerr(kaas_groups_find_coordinator(
-			req->broker->groups, key.len ? (const char *)key.p : "", (size_t)key.len, &who));
-	/* The coordinator's address on the listener this request came in on. */
+			req->broker->groups, key.len ? (const char *)key.p : "", (size_t)key.len, who));
 	const struct kaas_conn_security *sec = kaas_conn_security(req->conn);
-	const char *host = "";
-	int32_t port = -1;
-	if (!err && kaas_broker_address(&who, sec ? sec->listener : NULL, &host, &port) < 0)
+	if (!err && kaas_broker_address(who, sec ? sec->listener : NULL, &out->host, &out->port) < 0)
 		err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
+	out->id = who->id;
 	if (!err)
-		msg = NULL;
+		*msg = NULL;
+	return err;
+}
+
+static void write_node(struct kaas_kw *w, int f, int16_t err, const struct node *n)
+{
+	kaas_kw_i32(w, err ? -1 : n->id);
+	kaas_kw_str(w, f, err ? "" : n->host);
+	kaas_kw_i32(w, err ? -1 : n->port);
+}
+
+int kaas_api_find_coordinator(struct kaas_req *req)
+{
+	KAAS_REQ_IO(req);
+	struct kaas_kslice key = { NULL, -1 };
+	if (v <= 3)
+		key = kaas_kr_str(r, f);
+	int8_t type = v >= 1 ? kaas_kr_i8(r) : 0;
+	/* v4+: a batch of keys (read again below, as they are answered). */
+	int32_t nkeys = v >= 4 ? kaas_kr_array(r, f, 1) : 0;
+	const uint8_t *keys_at = r->p;
+	for (int32_t i = 0; i < nkeys && kaas_kr_ok(r); i++)
+		(void)kaas_kr_str(r, f);
+	kaas_kr_tags(r, f);
+	if (!kaas_kr_ok(r) || nkeys < 0)
+		return KAAS_REQ_CLOSE;
+	struct kaas_broker_info who;
+	struct node node;
+	const char *msg;
 	if (v >= 1)
 		kaas_kw_i32(w, 0);
-	kaas_kw_i16(w, err);
-	if (v >= 1)
-		kaas_kw_str(w, 0, msg);
-	kaas_kw_i32(w, err ? -1 : who.id);
-	kaas_kw_str(w, 0, err ? "" : host);
-	kaas_kw_i32(w, err ? -1 : port);
+	if (v >= 4) {
+		struct kaas_kr keys;
+		kaas_kr_init(&keys, keys_at, (size_t)(r->end - keys_at));
+		kaas_kw_array(w, f, nkeys);
+		for (int32_t i = 0; i < nkeys; i++) {
+			key = kaas_kr_str(&keys, f);
+			int16_t err = find_one(req, key, type, &who, &node, &msg);
+			kaas_kw_strn(w, f, key.p, key.len);
+			write_node(w, f, err, &node);
+			kaas_kw_i16(w, err);
+			kaas_kw_str(w, f, msg);
+			kaas_kw_tags(w, f);
+		}
+	} else {
+		int16_t err = find_one(req, key, type, &who, &node, &msg);
+		kaas_kw_i16(w, err);
+		if (v >= 1)
+			kaas_kw_str(w, f, msg);
+		write_node(w, f, err, &node);
+	}
+	kaas_kw_tags(w, f);
 	return KAAS_REQ_RESPOND;
 }
 
 /* One group of a DescribeGroups answer. */
-static void write_group(struct kaas_kw *w, int16_t v, struct kaas_kslice id, int16_t err,
+static void write_group(struct kaas_kw *w, int16_t v, int f, struct kaas_kslice id, int16_t err,
 			const struct kaas_group_info *gi)
 {
 	int stable = gi->stable;
 	kaas_kw_i16(w, err);
-	kaas_kw_strn(w, 0, id.p, id.len);
-	kaas_kw_str(w, 0, gi->state);
-	kaas_kw_str(w, 0, gi->protocol_type ? gi->protocol_type : "");
-	kaas_kw_str(w, 0, stable && gi->protocol ? gi->protocol : "");
-	kaas_kw_array(w, 0, gi->nmembers);
+	kaas_kw_strn(w, f, id.p, id.len);
+	kaas_kw_str(w, f, gi->state);
+	kaas_kw_str(w, f, gi->protocol_type ? gi->protocol_type : "");
+	kaas_kw_str(w, f, stable && gi->protocol ? gi->protocol : "");
+	kaas_kw_array(w, f, gi->nmembers);
 	for (int k = 0; k < gi->nmembers; k++) {
 		const struct kaas_group_member_info *m = &gi->members[k];
-		kaas_kw_str(w, 0, m->id);
+		kaas_kw_str(w, f, m->id);
 		if (v >= 4)
-			kaas_kw_str(w, 0, m->instance_id);
-		kaas_kw_str(w, 0, m->client_id);
-		kaas_kw_str(w, 0, m->client_host);
-		kaas_kw_bytes(w, 0, stable && m->meta ? m->meta : (const uint8_t *)"",
+			kaas_kw_str(w, f, m->instance_id);
+		kaas_kw_str(w, f, m->client_id);
+		kaas_kw_str(w, f, m->client_host);
+		kaas_kw_bytes(w, f, stable && m->meta ? m->meta : (const uint8_t *)"",
 			      stable && m->meta ? m->meta_len : 0);
-		kaas_kw_bytes(w, 0, stable && m->assignment ? m->assignment : (const uint8_t *)"",
+		kaas_kw_bytes(w, f, stable && m->assignment ? m->assignment : (const uint8_t *)"",
 			      stable && m->assignment ? m->assignment_len : 0);
+		kaas_kw_tags(w, f);
 	}
 	if (v >= 3)
 		kaas_kw_i32(w, INT32_MIN); /* authorized_operations: not computed */
+	kaas_kw_tags(w, f);
 }
 
 void kaas_api_describe_groups(struct kaas_req *req)
 {
 	struct kaas_groups *g = req->broker->groups;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	int32_t n = kaas_kr_array(r, 0, 2);
+	KAAS_REQ_IO(req);
+	int32_t n = kaas_kr_array(r, f, f ? 1 : 2);
 	const uint8_t *at = r->p;
 	for (int32_t i = 0; i < n && kaas_kr_ok(r); i++)
-		(void)kaas_kr_str(r, 0);
+		(void)kaas_kr_str(r, f);
 	if (v >= 3)
 		(void)kaas_kr_i8(r);
+	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r) || n < 0) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
@@ -100,36 +146,44 @@ void kaas_api_describe_groups(struct kaas_req *req)
 	kaas_kr_init(&ids, at, (size_t)(r->end - at));
 	if (v >= 1)
 		kaas_kw_i32(w, 0);
-	kaas_kw_array(w, 0, n);
+	kaas_kw_array(w, f, n);
 	for (int32_t i = 0; i < n; i++) {
-		struct kaas_kslice id = kaas_kr_str(&ids, 0);
+		struct kaas_kslice id = kaas_kr_str(&ids, f);
 		char *s = id.len > 0 ? kaas_kslice_dup(id) : NULL;
 		struct kaas_group_info gi = { .state = "Dead" };
 		int16_t err = id.len <= 0 ? KAAS_KERR_INVALID_GROUP_ID
 			      : !s        ? KAAS_KERR_UNKNOWN_SERVER_ERROR
 					  : kaas_group_kerr(kaas_groups_describe(g, s, &gi));
 		free(s);
-		write_group(w, v, id, err, &gi);
+		write_group(w, v, f, id, err, &gi);
 		kaas_group_info_free(&gi);
 	}
+	kaas_kw_tags(w, f);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 }
 
 static void list_one(void *ctx, const char *id, const char *protocol_type)
 {
-	struct kaas_kw *w = ctx;
-	kaas_kw_str(w, 0, id);
-	kaas_kw_str(w, 0, protocol_type);
+	struct kaas_req *req = ctx;
+	kaas_kw_str(&req->w, req->hdr.flex, id);
+	kaas_kw_str(&req->w, req->hdr.flex, protocol_type);
+	kaas_kw_tags(&req->w, req->hdr.flex);
 }
 
 void kaas_api_list_groups(struct kaas_req *req)
 {
 	struct kaas_groups *g = req->broker->groups;
-	struct kaas_kw *w = &req->w;
+	KAAS_REQ_IO(req);
+	kaas_kr_tags(&req->r, f);
+	if (!kaas_kr_ok(&req->r)) {
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
 	if (req->hdr.api_version >= 1)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, KAAS_KERR_NONE);
-	kaas_kw_array(w, 0, kaas_groups_list(g, NULL, NULL));
-	(void)kaas_groups_list(g, list_one, w);
+	kaas_kw_array(w, f, kaas_groups_list(g, NULL, NULL));
+	(void)kaas_groups_list(g, list_one, req);
+	kaas_kw_tags(w, f);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 }

@@ -1,6 +1,7 @@
 /*
  * api_group_membership.c — the wire side of group membership: JoinGroup
- * 0–5, SyncGroup 0–3, Heartbeat 0–3 and LeaveGroup 0–3.  Each handler
+ * 0–9 (6+ flexible), SyncGroup 0–5, Heartbeat 0–4 and LeaveGroup 0–5 (4+
+ * flexible).  Each handler
  * parses the request, validates what is the wire's to validate, calls the
  * group coordinator (broker/groups/groups.h) and encodes its answer with
  * the statuses mapped to Kafka error codes.  Loop thread; a JoinGroup or
@@ -21,24 +22,38 @@
 
 static void write_join(struct kaas_req *req, int16_t err, const struct kaas_group_joined *res)
 {
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
+	KAAS_REQ_IO(req);
 	if (v >= 2)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, err);
 	kaas_kw_i32(w, err ? -1 : res->generation);
-	kaas_kw_str(w, 0, err || !res->protocol ? "" : res->protocol);
-	kaas_kw_str(w, 0, err || !res->leader ? "" : res->leader);
-	kaas_kw_str(w, 0, res->member_id ? res->member_id : "");
+	if (v >= 7) {
+		/* A member joins only with the group's protocol type: its own. */
+		const struct kaas_kslice *pt = req->ctx;
+		if (err || !pt)
+			kaas_kw_str(w, f, NULL);
+		else
+			kaas_kw_strn(w, f, pt->p, pt->len);
+	}
+	if (v >= 7 && (err || !res->protocol))
+		kaas_kw_str(w, f, NULL);
+	else
+		kaas_kw_str(w, f, err || !res->protocol ? "" : res->protocol);
+	kaas_kw_str(w, f, err || !res->leader ? "" : res->leader);
+	if (v >= 9)
+		kaas_kw_i8(w, 0); /* skip_assignment: the leader assigns */
+	kaas_kw_str(w, f, res->member_id ? res->member_id : "");
 	int n = err ? 0 : res->nmembers;
-	kaas_kw_array(w, 0, n);
+	kaas_kw_array(w, f, n);
 	for (int i = 0; i < n; i++) {
 		const struct kaas_group_member_info *m = &res->members[i];
-		kaas_kw_str(w, 0, m->id);
+		kaas_kw_str(w, f, m->id);
 		if (v >= 5)
-			kaas_kw_str(w, 0, m->instance_id);
-		kaas_kw_bytes(w, 0, m->meta ? m->meta : (const uint8_t *)"", m->meta ? m->meta_len : 0);
+			kaas_kw_str(w, f, m->instance_id);
+		kaas_kw_bytes(w, f, m->meta ? m->meta : (const uint8_t *)"", m->meta ? m->meta_len : 0);
+		kaas_kw_tags(w, f);
 	}
+	kaas_kw_tags(w, f);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 }
 
@@ -68,15 +83,16 @@ static char *client_host(struct kaas_req *req)
 /* Parse the protocols[name, metadata] of a JoinGroup: 0 with *out (n
  * entries; *err UNKNOWN_SERVER_ERROR when one could not be copied), or -1
  * when malformed. */
-static int parse_protocols(struct kaas_kr *r, int32_t n, struct kaas_group_protocol **out,
+static int parse_protocols(struct kaas_kr *r, int f, int32_t n, struct kaas_group_protocol **out,
 			   int16_t *err)
 {
 	struct kaas_group_protocol *prot = calloc((size_t)n + 1, sizeof(*prot));
 	if (!prot)
 		*err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	for (int32_t i = 0; prot && i < n && kaas_kr_ok(r); i++) {
-		struct kaas_kslice name = kaas_kr_str(r, 0);
-		struct kaas_kslice meta = kaas_kr_nbytes(r, 0);
+		struct kaas_kslice name = kaas_kr_str(r, f);
+		struct kaas_kslice meta = kaas_kr_nbytes(r, f);
+		kaas_kr_tags(r, f);
 		if (!kaas_kr_ok(r))
 			break;
 		prot[i].name = kaas_kslice_dup(name);
@@ -98,22 +114,36 @@ static int parse_protocols(struct kaas_kr *r, int32_t n, struct kaas_group_proto
 void kaas_api_join_group(struct kaas_req *req)
 {
 	struct kaas_groups *g = req->broker->groups;
-	struct kaas_kr *r = &req->r;
-	int16_t v = req->hdr.api_version;
-	struct kaas_kslice gid = kaas_kr_str(r, 0);
+	KAAS_REQ_IO(req);
+	struct kaas_kslice gid = kaas_kr_str(r, f);
 	int32_t session_ms = kaas_kr_i32(r);
 	int32_t rebalance_ms = v >= 1 ? kaas_kr_i32(r) : session_ms;
-	struct kaas_kslice mid = kaas_kr_str(r, 0);
+	struct kaas_kslice mid = kaas_kr_str(r, f);
 	struct kaas_kslice iid = { NULL, -1 };
 	if (v >= 5)
-		iid = kaas_kr_nstr(r, 0);
-	struct kaas_kslice ptype = kaas_kr_str(r, 0);
-	int32_t n = kaas_kr_array(r, 0, 6);
+		iid = kaas_kr_nstr(r, f);
+	struct kaas_kslice ptype = kaas_kr_str(r, f);
+	int32_t n = kaas_kr_array(r, f, f ? 3 : 6);
 	struct kaas_group_protocol *prot = NULL;
 	int16_t err = 0;
-	if (!kaas_kr_ok(r) || n < 0 || parse_protocols(r, n, &prot, &err) < 0) {
+	if (!kaas_kr_ok(r) || n < 0 || parse_protocols(r, f, n, &prot, &err) < 0) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
+	}
+	if (v >= 8)
+		(void)kaas_kr_nstr(r, f); /* reason */
+	kaas_kr_tags(r, f);
+	if (!kaas_kr_ok(r)) {
+		kaas_group_protocols_free(prot, n);
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	/* The protocol type, for the answer of v7+ (the frame outlives it). */
+	struct kaas_kslice *pt = malloc(sizeof(*pt));
+	if (pt) {
+		*pt = ptype;
+		req->ctx = pt;
+		req->ctx_free = free;
 	}
 	char *id = err ? NULL : kaas_group_id_dup(gid, &err);
 	char *member_id = err ? NULL : kaas_kslice_dup(mid);
@@ -158,11 +188,17 @@ void kaas_api_join_group(struct kaas_req *req)
 
 static void write_sync(struct kaas_req *req, int16_t err, const uint8_t *a, int32_t len)
 {
-	struct kaas_kw *w = &req->w;
+	KAAS_REQ_IO(req);
 	if (req->hdr.api_version >= 1)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, err);
-	kaas_kw_bytes(w, 0, err || !a ? (const uint8_t *)"" : a, err || !a ? 0 : len);
+	if (req->hdr.api_version >= 5) {
+		/* protocol type and name: null, "not checked" to the client */
+		kaas_kw_str(w, f, NULL);
+		kaas_kw_str(w, f, NULL);
+	}
+	kaas_kw_bytes(w, f, err || !a ? (const uint8_t *)"" : a, err || !a ? 0 : len);
+	kaas_kw_tags(w, f);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 }
 
@@ -178,6 +214,7 @@ static void finish_error(struct kaas_req *req, int16_t err)
 	if (req->hdr.api_version >= 1)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, err);
+	kaas_kw_tags(w, req->hdr.flex);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 }
 
@@ -198,21 +235,27 @@ static int16_t member_ids(const struct kaas_group_member_ref *ref, char **id, ch
 
 void kaas_api_sync_group(struct kaas_req *req)
 {
-	struct kaas_kr *r = &req->r;
+	KAAS_REQ_IO(req);
 	struct kaas_group_member_ref ref;
-	kaas_group_read_member(r, req->hdr.api_version, 3, &ref);
-	int32_t n = kaas_kr_array(r, 0, 6);
+	kaas_group_read_member(r, req->hdr.api_version, f, 3, &ref);
+	if (req->hdr.api_version >= 5) {
+		(void)kaas_kr_nstr(r, f); /* protocol type: the coordinator checked it at join */
+		(void)kaas_kr_nstr(r, f); /* protocol name */
+	}
+	int32_t n = kaas_kr_array(r, f, f ? 3 : 6);
 	if (n < 0)
 		n = 0; /* a null array: no assignments */
 	struct kaas_group_assignment *assign =
 		kaas_kr_ok(r) ? calloc((size_t)n + 1, sizeof(*assign)) : NULL;
 	for (int32_t i = 0; i < n && kaas_kr_ok(r); i++) {
-		struct kaas_kslice to = kaas_kr_str(r, 0);
-		struct kaas_kslice a = kaas_kr_nbytes(r, 0);
+		struct kaas_kslice to = kaas_kr_str(r, f);
+		struct kaas_kslice a = kaas_kr_nbytes(r, f);
+		kaas_kr_tags(r, f);
 		if (assign) /* else out of memory: answered below, once read whole */
 			assign[i] = (struct kaas_group_assignment){ (const char *)to.p, to.len,
 								    a.p, a.len };
 	}
+	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r)) {
 		free(assign);
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
@@ -241,7 +284,8 @@ void kaas_api_sync_group(struct kaas_req *req)
 void kaas_api_heartbeat(struct kaas_req *req)
 {
 	struct kaas_group_member_ref ref;
-	kaas_group_read_member(&req->r, req->hdr.api_version, 3, &ref);
+	kaas_group_read_member(&req->r, req->hdr.api_version, req->hdr.flex, 3, &ref);
+	kaas_kr_tags(&req->r, req->hdr.flex);
 	if (!kaas_kr_ok(&req->r)) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
@@ -268,19 +312,23 @@ struct leave_list {
 };
 
 /* Read the members into *l: 0, or -1 when malformed. */
-static int parse_leavers(struct kaas_kr *r, int16_t v, struct leave_list *l)
+static int parse_leavers(struct kaas_kr *r, int16_t v, int f, struct leave_list *l)
 {
 	l->n = 1;
 	if (v >= 3)
-		l->n = kaas_kr_array(r, 0, 4);
+		l->n = kaas_kr_array(r, f, f ? 3 : 4);
 	if (!kaas_kr_ok(r) || l->n < 0)
 		return -1;
 	l->ms = calloc((size_t)l->n + 1, sizeof(*l->ms));
 	l->is = calloc((size_t)l->n + 1, sizeof(*l->is));
 	l->v = calloc((size_t)l->n + 1, sizeof(*l->v));
 	for (int32_t i = 0; i < l->n && kaas_kr_ok(r); i++) {
-		struct kaas_kslice ms = kaas_kr_str(r, 0);
-		struct kaas_kslice is = v >= 3 ? kaas_kr_nstr(r, 0) : (struct kaas_kslice){ NULL, -1 };
+		struct kaas_kslice ms = kaas_kr_str(r, f);
+		struct kaas_kslice is = v >= 3 ? kaas_kr_nstr(r, f) : (struct kaas_kslice){ NULL, -1 };
+		if (v >= 5)
+			(void)kaas_kr_nstr(r, f); /* reason */
+		if (v >= 3)
+			kaas_kr_tags(r, f);
 		if (l->ms && l->is) { /* else out of memory: leave_ids says so */
 			l->ms[i] = ms;
 			l->is[i] = is;
@@ -318,12 +366,12 @@ static int16_t leave_ids(struct leave_list *l)
 void kaas_api_leave_group(struct kaas_req *req)
 {
 	struct kaas_groups *g = req->broker->groups;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	struct kaas_kslice gid = kaas_kr_str(r, 0);
+	KAAS_REQ_IO(req);
+	struct kaas_kslice gid = kaas_kr_str(r, f);
 	struct leave_list l = { 0 };
-	if (!kaas_kr_ok(r) || parse_leavers(r, v, &l) < 0) {
+	int bad = !kaas_kr_ok(r) || parse_leavers(r, v, f, &l) < 0;
+	kaas_kr_tags(r, f);
+	if (bad || !kaas_kr_ok(r)) {
 		leave_list_free(&l);
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
@@ -339,15 +387,17 @@ void kaas_api_leave_group(struct kaas_req *req)
 	if (v >= 3) {
 		/* v3: per-member errors; the top-level one only for the group id. */
 		kaas_kw_i16(w, err);
-		kaas_kw_array(w, 0, err ? 0 : l.n);
+		kaas_kw_array(w, f, err ? 0 : l.n);
 		for (int32_t i = 0; !err && i < l.n; i++) {
-			kaas_kw_strn(w, 0, l.ms[i].p, l.ms[i].len);
-			kaas_kw_strn(w, 0, l.is[i].p, l.is[i].len);
+			kaas_kw_strn(w, f, l.ms[i].p, l.ms[i].len);
+			kaas_kw_strn(w, f, l.is[i].p, l.is[i].len);
 			kaas_kw_i16(w, kaas_group_kerr(l.v[i].status));
+			kaas_kw_tags(w, f);
 		}
 	} else {
 		kaas_kw_i16(w, err ? err : kaas_group_kerr(l.v[0].status));
 	}
+	kaas_kw_tags(w, f);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 	leave_list_free(&l);
 	free(id);

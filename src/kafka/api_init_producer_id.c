@@ -1,6 +1,8 @@
 /*
- * api_init_producer_id.c — InitProducerId 0–1 for idempotent producers: a
- * fresh producer id (never reissued, cluster/producer_ids.h) at epoch 0.
+ * api_init_producer_id.c — InitProducerId 0–4 (2+ flexible) for idempotent
+ * producers: a fresh producer id (never reissued, cluster/producer_ids.h)
+ * at epoch 0 — also when a v3+ producer asks to bump the epoch of its id
+ * (KIP-360), which a client takes as its new id and epoch.
  * Transactional ids are refused (no transactions).  Runs on the work queue
  * (a new id block is claimed on the cluster volume).
  */
@@ -16,10 +18,14 @@
 int kaas_api_init_producer_id(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	struct kaas_kslice txn = kaas_kr_nstr(r, 0);
+	KAAS_REQ_IO(req);
+	struct kaas_kslice txn = kaas_kr_nstr(r, f);
 	(void)kaas_kr_i32(r); /* transaction_timeout_ms */
+	if (req->hdr.api_version >= 3) {
+		(void)kaas_kr_i64(r); /* producer_id: a new one is handed out */
+		(void)kaas_kr_i16(r); /* producer_epoch */
+	}
+	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r))
 		return KAAS_REQ_CLOSE;
 	int64_t pid = -1;
@@ -39,5 +45,6 @@ int kaas_api_init_producer_id(struct kaas_req *req)
 	kaas_kw_i16(w, err);
 	kaas_kw_i64(w, pid);
 	kaas_kw_i16(w, err ? -1 : 0);
+	kaas_kw_tags(w, f);
 	return KAAS_REQ_RESPOND;
 }

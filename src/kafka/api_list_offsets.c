@@ -1,5 +1,9 @@
-/* api_list_offsets.c — ListOffsets 0..7: earliest (-2), latest (-1), the
- * largest timestamp (-3, KIP-734), by timestamp; v6+ flexible.
+/* api_list_offsets.c — ListOffsets 0..9: earliest (-2), latest (-1), the
+ * largest timestamp (-3, KIP-734, v7+), the earliest local offset (-4,
+ * KIP-405, v8+: the log start, kaas has no remote tier), the last tiered
+ * offset (-5, KIP-1005, v9+: none, -1), by timestamp; v6+ flexible.  A
+ * special timestamp older than its version is UNSUPPORTED_VERSION on the
+ * partition, as in Kafka.
  * A fenced broker (kaas_agent_fenced) answers NOT_LEADER_OR_FOLLOWER.
  *
  * By timestamp, the answer is the earliest record at or above the log start
@@ -22,6 +26,15 @@
 #define TS_LATEST (-1)
 #define TS_EARLIEST (-2)
 #define TS_MAX_TIMESTAMP (-3)
+#define TS_EARLIEST_LOCAL (-4)
+#define TS_LATEST_TIERED (-5)
+
+/* Is ts a special timestamp that version v does not know yet? */
+static int ts_too_new(int64_t ts, int16_t v)
+{
+	return (ts == TS_MAX_TIMESTAMP && v < 7) || (ts == TS_EARLIEST_LOCAL && v < 8) ||
+	       (ts == TS_LATEST_TIERED && v < 9);
+}
 
 /* Bytes read per step of the max-timestamp fallback scan. */
 #define SCAN_BYTES (1u << 20)
@@ -130,22 +143,19 @@ static int record_max_timestamp(struct kaas_log *log, int64_t *off, int64_t *ots
 int kaas_api_list_offsets(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	struct kaas_kw *w = &req->w;
-	int16_t v = req->hdr.api_version;
-	int flex = v >= 6;
+	KAAS_REQ_IO(req);
 	(void)kaas_kr_i32(r); /* replica id */
 	if (v >= 2)
 		(void)kaas_kr_i8(r); /* isolation level */
 	if (v >= 2)
 		kaas_kw_i32(w, 0); /* throttle */
-	int32_t nt = kaas_kr_array(r, flex, 6);
+	int32_t nt = kaas_kr_array(r, f, 6);
 	if (!kaas_kr_ok(r) || nt < 0)
 		return KAAS_REQ_CLOSE;
-	kaas_kw_array(w, flex, nt);
+	kaas_kw_array(w, f, nt);
 	for (int32_t i = 0; i < nt; i++) {
-		struct kaas_kslice name = kaas_kr_str(r, flex);
-		int32_t np = kaas_kr_array(r, flex, 12);
+		struct kaas_kslice name = kaas_kr_str(r, f);
+		int32_t np = kaas_kr_array(r, f, 12);
 		if (!kaas_kr_ok(r) || np < 0)
 			return KAAS_REQ_CLOSE;
 		struct kaas_topic *tp = NULL;
@@ -154,8 +164,8 @@ int kaas_api_list_offsets(struct kaas_req *req)
 			terr = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
 		else if (!(tp = kaas_topics_get(b->topics, (const char *)name.p, name.len)))
 			terr = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-		kaas_kw_strn(w, flex, name.p, name.len);
-		kaas_kw_array(w, flex, np);
+		kaas_kw_strn(w, f, name.p, name.len);
+		kaas_kw_array(w, f, np);
 		for (int32_t j = 0; j < np; j++) {
 			int32_t idx = kaas_kr_i32(r);
 			if (v >= 4)
@@ -163,7 +173,7 @@ int kaas_api_list_offsets(struct kaas_req *req)
 			int64_t ts = kaas_kr_i64(r);
 			if (v == 0)
 				(void)kaas_kr_i32(r); /* max_num_offsets */
-			kaas_kr_tags(r, flex);
+			kaas_kr_tags(r, f);
 			if (!kaas_kr_ok(r)) {
 				kaas_topic_put(tp);
 				return KAAS_REQ_CLOSE;
@@ -182,12 +192,16 @@ int kaas_api_list_offsets(struct kaas_req *req)
 					      ? KAAS_KERR_NOT_LEADER_OR_FOLLOWER
 					      : KAAS_KERR_KAFKA_STORAGE_ERROR;
 			int32_t epoch = log ? (int32_t)kaas_log_epoch(log) : -1;
+			if (!err && ts_too_new(ts, v))
+				err = KAAS_KERR_UNSUPPORTED_VERSION;
 			if (!err) {
 				int rc = 0;
 				if (ts == TS_LATEST)
 					off = kaas_log_high_watermark(log);
-				else if (ts == TS_EARLIEST)
+				else if (ts == TS_EARLIEST || ts == TS_EARLIEST_LOCAL)
 					off = kaas_log_start_offset(log);
+				else if (ts == TS_LATEST_TIERED)
+					rc = -ENOENT; /* nothing is tiered: -1 */
 				else if (ts == TS_MAX_TIMESTAMP)
 					rc = record_max_timestamp(log, &off, &ots, &epoch);
 				else
@@ -217,15 +231,15 @@ int kaas_api_list_offsets(struct kaas_req *req)
 				if (v >= 4)
 					kaas_kw_i32(w, err ? -1 : epoch);
 			}
-			kaas_kw_tags(w, flex);
+			kaas_kw_tags(w, f);
 		}
-		kaas_kr_tags(r, flex);
-		kaas_kw_tags(w, flex);
+		kaas_kr_tags(r, f);
+		kaas_kw_tags(w, f);
 		kaas_topic_put(tp);
 	}
-	kaas_kr_tags(r, flex);
+	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r))
 		return KAAS_REQ_CLOSE;
-	kaas_kw_tags(w, flex);
+	kaas_kw_tags(w, f);
 	return KAAS_REQ_RESPOND;
 }

@@ -1,4 +1,6 @@
-/* api_metadata.c — Metadata 0..8, with auto-creation of topics. */
+/* api_metadata.c — Metadata 0..12 (9+ flexible), with auto-creation of
+ * topics.  kaas has no topic ids yet: v10+ answers the zero id, and a topic
+ * asked for by id alone is UNKNOWN_TOPIC_ID. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,12 +78,16 @@ static struct kaas_topic *lookup_topic(struct kaas_broker *b, struct kaas_kslice
 static void write_topic(struct kaas_kw *w, struct kaas_broker *b, int16_t v, int16_t err,
 			const char *name, int nlen, const struct kaas_topic *tp)
 {
+	int f = v >= 9;
+	static const uint8_t zero_id[16];
 	kaas_kw_i16(w, err);
-	kaas_kw_strn(w, 0, name, nlen);
+	kaas_kw_strn(w, f, name, nlen);
+	if (v >= 10)
+		kaas_kw_raw(w, zero_id, sizeof(zero_id)); /* topic_id: none yet */
 	if (v >= 1)
 		kaas_kw_i8(w, 0); /* is_internal */
 	int32_t np = tp ? tp->npart : 0;
-	kaas_kw_array(w, 0, np);
+	kaas_kw_array(w, f, np);
 	for (int32_t i = 0; i < np; i++) {
 		const struct kaas_partition *p = &tp->parts[i];
 		int32_t broker, epoch;
@@ -90,43 +96,48 @@ static void write_topic(struct kaas_kw *w, struct kaas_broker *b, int16_t v, int
 		kaas_kw_i32(w, broker); /* leader */
 		if (v >= 7)
 			kaas_kw_i32(w, epoch);
-		kaas_kw_array(w, 0, 1); /* replicas */
+		kaas_kw_array(w, f, 1); /* replicas */
 		kaas_kw_i32(w, broker);
-		kaas_kw_array(w, 0, 1); /* isr */
+		kaas_kw_array(w, f, 1); /* isr */
 		kaas_kw_i32(w, broker);
 		if (v >= 5)
-			kaas_kw_array(w, 0, 0); /* offline replicas */
+			kaas_kw_array(w, f, 0); /* offline replicas */
+		kaas_kw_tags(w, f);
 	}
 	if (v >= 8)
 		kaas_kw_i32(w, INT32_MIN); /* topic_authorized_operations: not computed */
+	kaas_kw_tags(w, f);
 }
 
 int kaas_api_metadata(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	int16_t v = req->hdr.api_version;
-	int32_t n = kaas_kr_array(r, 0, 2);
+	KAAS_REQ_IO(req);
+	int32_t n = kaas_kr_array(r, f, 2);
 	if (!kaas_kr_ok(r) || (v == 0 && n < 0))
 		return KAAS_REQ_CLOSE;
 	struct kaas_kslice *names = NULL;
 	if (n > 0 && !(names = calloc((size_t)n, sizeof(*names))))
 		return KAAS_REQ_CLOSE;
-	for (int32_t i = 0; i < n; i++)
-		names[i] = kaas_kr_str(r, 0);
+	for (int32_t i = 0; i < n; i++) {
+		if (v >= 10)
+			(void)kaas_kr_raw(r, 16); /* topic_id: kaas answers by name */
+		names[i] = v >= 12 ? kaas_kr_nstr(r, f) : kaas_kr_str(r, f);
+		kaas_kr_tags(r, f);
+	}
 	int allow_create = 1;
 	if (v >= 4)
 		allow_create = kaas_kr_i8(r) != 0;
-	if (v >= 8) {
-		(void)kaas_kr_i8(r);
-		(void)kaas_kr_i8(r);
-	}
+	if (v >= 8 && v <= 10)
+		(void)kaas_kr_i8(r); /* include_cluster_authorized_operations */
+	if (v >= 8)
+		(void)kaas_kr_i8(r); /* include_topic_authorized_operations */
+	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r)) {
 		free(names);
 		return KAAS_REQ_CLOSE;
 	}
 	int all = n < 0 || (v == 0 && n == 0);
-	struct kaas_kw *w = &req->w;
 	int32_t me = b->cfg.broker_id;
 	if (v >= 3)
 		kaas_kw_i32(w, 0); /* throttle */
@@ -157,25 +168,26 @@ int kaas_api_metadata(struct kaas_req *req)
 			nshown++;
 		else
 			host[i] = NULL;
-	kaas_kw_array(w, 0, nshown);
+	kaas_kw_array(w, f, nshown);
 	for (size_t i = 0; i < nb; i++) {
 		if (!host[i])
 			continue;
 		kaas_kw_i32(w, bl[i].id);
-		kaas_kw_str(w, 0, host[i]);
+		kaas_kw_str(w, f, host[i]);
 		kaas_kw_i32(w, port[i]);
 		if (v >= 1)
-			kaas_kw_str(w, 0, NULL); /* rack */
+			kaas_kw_str(w, f, NULL); /* rack */
+		kaas_kw_tags(w, f);
 	}
 	free(bl);
 	if (v >= 2)
-		kaas_kw_str(w, 0, b->cluster_id);
+		kaas_kw_str(w, f, b->cluster_id);
 	if (v >= 1)
 		kaas_kw_i32(w, controller);
 	if (all) {
 		int k = 0;
 		struct kaas_topic **list = kaas_topics_list(b->topics, &k);
-		kaas_kw_array(w, 0, k);
+		kaas_kw_array(w, f, k);
 		for (int i = 0; i < k; i++) {
 			write_topic(w, b, v,
 				    list[i]->offline ? KAAS_KERR_KAFKA_STORAGE_ERROR : KAAS_KERR_NONE,
@@ -184,10 +196,14 @@ int kaas_api_metadata(struct kaas_req *req)
 		}
 		free(list);
 	} else {
-		kaas_kw_array(w, 0, n);
+		kaas_kw_array(w, f, n);
 		for (int32_t i = 0; i < n; i++) {
 			const char *nm = (const char *)names[i].p;
 			int len = names[i].len;
+			if (len < 0) { /* by id alone (v12+): kaas has no topic ids */
+				write_topic(w, b, v, KAAS_KERR_UNKNOWN_TOPIC_ID, NULL, -1, NULL);
+				continue;
+			}
 			if (!kaas_topic_name_valid(nm, len)) {
 				write_topic(w, b, v, KAAS_KERR_INVALID_TOPIC_EXCEPTION, nm, len, NULL);
 				continue;
@@ -203,8 +219,9 @@ int kaas_api_metadata(struct kaas_req *req)
 			kaas_topic_put(tp);
 		}
 	}
-	if (v >= 8)
+	if (v >= 8 && v <= 10)
 		kaas_kw_i32(w, INT32_MIN); /* cluster_authorized_operations */
+	kaas_kw_tags(w, f);
 	free(names);
 	return KAAS_REQ_RESPOND;
 }

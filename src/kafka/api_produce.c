@@ -1,5 +1,6 @@
 /*
- * api_produce.c — Produce 3..8.
+ * api_produce.c — Produce 3..11 (9+ flexible); 0..2 (the pre-0.11 message
+ * formats) are answered UNSUPPORTED_VERSION on every partition.
  *
  * The loop parses the request and looks its topics up; validation (batch.h:
  * CRC, sizes, decompression) and the appends run on the broker's produce
@@ -42,23 +43,35 @@
 #include "kafka/request.h"
 #include "kafka/req_metrics.h"
 #include "kafka/status_map.h"
+#include "kafka/wire_topics.h"
 #include "util/status.h"
 
 struct pp {                       /* one partition of the request */
 	int32_t index;
+	struct kaas_kslice records;
 	int16_t err;              /* set on the loop before, or the worker during, the job */
 	int16_t sync_err;         /* set on the loop by a failed append completion */
 	int64_t base_offset;
 	int64_t log_start;
-	struct kaas_kslice records;
 };
 
 struct pt {                       /* one topic of the request */
 	struct kaas_kslice name;
-	struct kaas_topic *topic;       /* referenced while appends are pending */
 	int32_t n;
 	struct pp *parts;
+	struct kaas_topic *topic;       /* referenced while appends are pending */
 };
+
+static void read_part(struct kaas_kr *r, int16_t v, int flex, void *part)
+{
+	(void)v;
+	struct pp *p = part;
+	p->index = kaas_kr_i32(r);
+	p->records = kaas_kr_nbytes(r, flex);
+}
+
+static const struct kaas_wire_topics_shape produce_shape =
+	KAAS_WIRE_TOPICS_SHAPE(struct pt, struct pp, 8, read_part);
 
 struct produce_ctx {
 	struct kaas_req *req;
@@ -85,11 +98,9 @@ static void ctx_free(void *arg)
 	struct produce_ctx *ctx = arg;
 	if (!ctx)
 		return;
-	for (int32_t i = 0; i < ctx->nt; i++) {
+	for (int32_t i = 0; i < ctx->nt; i++)
 		kaas_topic_put(ctx->topics[i].topic);
-		free(ctx->topics[i].parts);
-	}
-	free(ctx->topics);
+	kaas_wire_topics_free(ctx->topics, ctx->nt, &produce_shape);
 	free(ctx);
 }
 
@@ -111,34 +122,36 @@ static const char *error_message(int16_t err)
 	}
 }
 
+static void write_part(struct kaas_kw *w, struct kaas_kslice topic, const void *part, void *arg)
+{
+	struct kaas_req *req = arg;
+	const struct pp *p = part;
+	int16_t v = req->hdr.api_version;
+	int16_t err = p->err ? p->err : p->sync_err;
+	kaas_req_metric_part(req, 1, topic.p, topic.len, err, p->records.len,
+			     kaas_records_count(p->records.p, p->records.len));
+	kaas_kw_i32(w, p->index);
+	kaas_kw_i16(w, err);
+	kaas_kw_i64(w, err ? -1 : p->base_offset);
+	if (v >= 2)
+		kaas_kw_i64(w, -1); /* log_append_time_ms: CreateTime */
+	if (v >= 5)
+		kaas_kw_i64(w, p->log_start);
+	if (v >= 8) {
+		kaas_kw_array(w, req->hdr.flex, 0);                 /* record_errors */
+		kaas_kw_str(w, req->hdr.flex, error_message(err)); /* error_message */
+	}
+	/* current_leader (v10+, tagged): not sent */
+}
+
 static void respond_body(struct produce_ctx *ctx)
 {
 	struct kaas_req *req = ctx->req;
-	int16_t v = req->hdr.api_version;
-	struct kaas_kw *w = &req->w;
-	kaas_kw_array(w, 0, ctx->nt);
-	for (int32_t i = 0; i < ctx->nt; i++) {
-		struct pt *t = &ctx->topics[i];
-		kaas_kw_strn(w, 0, t->name.p, t->name.len);
-		kaas_kw_array(w, 0, t->n);
-		for (int32_t j = 0; j < t->n; j++) {
-			struct pp *p = &t->parts[j];
-			int16_t err = p->err ? p->err : p->sync_err;
-			kaas_req_metric_part(req, 1, t->name.p, t->name.len, err, p->records.len,
-					     kaas_records_count(p->records.p, p->records.len));
-			kaas_kw_i32(w, p->index);
-			kaas_kw_i16(w, err);
-			kaas_kw_i64(w, err ? -1 : p->base_offset);
-			kaas_kw_i64(w, -1); /* log_append_time_ms: CreateTime */
-			if (v >= 5)
-				kaas_kw_i64(w, p->log_start);
-			if (v >= 8) {
-				kaas_kw_array(w, 0, 0); /* record_errors */
-				kaas_kw_str(w, 0, error_message(err)); /* error_message */
-			}
-		}
-	}
-	kaas_kw_i32(w, 0); /* throttle */
+	KAAS_REQ_IO(req);
+	kaas_wire_write_topics(w, f, &produce_shape, ctx->topics, ctx->nt, write_part, req);
+	if (v >= 1)
+		kaas_kw_i32(w, 0); /* throttle */
+	kaas_kw_tags(w, f); /* node_endpoints (v10+): not sent */
 }
 
 static void respond(struct produce_ctx *ctx)
@@ -354,35 +367,31 @@ static void produce_job(struct kaas_job *job)
 void kaas_api_produce(struct kaas_req *req)
 {
 	struct kaas_broker *b = req->broker;
-	struct kaas_kr *r = &req->r;
-	struct produce_ctx *ctx = calloc(1, sizeof(*ctx));
-	if (!ctx) {
-		kaas_req_finish(req, KAAS_REQ_CLOSE);
+	KAAS_REQ_IO(req);
+	struct produce_ctx *ctx = kaas_req_ctx_new(req, sizeof(*ctx), ctx_free);
+	if (!ctx)
 		return;
-	}
 	ctx->req = req;
-	req->ctx = ctx;
-	req->ctx_free = ctx_free;
-	(void)kaas_kr_nstr(r, 0); /* transactional_id */
+	if (v >= 3)
+		(void)kaas_kr_nstr(r, f); /* transactional_id */
 	ctx->acks = kaas_kr_i16(r);
 	(void)kaas_kr_i32(r); /* timeout_ms */
 	void *arr;
-	int32_t nt = kaas_kr_array_alloc(r, 0, 6, sizeof(*ctx->topics), &arr);
+	int32_t nt = kaas_wire_read_topics(r, v, f, &produce_shape, &arr);
 	ctx->topics = arr;
 	ctx->nt = arr ? nt : 0;
-	for (int32_t i = 0; i < ctx->nt && kaas_kr_ok(r); i++) {
-		struct pt *t = &ctx->topics[i];
-		t->name = kaas_kr_str(r, 0);
-		int32_t np = kaas_kr_array_alloc(r, 0, 8, sizeof(*t->parts), &arr);
-		t->parts = arr;
-		t->n = arr ? np : 0;
-		for (int32_t j = 0; j < t->n && kaas_kr_ok(r); j++) {
-			t->parts[j].index = kaas_kr_i32(r);
-			t->parts[j].records = kaas_kr_nbytes(r, 0);
-		}
-	}
+	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r) || nt < 0) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	if (kaas_wire_topics_refused(req, ctx->topics, ctx->nt, &produce_shape)) {
+		/* the pre-0.11 message formats */
+		ctx->worker_done = 1;
+		if (ctx->acks == 0)
+			kaas_req_finish(req, KAAS_REQ_NO_RESPONSE);
+		else
+			respond(ctx);
 		return;
 	}
 	int acks_ok = ctx->acks == 0 || ctx->acks == 1 || ctx->acks == -1;

@@ -1,14 +1,15 @@
-/* api_versions.c — ApiVersions 0..3 (v3 flexible). */
+/* api_versions.c — ApiVersions 0..4 (v3+ flexible), answered from the API
+ * table (api_table.c). */
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 
 int kaas_api_versions(struct kaas_req *req)
 {
-	int16_t v = req->hdr.api_version;
-	struct kaas_kw *w = &req->w;
-	int unsupported = v > 3;
-	/* KIP-511: an unsupported version is answered in v0 format. */
-	int flex = !unsupported && v >= 3;
+	KAAS_REQ_IO(req);
+	int unsupported = !kaas_api_supported(KAAS_API_API_VERSIONS, v);
+	/* KIP-511: an unsupported version is answered in v0 format, so that
+	 * the client learns the range and retries with one it knows. */
+	int flex = req->hdr.flex;
 	if (flex) {
 		(void)kaas_kr_str(&req->r, 1); /* client_software_name */
 		(void)kaas_kr_str(&req->r, 1); /* client_software_version */

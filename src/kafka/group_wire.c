@@ -36,11 +36,11 @@ char *kaas_group_opt_dup(struct kaas_kslice s, int *oom)
 	return c;
 }
 
-void kaas_group_read_member(struct kaas_kr *r, int16_t v, int16_t iid_from,
+void kaas_group_read_member(struct kaas_kr *r, int16_t v, int flex, int16_t iid_from,
 			    struct kaas_group_member_ref *out)
 {
-	out->group = kaas_kr_str(r, 0);
+	out->group = kaas_kr_str(r, flex);
 	out->generation = kaas_kr_i32(r);
-	out->member = kaas_kr_str(r, 0);
-	out->instance = v >= iid_from ? kaas_kr_nstr(r, 0) : (struct kaas_kslice){ NULL, -1 };
+	out->member = kaas_kr_str(r, flex);
+	out->instance = v >= iid_from ? kaas_kr_nstr(r, flex) : (struct kaas_kslice){ NULL, -1 };
 }

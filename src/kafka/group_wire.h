@@ -35,8 +35,9 @@ struct kaas_group_member_ref {
 	struct kaas_kslice instance;
 };
 
-/* Read a kaas_group_member_ref of request version v (check kaas_kr_ok). */
-void kaas_group_read_member(struct kaas_kr *r, int16_t v, int16_t iid_from,
+/* Read a kaas_group_member_ref of request version v (flex: a flexible
+ * version; check kaas_kr_ok). */
+void kaas_group_read_member(struct kaas_kr *r, int16_t v, int flex, int16_t iid_from,
 			    struct kaas_group_member_ref *out);
 
 #endif

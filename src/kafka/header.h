@@ -31,7 +31,4 @@ struct kaas_req_header {
  * api_key and correlation_id are filled whenever the first 8 bytes exist. */
 int kaas_req_header_parse(struct kaas_kr *r, struct kaas_req_header *h);
 
-/* Is this (key, version) one kaas serves? */
-int kaas_api_supported(int16_t key, int16_t version);
-
 #endif

@@ -7,6 +7,7 @@
 #define KAAS_KAFKA_PROTOCOL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 enum kaas_api_key {
 	KAAS_API_PRODUCE = 0,
@@ -76,19 +77,43 @@ enum kaas_kerr {
 	KAAS_KERR_FENCED_INSTANCE_ID = 82,
 	KAAS_KERR_GROUP_SUBSCRIBED_TO_TOPIC = 86,
 	KAAS_KERR_INVALID_RECORD = 87,
+	KAAS_KERR_UNKNOWN_TOPIC_ID = 100,
 };
 
-/* One served API: its key and the version range kaas answers. */
+/* One served API: its key and the version range kaas answers
+ * (src/kafka/api_table.c). */
 struct kaas_api_range {
 	int16_t key;
-	int16_t min;
-	int16_t max;
+	int16_t oldest;         /* lowest version parsed: [oldest, min) is answered
+				 * UNSUPPORTED_VERSION by the handler (Produce < 3,
+				 * Fetch < 4: the pre-0.11 message formats) */
+	int16_t min;            /* lowest version served (and advertised) */
+	int16_t max;            /* highest version served (and advertised) */
 	int16_t flex_from;      /* first flexible version (header v2), or INT16_MAX */
+	const char *name;       /* Kafka's name of the API */
 };
 
 /* The table of APIs kaas advertises (terminated by key -1). */
 extern const struct kaas_api_range kaas_api_table[];
 /* The entry for `key`, or NULL if kaas does not serve it. */
 const struct kaas_api_range *kaas_api_find(int16_t key);
+/* Is (key, version) served: min <= version <= max? */
+int kaas_api_supported(int16_t key, int16_t version);
+/* Does a handler answer (key, version): served, refused with
+ * UNSUPPORTED_VERSION in its own format ([oldest, min)), or ApiVersions
+ * (every version: KIP-511)?  Anything else closes the connection, as Apache
+ * Kafka does for a version it cannot parse. */
+int kaas_api_answered(int16_t key, int16_t version);
+/* Is (key, version) a served flexible version (compact encodings, tagged
+ * fields, request header v2)? */
+int kaas_api_flexible(int16_t key, int16_t version);
+
+/* Is version one that key's handler answers UNSUPPORTED_VERSION on every
+ * partition ([oldest, min): Produce < 3, Fetch < 4)?  Then 1, and it is
+ * logged with the minimum (those versions have no error message field);
+ * peer names the connection.  Else 0. */
+int kaas_api_refused(int16_t key, int16_t version, const char *peer);
+/* Print the table as the README's Markdown table (kaasd --api-versions). */
+void kaas_api_table_print(FILE *out);
 
 #endif

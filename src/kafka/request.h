@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "kafka/codec.h"
 #include "kafka/header.h"
@@ -66,36 +67,41 @@ struct kaas_req {
 };
 
 /* A handler on the loop thread: must call kaas_req_finish now or later. */
-typedef void (*kaas_loop_handler)(struct kaas_req *req);
+typedef void kaas_loop_fn(struct kaas_req *req);
+typedef kaas_loop_fn *kaas_loop_handler;
 /* A handler run on the work queue (may block on the volume): returns the
  * status; the server finishes the request on the loop afterwards. */
-typedef int (*kaas_pool_handler)(struct kaas_req *req);
+typedef int kaas_pool_fn(struct kaas_req *req);
+typedef kaas_pool_fn *kaas_pool_handler;
 
-/* Handlers (src/kafka/api_*.c). */
-int kaas_api_versions(struct kaas_req *req);       /* memory only */
-int kaas_api_metadata(struct kaas_req *req);       /* pool: may create topics */
-void kaas_api_produce(struct kaas_req *req);       /* loop */
-void kaas_api_fetch(struct kaas_req *req);         /* loop (+ work queue reads) */
-int kaas_api_list_offsets(struct kaas_req *req);   /* pool */
-int kaas_api_find_coordinator(struct kaas_req *req);
-int kaas_api_create_topics(struct kaas_req *req);  /* pool */
-int kaas_api_delete_topics(struct kaas_req *req);  /* pool */
-int kaas_api_create_partitions(struct kaas_req *req); /* pool */
-int kaas_api_describe_configs(struct kaas_req *req); /* pool (api_configs.c) */
-int kaas_api_alter_configs(struct kaas_req *req);    /* pool: writes topic documents */
-int kaas_api_incremental_alter_configs(struct kaas_req *req); /* pool */
-int kaas_api_init_producer_id(struct kaas_req *req); /* pool: may claim a block */
-/* Groups (loop; src/kafka/api_group_*.c over the coordinator in src/broker/groups/). */
-void kaas_api_join_group(struct kaas_req *req);
-void kaas_api_sync_group(struct kaas_req *req);
-void kaas_api_heartbeat(struct kaas_req *req);
-void kaas_api_leave_group(struct kaas_req *req);
-void kaas_api_offset_commit(struct kaas_req *req);
-void kaas_api_offset_fetch(struct kaas_req *req);
-void kaas_api_describe_groups(struct kaas_req *req);
-void kaas_api_list_groups(struct kaas_req *req);
-void kaas_api_delete_groups(struct kaas_req *req);  /* api_group_delete.c */
-void kaas_api_offset_delete(struct kaas_req *req);
+/* Handlers (src/kafka/api_*.c), by where they run.  Loop: Produce and Fetch
+ * (their appends and reads go to the produce worker and the work queue),
+ * and the group APIs (api_group_*.c over the coordinator in
+ * src/broker/groups/), whose state is the loop's. */
+kaas_loop_fn kaas_api_produce, kaas_api_fetch, kaas_api_join_group, kaas_api_sync_group,
+	kaas_api_heartbeat, kaas_api_leave_group, kaas_api_offset_commit, kaas_api_offset_fetch,
+	kaas_api_describe_groups, kaas_api_list_groups, kaas_api_delete_groups,
+	kaas_api_offset_delete;
+/* Work queue: everything that may wait on the volume (Metadata may create a
+ * topic, InitProducerId may claim a block of ids), and ApiVersions
+ * (memory only). */
+kaas_pool_fn kaas_api_versions, kaas_api_metadata, kaas_api_list_offsets,
+	kaas_api_find_coordinator, kaas_api_create_topics, kaas_api_delete_topics,
+	kaas_api_create_partitions, kaas_api_describe_configs, kaas_api_alter_configs,
+	kaas_api_incremental_alter_configs, kaas_api_init_producer_id;
+
+/* What every handler starts from, keyed off the request's version: its
+ * body reader r, response writer w, version v and f, whether v is a
+ * flexible version — pass f as the `flex` of every codec call
+ * (kafka/codec.h) and the one handler serves classic and flexible versions
+ * alike; fields that exist from some version on are `if (v >= N)`.
+ * Declares those four locals (unused ones are fine). */
+#define KAAS_REQ_IO(req)                                                                    \
+	struct kaas_kr *const r = &(req)->r;                                                \
+	struct kaas_kw *const w = &(req)->w;                                                \
+	const int16_t v = (req)->hdr.api_version;                                           \
+	const int f = (req)->hdr.flex;                                                      \
+	(void)r, (void)w, (void)v, (void)f
 
 /* ------------------------------------------------------------ the seam
  * Implemented by the server (src/server); stubbed by programs without one. */
@@ -132,9 +138,27 @@ struct kaas_fetch_waiter {
 void kaas_broker_park(struct kaas_broker *b, struct kaas_fetch_waiter *w);
 void kaas_broker_unpark(struct kaas_fetch_waiter *w);
 
-/* Unsupported versions: ApiVersions answers UNSUPPORTED_VERSION in its v0
- * format (KIP-511); for every other API the server closes the connection,
- * as Apache Kafka does, since no response of an unknown version can be
- * encoded. */
+/* Unsupported versions (kafka/api_table.c): ApiVersions answers
+ * UNSUPPORTED_VERSION in its v0 format (KIP-511); Produce 0-2 and Fetch 0-3
+ * are answered UNSUPPORTED_VERSION on every partition by their handlers;
+ * for any other version outside the table the server closes the
+ * connection, as Apache Kafka does, since no response of an unknown
+ * version can be encoded. */
+
+/* Handler state for req: size zeroed bytes in req->ctx, freed by ctx_free
+ * with the request.  NULL when out of memory: the request is finished then
+ * (its connection closed). */
+static inline void *kaas_req_ctx_new(struct kaas_req *req, size_t size,
+				     void (*ctx_free)(void *ctx))
+{
+	void *ctx = calloc(1, size);
+	if (!ctx) {
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return NULL;
+	}
+	req->ctx = ctx;
+	req->ctx_free = ctx_free;
+	return ctx;
+}
 
 #endif

@@ -139,8 +139,7 @@ void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
-	if (!kaas_api_supported(req->hdr.api_key, req->hdr.api_version) &&
-	    req->hdr.api_key != KAAS_API_API_VERSIONS) {
+	if (!kaas_api_answered(req->hdr.api_key, req->hdr.api_version)) {
 		kaas_warn("connection %s: unsupported version %d of API %d", c->peer,
 			  req->hdr.api_version, req->hdr.api_key);
 		kaas_req_finish(req, KAAS_REQ_CLOSE);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log/log.h"
+#include "kafka/protocol.h"
 #include "server/server.h"
 #include "substrate/metered.h"
 #include "util/logger.h"
@@ -58,6 +59,10 @@ static int metered(struct kaas_substrate **sub)
 int main(int argc, char **argv)
 {
 	static struct kaas_broker b;
+	if (argc == 2 && strcmp(argv[1], "--api-versions") == 0) {
+		kaas_api_table_print(stdout); /* the README's list (kafka/api_table.c) */
+		return 0;
+	}
 	int rc = kaas_config_load(&b.cfg, argc, argv);
 	if (rc == 1)
 		return 0;

@@ -79,10 +79,30 @@ int kaas_pool_queue(struct kaas_broker *b, kaas_pool_work_fn work, kaas_pool_don
 	return rc;
 }
 
+/* Completions run at once, but one after another, never nested: the
+ * server runs them from its loop, so a completion that queues another one
+ * (OffsetFetch v8, group after group) must not recurse here either. */
 void kaas_broker_complete(struct kaas_broker *b, struct kaas_completion *c)
 {
+	static struct kaas_completion **queue;
+	static size_t n, cap, running;
 	(void)b;
-	c->fn(c);
+	if (n == cap) {
+		size_t ncap = cap ? cap * 2 : 64;
+		struct kaas_completion **q = realloc(queue, ncap * sizeof(*q));
+		if (!q)
+			abort();
+		queue = q;
+		cap = ncap;
+	}
+	queue[n++] = c;
+	if (running)
+		return;
+	running = 1;
+	for (size_t i = 0; i < n; i++)
+		queue[i]->fn(queue[i]);
+	n = 0;
+	running = 0;
 }
 
 void kaas_broker_park(struct kaas_broker *b, struct kaas_fetch_waiter *w)
@@ -161,8 +181,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (kaas_req_header_parse(&req->r, &req->hdr) == 0) {
 		struct kaas_batch_summary sum;
 		(void)kaas_batch_validate(req->r.p, kaas_kr_left(&req->r), 1 << 20, &sum, NULL);
-		int supported = kaas_api_supported(req->hdr.api_key, req->hdr.api_version);
-		switch (supported || req->hdr.api_key == KAAS_API_API_VERSIONS ? req->hdr.api_key : -1) {
+		int answered = kaas_api_answered(req->hdr.api_key, req->hdr.api_version);
+		switch (answered ? req->hdr.api_key : -1) {
 		case KAAS_API_API_VERSIONS: kaas_api_versions(req); break;
 		case KAAS_API_METADATA: kaas_api_metadata(req); break;
 		case KAAS_API_LIST_OFFSETS: kaas_api_list_offsets(req); break;

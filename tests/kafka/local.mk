@@ -7,17 +7,23 @@ tests_kafka_rdkafka_client_SOURCES = tests/kafka/rdkafka_client.c
 tests_kafka_rdkafka_client_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 tests_kafka_rdkafka_client_LDADD = $(RDKAFKA_LIBS)
 tests_kafka_rawclient_SOURCES = tests/kafka/rawclient.c tests/kafka/rawclient.h \
-	tests/kafka/rawclient_fetch_bounds.c tests/kafka/rawclient_time_offsets.c
+	tests/kafka/rawclient_fetch_bounds.c tests/kafka/rawclient_time_offsets.c \
+	tests/kafka/rawclient_old_versions.c
 tests_kafka_rawclient_LDADD = $(TEST_LIBS)
 
 TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
-	tests/kafka/list_offsets_time.sh tests/kafka/estale_produce.sh tests/kafka/sweep_temps.sh
+	tests/kafka/list_offsets_time.sh tests/kafka/estale_produce.sh tests/kafka/sweep_temps.sh \
+	tests/kafka/old_versions.sh tests/kafka/api_versions_wire.sh tests/kafka/api_versions_readme.sh \
+	tests/kafka/kafka_python_versions.sh tests/kafka/rdkafka_flexible.sh
 EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
-	tests/kafka/list_offsets_time.sh tests/kafka/estale_produce.sh tests/kafka/sweep_temps.sh
+	tests/kafka/list_offsets_time.sh tests/kafka/estale_produce.sh tests/kafka/sweep_temps.sh \
+	tests/kafka/old_versions.sh tests/kafka/api_versions_wire.sh tests/kafka/api_versions_readme.sh \
+	tests/kafka/kafka_python_versions.sh tests/kafka/rdkafka_flexible.sh tests/kafka/api_versions_wire.py tests/kafka/kafka_schema.py \
+	tests/kafka/kafka_messages.py tests/kafka/kafka_python_versions.py
 
 # The request-decoder fuzz target: replayed over its seed corpus in make
 # check; tests/kafka/fuzz.sh [SECONDS] builds and runs the libFuzzer binary (clang).

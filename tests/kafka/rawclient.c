@@ -114,6 +114,23 @@ int raw_send_metadata(int fd, int32_t corr, const char *topic)
 	return rc;
 }
 
+void raw_fetch_request(struct kaas_kw *w, int32_t corr, const char *topic, int64_t offset,
+		       int32_t max_wait)
+{
+	raw_header(w, 1, 4, corr);
+	kaas_kw_i32(w, -1);
+	kaas_kw_i32(w, max_wait);
+	kaas_kw_i32(w, 1);       /* min bytes */
+	kaas_kw_i32(w, 1 << 20); /* max bytes */
+	kaas_kw_i8(w, 0);
+	kaas_kw_i32(w, 1);
+	kaas_kw_str(w, 0, topic);
+	kaas_kw_i32(w, 1);
+	kaas_kw_i32(w, 0);
+	kaas_kw_i64(w, offset);
+	kaas_kw_i32(w, 1 << 20);
+}
+
 uint64_t raw_now_ms(void)
 {
 	struct timespec ts;
@@ -137,18 +154,7 @@ static long fetch_wait_hw(int fd, const char *topic, int64_t offset, int32_t max
 			  size_t *got, int *err, int64_t *hw)
 {
 	struct kaas_kw w;
-	raw_header(&w, 1, 4, 9);
-	kaas_kw_i32(&w, -1);
-	kaas_kw_i32(&w, max_wait);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_i32(&w, 1 << 20);
-	kaas_kw_i8(&w, 0);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_str(&w, 0, topic);
-	kaas_kw_i32(&w, 1);
-	kaas_kw_i32(&w, 0);
-	kaas_kw_i64(&w, offset);
-	kaas_kw_i32(&w, 1 << 20);
+	raw_fetch_request(&w, 9, topic, offset, max_wait);
 	uint64_t t0 = raw_now_ms();
 	int rc = kwire_send(fd, &w);
 	if (rc < 0)
@@ -304,5 +310,7 @@ int main(int argc, char **argv)
 		return raw_time_offsets(fd, argv[3], atoi(argv[4]),
 				    argc > 5 && strcmp(argv[5], "append") == 0,
 				    strcmp(mode, "time-offsets-check") == 0);
+	if ((strncmp(mode, "old-offsets", 11) == 0 || strcmp(mode, "refused-old") == 0) && argc > 3)
+		return raw_old_versions(fd, mode, argv[3], argc > 4 ? argv[4] : NULL);
 	return raw_fail("unknown mode");
 }

@@ -22,6 +22,10 @@ int raw_produce_batch(int fd, const char *topic, int32_t corr, const struct kwir
 /* Send Metadata v1 for topic (auto-creates it); kwire_send's result.  The
  * answer is left for the caller to read. */
 int raw_send_metadata(int fd, int32_t corr, const char *topic);
+/* Start w (initialised here) as a Fetch v4 of topic/0 from offset, waiting
+ * at most max_wait ms for 1 byte, at most 1 MiB. */
+void raw_fetch_request(struct kaas_kw *w, int32_t corr, const char *topic, int64_t offset,
+		       int32_t max_wait);
 /* The monotonic clock in milliseconds. */
 uint64_t raw_now_ms(void);
 
@@ -30,5 +34,8 @@ int raw_fetch_bounds(int fd, const char *topic, int n);
 /* time-offsets TOPIC CODEC [append] and time-offsets-check
  * (rawclient_time_offsets.c): exit status. */
 int raw_time_offsets(int fd, const char *topic, int codec, int log_append, int check_only);
+/* old-offsets, old-offsets-check TOPIC GROUP and refused-old TOPIC
+ * (rawclient_old_versions.c): exit status. */
+int raw_old_versions(int fd, const char *mode, const char *topic, const char *group);
 
 #endif

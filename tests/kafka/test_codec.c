@@ -89,6 +89,115 @@ static void test_reader_bounds(void **state)
 	kaas_kw_free(&w);
 }
 
+/* The flexible versions' primitives: unsigned varints, compact bytes and
+ * arrays and their nulls, tagged-field sections with unknown fields. */
+static void test_flexible_primitives(void **state)
+{
+	/* Known uvarint encodings, and one too long for 32 bits. */
+	uint8_t u[] = { 0x00, 0x7f, 0x80, 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f };
+	struct kaas_kr r;
+	kaas_kr_init(&r, u, sizeof(u));
+	assert_int_equal(kaas_kr_uvarint(&r), 0);
+	assert_int_equal(kaas_kr_uvarint(&r), 127);
+	assert_int_equal(kaas_kr_uvarint(&r), 128);
+	assert_int_equal(kaas_kr_uvarint(&r), UINT32_MAX);
+	assert_true(kaas_kr_ok(&r));
+	uint8_t longer[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+	kaas_kr_init(&r, longer, sizeof(longer));
+	(void)kaas_kr_uvarint(&r);
+	assert_false(kaas_kr_ok(&r));
+
+	struct kaas_kw w;
+	kaas_kw_init(&w);
+	kaas_kw_bytes(&w, 1, "abc", 3);
+	kaas_kw_bytes(&w, 1, NULL, -1);
+	kaas_kw_array(&w, 1, -1);
+	kaas_kw_array(&w, 1, 0);
+	kaas_kw_tags(&w, 1);   /* an empty section: one 0 byte */
+	kaas_kw_tags(&w, 0);   /* classic: nothing */
+	/* A section with two unknown fields (tags 0 and 7). */
+	kaas_kw_uvarint(&w, 2);
+	kaas_kw_uvarint(&w, 0);
+	kaas_kw_uvarint(&w, 1);
+	kaas_kw_raw(&w, "z", 1);
+	kaas_kw_uvarint(&w, 7);
+	kaas_kw_uvarint(&w, 3);
+	kaas_kw_raw(&w, "abc", 3);
+	assert_int_equal(w.len, 4 + 1 + 1 + 1 + 1 + 9);
+	assert_int_equal(w.buf[0], 4); /* length + 1 */
+	kaas_kr_init(&r, w.buf, w.len);
+	struct kaas_kslice b = kaas_kr_nbytes(&r, 1);
+	assert_int_equal(b.len, 3);
+	assert_memory_equal(b.p, "abc", 3);
+	assert_int_equal(kaas_kr_nbytes(&r, 1).len, -1);
+	assert_int_equal(kaas_kr_array(&r, 1, 4), -1);
+	assert_int_equal(kaas_kr_array(&r, 1, 4), 0);
+	kaas_kr_tags(&r, 1);
+	kaas_kr_tags(&r, 0);
+	kaas_kr_tags(&r, 1);
+	assert_true(kaas_kr_ok(&r));
+	assert_int_equal(kaas_kr_left(&r), 0);
+	/* A tagged field longer than what is left fails the reader. */
+	kaas_kr_init(&r, w.buf + w.len - 9, 8);
+	kaas_kr_tags(&r, 1);
+	assert_false(kaas_kr_ok(&r));
+	/* A compact string that is null where it may not be. */
+	uint8_t nul[] = { 0x00 };
+	kaas_kr_init(&r, nul, 1);
+	(void)kaas_kr_str(&r, 1);
+	assert_false(kaas_kr_ok(&r));
+	kaas_kw_free(&w);
+}
+
+/* Which versions are flexible comes from the API table: the header parser
+ * reads a v2 header (with tags) for them and the answer gets header v1,
+ * except ApiVersions; a version past the range is parsed as header v1. */
+static void test_header_versions(void **state)
+{
+	const struct kaas_api_range *m = kaas_api_find(KAAS_API_METADATA);
+	assert_non_null(m);
+	assert_true(m->flex_from <= m->max);
+	struct kaas_kw w;
+	kaas_kw_init(&w);
+	kaas_kw_i16(&w, KAAS_API_METADATA);
+	kaas_kw_i16(&w, m->flex_from);
+	kaas_kw_i32(&w, 7);
+	kaas_kw_str(&w, 0, "c"); /* client id: classic even in header v2 */
+	kaas_kw_uvarint(&w, 1);  /* one unknown header tag */
+	kaas_kw_uvarint(&w, 3);
+	kaas_kw_uvarint(&w, 1);
+	kaas_kw_i8(&w, 9);
+	kaas_kw_i8(&w, 42);      /* the body */
+	struct kaas_kr r;
+	struct kaas_req_header h;
+	kaas_kr_init(&r, w.buf, w.len);
+	assert_int_equal(kaas_req_header_parse(&r, &h), 0);
+	assert_true(h.flex);
+	assert_true(h.resp_tags);
+	assert_int_equal(kaas_kr_i8(&r), 42);
+	/* The version before: classic, no header tags. */
+	w.buf[3] = (uint8_t)(m->flex_from - 1);
+	kaas_kr_init(&r, w.buf, w.len);
+	assert_int_equal(kaas_req_header_parse(&r, &h), 0);
+	assert_false(h.flex);
+	assert_false(h.resp_tags);
+	assert_int_equal(kaas_kr_uvarint(&r), 1); /* the bytes after the client id */
+	/* Past the range: not flexible (the dispatcher closes it). */
+	w.buf[3] = (uint8_t)(m->max + 1);
+	kaas_kr_init(&r, w.buf, w.len);
+	assert_int_equal(kaas_req_header_parse(&r, &h), 0);
+	assert_false(h.flex);
+	assert_false(kaas_api_answered(KAAS_API_METADATA, (int16_t)(m->max + 1)));
+	kaas_kw_free(&w);
+	/* Every API: min <= max, and the table's refused range below min is
+	 * only Produce's and Fetch's. */
+	for (const struct kaas_api_range *a = kaas_api_table; a->key >= 0; a++) {
+		assert_true(a->oldest <= a->min && a->min <= a->max);
+		assert_true(a->oldest == a->min || a->key == KAAS_API_PRODUCE ||
+			    a->key == KAAS_API_FETCH);
+	}
+}
+
 static void test_header(void **state)
 {
 	struct kaas_kw w;
@@ -112,9 +221,18 @@ static void test_header(void **state)
 	kaas_kr_init(&r, w.buf, 5);
 	assert_int_equal(kaas_req_header_parse(&r, &h), -EBADMSG);
 	kaas_kw_free(&w);
-	assert_true(kaas_api_supported(KAAS_API_FETCH, 11));
-	assert_false(kaas_api_supported(KAAS_API_FETCH, 12));
+	const struct kaas_api_range *f = kaas_api_find(KAAS_API_FETCH);
+	assert_non_null(f);
+	assert_true(kaas_api_supported(KAAS_API_FETCH, 4));
+	assert_true(kaas_api_supported(KAAS_API_FETCH, f->max));
+	assert_false(kaas_api_supported(KAAS_API_FETCH, f->max + 1));
+	/* Fetch 0-3 are refused in their own format, not closed. */
+	assert_false(kaas_api_supported(KAAS_API_FETCH, 3));
+	assert_true(kaas_api_answered(KAAS_API_FETCH, 0));
+	assert_false(kaas_api_answered(KAAS_API_FETCH, f->max + 1));
+	assert_true(kaas_api_answered(KAAS_API_API_VERSIONS, 99));
 	assert_false(kaas_api_supported(999, 0));
+	assert_false(kaas_api_answered(999, 0));
 }
 
 /* n records (keys, values, a header, a null value) as a batch payload. */
@@ -305,6 +423,8 @@ int main(void)
 		cmocka_unit_test(test_varints),
 		cmocka_unit_test(test_reader_bounds),
 		cmocka_unit_test(test_header),
+		cmocka_unit_test(test_flexible_primitives),
+		cmocka_unit_test(test_header_versions),
 		cmocka_unit_test(test_batch_plain),
 		cmocka_unit_test(test_batch_codecs),
 	};
