@@ -16,7 +16,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from kafka_schema import Reader, Short, decode, encode, uvarint, varint  # noqa: E402
-from kafka_messages import API  # noqa: E402
+from kafka_messages import API, NO_FLEX  # noqa: E402
 
 FAILS = []
 
@@ -151,7 +151,7 @@ def main(hostport):
     for name, (key, flex_from, _, _) in API.items():
         want_min = {"Produce": 3, "Fetch": 4}.get(name, 0)
         r = byname[name]
-        if not r or r[0] != want_min or r[1] < flex_from:
+        if not r or r[0] != want_min or (flex_from != NO_FLEX and r[1] < flex_from):
             fail("%s: serves %r, wants %d up to at least its first flexible version %d"
                  % (name, r, want_min, flex_from))
 
@@ -285,6 +285,28 @@ def main(hostport):
             "IncludeSynonyms": True, "IncludeDocumentation": True},
             lambda d: ok_if(d["Results"][0]["ErrorCode"] == 0 and d["Results"][0]["Configs"],
                             "no configs"))
+    for v in versions("AlterConfigs"):
+        exchange(c, "AlterConfigs", v, {"Resources": [
+            {"ResourceType": 2, "ResourceName": "wp",
+             "Configs": [{"Name": "retention.ms", "Value": str(100000 + v)}]}],
+            "ValidateOnly": False},
+            lambda d: ok_if(d["Responses"][0]["ErrorCode"] == 0 and
+                            d["Responses"][0]["ResourceName"] == "wp", "alter"))
+    for v in versions("IncrementalAlterConfigs"):
+        exchange(c, "IncrementalAlterConfigs", v, {"Resources": [
+            {"ResourceType": 2, "ResourceName": "wp",
+             "Configs": [{"Name": "retention.bytes", "ConfigOperation": 0,
+                          "Value": str(1 << (30 + v))}]}], "ValidateOnly": False},
+            lambda d: ok_if(d["Responses"][0]["ErrorCode"] == 0, "incremental alter"))
+    for v in versions("DeleteGroups"):
+        exchange(c, "DeleteGroups", v, {"GroupsNames": ["wnone%d" % v]},
+                 lambda d: ok_if(d["Results"][0]["ErrorCode"] == 69 and
+                                 d["Results"][0]["GroupId"] == "wnone%d" % v,
+                                 "GROUP_ID_NOT_FOUND"))
+    for v in versions("OffsetDelete"):
+        exchange(c, "OffsetDelete", v, {"GroupId": "wnone", "Topics": [
+            {"Name": "wp", "Partitions": [{"PartitionIndex": 0}]}]},
+            lambda d: ok_if(d["ErrorCode"] == 69, "GROUP_ID_NOT_FOUND"))
     for i, v in enumerate(versions("CreatePartitions")):
         exchange(c, "CreatePartitions", v, {"Topics": [
             {"Name": "wc0", "Count": 3 + i, "Assignments": None}], "TimeoutMs": 5000,

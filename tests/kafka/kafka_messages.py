@@ -5,6 +5,7 @@ version, request fields, response fields)."""
 from kafka_schema import F
 
 S, NS = "string", "bytes"
+NO_FLEX = 999  # an API without flexible versions
 
 API = {}
 
@@ -228,6 +229,39 @@ api("DescribeConfigs", 32, 4,
              F("Synonyms", "[]", "1+", fields=[F("Name", S), F("Value", S, nullable="0+"),
                                               F("Source", "int8")]),
              F("ConfigType", "int8", "3+"), F("Documentation", S, "3+", nullable="0+")])])])
+
+api("AlterConfigs", 33, 2,
+    [F("Resources", "[]", fields=[F("ResourceType", "int8"), F("ResourceName", S),
+                                  F("Configs", "[]", fields=[F("Name", S),
+                                                             F("Value", S, nullable="0+")])]),
+     F("ValidateOnly", "bool")],
+    [F("ThrottleTimeMs", "int32"),
+     F("Responses", "[]", fields=[F("ErrorCode", "int16"), F("ErrorMessage", S, nullable="0+"),
+                                  F("ResourceType", "int8"), F("ResourceName", S)])])
+
+api("IncrementalAlterConfigs", 44, 1,
+    [F("Resources", "[]", fields=[F("ResourceType", "int8"), F("ResourceName", S),
+                                  F("Configs", "[]", fields=[F("Name", S),
+                                                             F("ConfigOperation", "int8"),
+                                                             F("Value", S, nullable="0+")])]),
+     F("ValidateOnly", "bool")],
+    [F("ThrottleTimeMs", "int32"),
+     F("Responses", "[]", fields=[F("ErrorCode", "int16"), F("ErrorMessage", S, nullable="0+"),
+                                  F("ResourceType", "int8"), F("ResourceName", S)])])
+
+api("DeleteGroups", 42, 2,
+    [F("GroupsNames", "[]string")],
+    [F("ThrottleTimeMs", "int32"),
+     F("Results", "[]", fields=[F("GroupId", S), F("ErrorCode", "int16")])])
+
+# OffsetDelete has no flexible version (NO_FLEX).
+api("OffsetDelete", 47, NO_FLEX,
+    [F("GroupId", S), F("Topics", "[]", fields=[F("Name", S),
+                                                 F("Partitions", "[]", fields=[
+                                                     F("PartitionIndex", "int32")])])],
+    [F("ErrorCode", "int16"), F("ThrottleTimeMs", "int32"),
+     F("Topics", "[]", fields=[F("Name", S), F("Partitions", "[]", fields=[
+         F("PartitionIndex", "int32"), F("ErrorCode", "int16")])])])
 
 api("CreatePartitions", 37, 2,
     [F("Topics", "[]", fields=[F("Name", S), F("Count", "int32"),
