@@ -177,6 +177,15 @@ int kaas_group_set_topic_id(struct kaas_group_offsets *g, const char *topic, int
 	return 0;
 }
 
+size_t kaas_group_forget_all(struct kaas_group_offsets *g)
+{
+	size_t n = g->n;
+	for (size_t i = 0; i < n; i++)
+		committed_clear(&g->items[i]);
+	g->n = 0;
+	return n;
+}
+
 int kaas_group_forget(struct kaas_group_offsets *g, const char *topic, int32_t partition)
 {
 	struct kaas_committed *c = (struct kaas_committed *)kaas_group_get(g, topic, partition);

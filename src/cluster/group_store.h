@@ -93,6 +93,10 @@ const struct kaas_committed *kaas_group_get(const struct kaas_group_offsets *g, 
 					    int32_t partition);
 
 /* Drop every committed offset of a topic (topic deleted).  Returns how many. */
+/* Forget every committed offset (the group and its epoch stay): how many
+ * there were.  Memory only (commit to persist). */
+size_t kaas_group_forget_all(struct kaas_group_offsets *g);
+
 /* Forget the committed offset of one partition: 1 forgotten, 0 none was
  * there.  Memory only (commit to persist). */
 int kaas_group_forget(struct kaas_group_offsets *g, const char *topic, int32_t partition);

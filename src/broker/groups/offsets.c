@@ -188,8 +188,7 @@ static int erase_work(struct group *gr, struct kaas_offset_batch *batch, int mem
 	if (gr->offs.n == 0 && !members)
 		return KAAS_EGROUP_UNKNOWN;
 	if (!batch) {
-		while (gr->offs.n)
-			gone += kaas_group_forget_topic(&gr->offs, gr->offs.items[0].topic);
+		gone = kaas_group_forget_all(&gr->offs);
 	}
 	for (int32_t i = 0; batch && i < batch->nt; i++) {
 		struct kaas_offset_topic *t = &batch->topics[i];
