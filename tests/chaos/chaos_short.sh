@@ -1,5 +1,5 @@
 #!/bin/bash
-# A short chaos run (issue 9, "In CI"): scripts/chaos for three seeds of 45 s
+# A short chaos run (issue 9, "In CI"): scripts/chaos for three seeds of 30 s
 # each (three brokers on faultfs, idempotent producers, the consumer group,
 # chaos-d deleted and re-created, the seeded nemesis); every seed must end
 # with no violation.  Run by scripts/test after the normal build's suite (not
@@ -16,10 +16,10 @@ fails=0
 faults=${CHAOS_FAULTS:+--faults $CHAOS_FAULTS}
 for seed in ${CHAOS_SEEDS:-1 2 3}; do
 	KAAS_BUILD_DIR=$KAAS_TOP_BUILDDIR timeout 600 "$KAAS_TOP_SRCDIR/scripts/chaos" --seed "$seed" \
-		--duration "${CHAOS_DURATION:-45}" $faults --out "$KAAS_SCRATCH/seed-$seed" 2>/dev/null
+		--duration "${CHAOS_DURATION:-30}" $faults --out "$KAAS_SCRATCH/seed-$seed" 2>/dev/null
 	rc=$?
 	if [ $rc != 0 ]; then
-		echo "seed $seed: exit $rc (rerun: scripts/chaos --seed $seed --duration ${CHAOS_DURATION:-45} $faults)"
+		echo "seed $seed: exit $rc (rerun: scripts/chaos --seed $seed --duration ${CHAOS_DURATION:-30} $faults)"
 		fails=$((fails + 1))
 	fi
 done

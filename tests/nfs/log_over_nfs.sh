@@ -9,11 +9,11 @@ kaas_scratch
 mkdir "$KAAS_SCRATCH/export"
 nfs_start "$KAAS_SCRATCH/export"
 export KAAS_TEST_URL="$NFS_URL"
-# The crash sweep over nfs:// checks a third of the failure points the local
+# The crash sweep over nfs:// checks a sixth of the failure points the local
 # run checks (tests/log/test_log_crash: every point in the normal suite,
 # KAAS_CRASH_STRIDE in the sanitizer suite): this run is about the backend
 # under crashes, and each point costs a few NFS round trips.
-export KAAS_CRASH_STRIDE=$(( ${KAAS_CRASH_STRIDE:-1} * 3 ))
+export KAAS_CRASH_STRIDE=$(( ${KAAS_CRASH_STRIDE:-1} * 6 ))
 for t in test_log_basic test_log_fence test_log_crash; do
 	echo "== $t on $KAAS_TEST_URL"
 	timeout 900 "$KAAS_TOP_BUILDDIR/tests/log/$t" || kaas_fail "$t failed over nfs://"
