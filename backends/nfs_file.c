@@ -237,8 +237,11 @@ int kaas_nfs_op_close(struct kaas_file *f)
 /* After a failed READ/WRITE whose GETATTR timed out: look the handle's
  * name up again.  -ESTALE if it is gone or names another file id (another
  * host removed or replaced it: the caller re-opens by name), else -EIO (the
- * op failed; nothing says the handle is stale).  c->lock held. */
-int timed_out_probe(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct kaas_file *f, const char *what)
+ * op failed; nothing says the handle is stale) with *silent set: the server
+ * may only have dropped the two RPCs (see probe_getattr), and a read may
+ * be sent once more.  c->lock held. */
+int timed_out_probe(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct kaas_file *f, const char *what,
+		    int *silent)
 {
 	const char *op = !strcmp(what, "write") ? "WRITE" : "READ";
 	char *ap = kaas_nfs_abspath(f->path);
@@ -251,13 +254,15 @@ int timed_out_probe(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct kaas
 	if (rc < 0 && kaas_nfs_map_err(rc, nfs_get_error(c->nfs)) == ENOENT)
 		return kaas_sub_fail(ESTALE, "%s %s/%s: the server refused the %s and the name is gone "
 				     "(removed: stale)", what, s->root, f->path, op);
+	*silent = 1;
 	return kaas_sub_fail(EIO, "%s %s/%s: the server refused the %s, then a GETATTR on the handle "
 			     "timed out", what, s->root, f->path, op);
 }
 
 int io_failure(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct kaas_file *f, int rc, const char *what,
-		      size_t len)
+		      size_t len, int *silent)
 {
+	*silent = 0;
 	if (rc != -EFAULT)
 		return kaas_nfs_fail(s, c, rc, what, f->path);
 	struct nfs_stat_64 n;
@@ -272,7 +277,7 @@ int io_failure(struct kaas_nfs_sub *s, struct kaas_nfs_conn *c, struct kaas_file
 		 * A silence proves nothing: ESTALE only if the name now names
 		 * another file (or none), else EIO. */
 		if (e == ETIMEDOUT)
-			return timed_out_probe(s, c, f, what);
+			return timed_out_probe(s, c, f, what, silent);
 		/* nfs-ganesha 4.3 answers some RPCs on the handle of a removed
 		 * file NFS3ERR_IO ("nfs3_FhandleToCache"): a READ/WRITE failure
 		 * whose handle cannot even be GETATTRed is reported as ESTALE, so
@@ -311,9 +316,12 @@ ssize_t kaas_nfs_op_pread(struct kaas_file *f, void *buf, size_t len, uint64_t o
 			r = rc;
 			break;
 		}
-		r = io_failure(s, c, f, rc, "read", len);
-		/* A read is safe to send again once the connection is back. */
-		if (attempt > 0 || !kaas_nfs_is_conn_err((int)r))
+		int silent;
+		r = io_failure(s, c, f, rc, "read", len, &silent);
+		/* A read is safe to send again once the connection is back, or
+		 * when the server fell silent on a handle whose name still
+		 * names the same file (a dropped request, not a stale handle). */
+		if (attempt > 0 || !(kaas_nfs_is_conn_err((int)r) || silent))
 			break;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -337,7 +345,8 @@ ssize_t kaas_nfs_op_pwrite(struct kaas_file *f, const void *buf, size_t len, uin
 		r = kaas_nfs_v3_write(s, f, buf, len, off, &fh3);
 	} else {
 		int rc = nfs_pwrite(c->nfs, F(f)->fh, off, len, buf);
-		r = rc < 0 ? io_failure(s, c, f, rc, "write", len) : rc;
+		int silent;
+		r = rc < 0 ? io_failure(s, c, f, rc, "write", len, &silent) : rc;
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (r == 0) /* the server accepted nothing: no progress */
