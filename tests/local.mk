@@ -8,19 +8,22 @@ TEST_CFLAGS = $(AM_CFLAGS)
 # Programs without their own _LDADD (the tests) link this:
 LDADD = $(TEST_LIBS)
 
+# make check starts the tests in this order, several at a time
+# (scripts/test): the areas with the longest tests first, so that no long
+# test starts last and runs alone at the end.
+include tests/kernel-nfs/local.mk
+include tests/nfs/local.mk
+include tests/multibroker/local.mk
+include tests/log/local.mk
+include tests/groups/local.mk
+include tests/kafka/local.mk
+include tests/faultfs/local.mk
 include tests/unit/local.mk
 include tests/conformance/local.mk
-include tests/faultfs/local.mk
-include tests/nfs/local.mk
-include tests/log/local.mk
-include tests/kafka/local.mk
 include tests/cluster/local.mk
 include tests/topics/local.mk
-include tests/groups/local.mk
 include tests/deploy/local.mk
-include tests/multibroker/local.mk
 include tests/chaos/local.mk
-include tests/kernel-nfs/local.mk
 include tests/layers/local.mk
 include tests/security/local.mk
 include tests/tools/local.mk
