@@ -216,6 +216,69 @@ int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_l
  * (>= 0) after the fsync, or -errno. */
 int64_t kaas_log_append_sync(struct kaas_log *log, const struct kaas_log_batch *b);
 
+/* ------------------------------------------------------- transactions */
+
+/* RecordBatch v2 attributes bits the log looks at. */
+#define KAAS_BATCH_ATTR_TRANSACTIONAL 0x10
+#define KAAS_BATCH_ATTR_CONTROL 0x20
+
+/* A transactional batch (attribute bit 4, not a control batch) opens a
+ * transaction of its producer id on this partition if none is open: the
+ * log records the batch's base offset as the transaction's first offset
+ * (kaas_log_append does this; the broker checks the producer epoch first).
+ * The transaction stays open, holding the last stable offset, until a
+ * marker for the producer is appended.  Open transactions are recovered by
+ * kaas_log_open from producer-state.json and the log itself.
+ *
+ * Append a COMMIT (commit=1) or ABORT (commit=0) control batch
+ * (attributes isControl|isTransactional, one record: key = version 0 +
+ * type 0 abort / 1 commit, value = version 0 + coordinator_epoch, as
+ * Kafka's EndTxnMarker) for producer_id at producer_epoch, ending the
+ * producer's open transaction here (an abort adds it to the aborted-
+ * transaction index).
+ * Written once: when the producer has no open transaction here and the
+ * last marker the log holds for it has this epoch and kind, the call writes
+ * nothing and completes with that marker's offset.  A marker with no open
+ * transaction and no such earlier marker is written (as Kafka does).
+ * producer_epoch above the producer's current epoch becomes its epoch (an
+ * abort after a bump by the coordinator).
+ * Returns 0 and cb is called later (on a log thread, as for
+ * kaas_log_append) with the marker's offset (>= 0) once durable, or -errno;
+ * or returns, without calling cb:
+ *   KAAS_EPRODFENCED   producer_epoch is below the producer's current one
+ *   -EINVAL            producer_id < 0, producer_epoch < 0
+ *   KAAS_LOG_EFENCED / the error that failed the log (see above).
+ * cb may be NULL (nothing reported).  Marker appends are serialised with
+ * each other; do not call from an append callback. */
+int kaas_log_append_marker(struct kaas_log *log, int64_t producer_id, int16_t producer_epoch,
+			   int commit, int32_t coordinator_epoch, kaas_log_append_cb cb,
+			   void *arg);
+
+/* kaas_log_append_marker and wait: the marker's offset (>= 0) once durable,
+ * or a negative status as above. */
+int64_t kaas_log_append_marker_sync(struct kaas_log *log, int64_t producer_id,
+				    int16_t producer_epoch, int commit,
+				    int32_t coordinator_epoch);
+
+/* The last stable offset: the first offset of the oldest open transaction,
+ * else the high watermark (never above it). */
+int64_t kaas_log_last_stable_offset(struct kaas_log *log);
+
+/* One aborted transaction: its producer, its first offset, and its abort
+ * marker's offset. */
+struct kaas_log_aborted_txn {
+	int64_t producer_id;
+	int64_t first_offset;
+	int64_t last_offset;
+};
+
+/* The aborted transactions a read of [from, to) must know of: those whose
+ * abort marker is at or above `from` and whose first offset is below `to`,
+ * ordered by first offset.  Returns the number found (>= 0) with *out
+ * malloc'd (free() it; NULL when 0), or -ENOMEM. */
+int kaas_log_aborted_txns(struct kaas_log *log, int64_t from, int64_t to,
+			  struct kaas_log_aborted_txn **out);
+
 /* --------------------------------------------------------------- read */
 
 /* A read result: whole batches, one segment's contiguous bytes.  Holds a
@@ -341,6 +404,8 @@ struct kaas_log_producer {
 	int64_t last_timestamp;
 	unsigned n;               /* batches in the window, oldest first */
 	struct kaas_log_producer_batch batches[KAAS_LOG_PRODUCER_WINDOW];
+	int64_t txn_first_offset; /* first offset of its open transaction
+	                             here, -1: none open */
 };
 
 /* The state of one producer id: 0 and *out, or -ENOENT (unknown id). */

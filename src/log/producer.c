@@ -82,6 +82,7 @@ int kaas_pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t bas
 			return -ENOMEM;
 		p->st.producer_id = pid;
 		p->st.epoch = epoch;
+		p->st.txn_first_offset = -1;
 		size_t h = hash_pid(pid, ps->nb);
 		p->next = ps->tab[h];
 		ps->tab[h] = p;
