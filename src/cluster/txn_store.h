@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cluster/group_store.h"
 #include "substrate/substrate.h"
 
 #define KAAS_TXNS_DIR "txns"
@@ -117,5 +118,42 @@ int kaas_txn_group_outcome(struct kaas_substrate *cluster, const char *group,
 /* Remove a recorded outcome once applied (both kinds; absent is fine). */
 void kaas_txn_group_forget(struct kaas_substrate *cluster, const char *group, int64_t producer_id,
 			   uint64_t seq);
+
+
+/* ------------------------------------------ pending transactional offsets
+ * TxnOffsetCommit's offsets, held by the group's coordinator until the
+ * transaction's outcome is known (txn_offsets_store.c):
+ *
+ *   <cluster>/groups/<genc>/txn-offsets-<pid:020>-<E:020>.json
+ *
+ * written (replace, then the group's fence checked) by the group's
+ * coordinator at epoch E; the highest E of a producer id is its pending
+ * state (a zombie's late rename lands in its own lower-E name). */
+struct kaas_txn_pending {
+	char *txn_id;
+	int64_t producer_id;
+	int16_t producer_epoch;
+	uint64_t seq;              /* the transaction's number */
+	uint64_t epoch;            /* the group coordinator epoch of the file */
+	struct kaas_group_offsets offs; /* the offsets (commit_ms unused) */
+};
+
+/* Persist p at p->epoch for `group`; KAAS_EFENCED if the group's fence
+ * moved past p->epoch (do not acknowledge).  0 or -errno. */
+int kaas_txn_pending_write(struct kaas_substrate *cluster, const char *group,
+			   const struct kaas_txn_pending *p);
+/* Every pending state of `group` (the highest epoch per producer id):
+ * 0 with *out (n entries; free with kaas_txn_pending_free_all), or -errno. */
+int kaas_txn_pending_read_all(struct kaas_substrate *cluster, const char *group,
+			      struct kaas_txn_pending **out, size_t *n);
+/* Remove every file of producer_id's pending state (absent is fine). */
+void kaas_txn_pending_remove(struct kaas_substrate *cluster, const char *group,
+			     int64_t producer_id);
+/* Remove outcome claims (txn-commit-/txn-abort-) of producer ids for which
+ * keep(ctx, pid, seq) answers 0. */
+void kaas_txn_outcomes_prune(struct kaas_substrate *cluster, const char *group,
+			     int (*keep)(void *ctx, int64_t pid, uint64_t seq), void *ctx);
+void kaas_txn_pending_free(struct kaas_txn_pending *p);
+void kaas_txn_pending_free_all(struct kaas_txn_pending *v, size_t n);
 
 #endif
