@@ -27,13 +27,15 @@ int kaas_txn_complete(struct kaas_txns *t, struct txn_entry *e)
 	int commit = d->state == KAAS_TXN_PREPARE_COMMIT;
 	kaas_step("txn.complete.before-markers");
 	size_t outstanding = 0;
+	uint64_t now = kaas_now_ms();
+	int warn = now - e->warned_ms >= 5000;
 	for (size_t i = 0; i < d->nparts; i++) {
 		int rc = kaas_txn_marker(t, d, &d->parts[i], commit);
 		if (rc == 1)
 			kaas_step("txn.complete.after-marker");
 		else
 			outstanding++;
-		if (rc < 0)
+		if (rc < 0 && warn)
 			kaas_warn("transactional id %s: %s marker on %s/%d not written yet: %s (%s)",
 				  e->id, commit ? "commit" : "abort", d->parts[i].topic,
 				  d->parts[i].partition, kaas_strerror(rc), kaas_sub_errdetail());
@@ -43,12 +45,16 @@ int kaas_txn_complete(struct kaas_txns *t, struct txn_entry *e)
 					       commit);
 		if (rc < 0) {
 			outstanding++;
-			kaas_warn("transactional id %s: outcome for group %s not written yet: %s (%s)",
+			if (warn)
+				kaas_warn("transactional id %s: outcome for group %s not written yet: %s (%s)",
 				  e->id, d->groups[i], kaas_strerror(rc), kaas_sub_errdetail());
 		}
 	}
-	if (outstanding)
+	if (outstanding) {
+		if (warn)
+			e->warned_ms = now;
 		return KAAS_ETXN_CONCURRENT;
+	}
 	kaas_step("txn.complete.before-complete");
 	d->state = commit ? KAAS_TXN_COMPLETE_COMMIT : KAAS_TXN_COMPLETE_ABORT;
 	int rc = kaas_txn_commit_doc(t, e);

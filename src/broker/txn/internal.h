@@ -21,6 +21,7 @@ struct txn_entry {
 	pthread_mutex_t mu;         /* serialises the id's operations */
 	uint64_t epoch;             /* the slot epoch doc is loaded at; 0: not loaded */
 	struct kaas_txn_doc doc;    /* valid when epoch != 0 */
+	uint64_t warned_ms;         /* last "not written yet" warning (1 per 5 s) */
 };
 
 struct kaas_txns {
