@@ -17,7 +17,12 @@
  *   <base:020>-<epoch:010>.index / .timeindex
  *                              sparse indexes; derived data, rebuilt from the
  *                              segment when missing or doubtful.  No mmap.
- *   producer-state.json        the idempotence window snapshot.
+ *   producer-state.json        the idempotence window snapshot, with each
+ *                              producer's open transaction (first offset)
+ *                              and last marker (offset, epoch, kind).
+ *   aborted-txns.json          the aborted-transaction index (log_txn.c):
+ *                              derived data written with the snapshot,
+ *                              rebuilt from the markers when missing.
  *   fence/epoch-<n:020>        the fence (contract/epoch_fence.h): one name
  *                              per leader epoch, made by exclusive create by
  *                              kaas_log_open (before it looks at the tail),
@@ -243,9 +248,12 @@ int64_t kaas_log_append_sync(struct kaas_log *log, const struct kaas_log_batch *
  * producer_epoch above the producer's current epoch becomes its epoch (an
  * abort after a bump by the coordinator).
  * Returns 0 and cb is called later (on a log thread, as for
- * kaas_log_append) with the marker's offset (>= 0) once durable, or -errno;
- * or returns, without calling cb:
+ * kaas_log_append) with the marker's offset (>= 0) once durable, or -errno
+ * (for a marker written already: on the calling thread, before the
+ * return); or returns, without calling cb:
  *   KAAS_EPRODFENCED   producer_epoch is below the producer's current one
+ *   -EAGAIN            this very marker is queued and not durable yet:
+ *                      call again later (the _sync form waits for it)
  *   -EINVAL            producer_id < 0, producer_epoch < 0
  *   KAAS_LOG_EFENCED / the error that failed the log (see above).
  * cb may be NULL (nothing reported).  Marker appends are serialised with
@@ -305,6 +313,12 @@ struct kaas_log_slice {
  * successful slice with kaas_log_slice_release. */
 int kaas_log_read(struct kaas_log *log, int64_t offset, size_t max_bytes,
 		  struct kaas_log_slice *out);
+
+/* kaas_log_read of the batches below `end` only (read_committed: end = the
+ * last stable offset, which is always a batch's first offset or the high
+ * watermark): a slice of len 0 when offset >= end. */
+int kaas_log_read_below(struct kaas_log *log, int64_t offset, size_t max_bytes, int64_t end,
+			struct kaas_log_slice *out);
 
 /* Send slice bytes [off, off+len) (relative to the slice) to a socket with
  * kaas_sub_sendfile: bytes sent (may be short), -EAGAIN, or -errno. */

@@ -32,6 +32,9 @@
 #define PSTATE_NAME "producer-state.json"
 #define PSTATE_KIND "kaas-producer-state"
 #define PSTATE_VERSION 1
+#define TXNIDX_NAME "aborted-txns.json" /* the aborted-transaction index (log_txn.c) */
+#define TXNIDX_KIND "kaas-aborted-txns"
+#define TXNIDX_VERSION 1
 
 /* ------------------------------------------------------------ big endian */
 static inline uint16_t rd16(const unsigned char *p) { return (uint16_t)(p[0] << 8 | p[1]); }
@@ -193,7 +196,10 @@ int kaas_seg_open_read(struct kaas_substrate *sub, struct segment *s);
 /* ------------------------------------------------------ producer state */
 
 struct producer {
-	struct kaas_log_producer st;
+	struct kaas_log_producer st;  /* st.txn_first_offset: the open transaction */
+	int64_t marker_offset;        /* the last marker's offset, */
+	int16_t marker_epoch;         /* its producer epoch */
+	int8_t marker_kind;           /* and kind: 0 abort, 1 commit, -1 none */
 	struct producer *next;
 };
 
@@ -201,6 +207,12 @@ struct pstate {
 	struct producer **tab;
 	size_t nb, count;
 	int64_t next_offset;  /* the state covers batches below this */
+	size_t open_txns;     /* producers with an open transaction */
+	/* The aborted-transaction index, by marker offset (log_txn.c). */
+	struct kaas_log_aborted_txn *aborted;
+	size_t naborted, capaborted;
+	bool index_beside;    /* the loaded snapshot was written with an index
+	                         beside it (this version or later) */
 };
 
 int kaas_pstate_init(struct pstate *ps);
@@ -209,6 +221,20 @@ void kaas_pstate_free(struct pstate *ps);
 int kaas_pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t base_seq,
 		 int32_t last_delta, int64_t base_offset, int64_t ts);
 struct producer *kaas_pstate_find(const struct pstate *ps, int64_t pid);
+/* Record a whole RecordBatch v2 at base offset `base`: its window as
+ * kaas_pstate_apply, and transactions: a transactional batch opens its
+ * producer's transaction if none is open; a control batch (a marker) moves
+ * the producer's epoch up to its own, ends the open transaction, records
+ * itself as the producer's last marker, and an abort adds an entry to the
+ * aborted-transaction index (first offset: the open transaction's, else
+ * the marker's own).  0 or -ENOMEM. */
+int kaas_pstate_apply_batch(struct pstate *ps, const unsigned char *batch, size_t len,
+			    int64_t base, int64_t ts);
+/* The marker kind of a control batch's first record: 0 abort, 1 commit, or
+ * -1 (not a control batch, or a key that is not an EndTxnMarker). */
+int kaas_txn_marker_kind(const unsigned char *batch, size_t len);
+/* Add {pid, first, last} to the aborted-transaction index: 0 or -ENOMEM. */
+int kaas_pstate_add_aborted(struct pstate *ps, int64_t pid, int64_t first, int64_t last);
 /* Snapshot as a JSON body (cJSON *) / load from one. */
 struct cJSON;
 struct cJSON *kaas_pstate_to_json(const struct pstate *ps);
@@ -299,6 +325,8 @@ struct kaas_log {
 	uint64_t fence_ino;         /* the fence directory's inode at our claim */
 
 	struct pstate ps;           /* producer state (under mu) */
+	pthread_mutex_t txn_mu;     /* serialises marker appends (check, queue) */
+	char *txnidx_path;          /* <dir>/aborted-txns.json */
 	kaas_log_notify_cb notify;
 	void *notify_arg;
 	struct kaas_log_stats stats;
@@ -386,6 +414,19 @@ void kaas_logi_metrics_commit(const struct round *r, uint64_t t0, int rc);
 void kaas_logi_metrics_recovering(int delta);
 /* Load producer-state.json; *from = the offset it covers up to. */
 int kaas_pstate_load(struct kaas_log *log, int64_t *from);
+/* The aborted-transaction index beside the segments (log_txn.c), derived
+ * data written with the producer snapshot, covering the same offsets.
+ * kaas_txnidx_write: replace it (wlock held; epoch-checked).
+ * kaas_txnidx_load: read it into log->ps (call right after
+ * kaas_pstate_load, before the scans); *rebuild = 1 when it is missing,
+ * torn, or covers other offsets than the producer snapshot (`covers`)
+ * while the snapshot says it was written (so: rebuild), 0 otherwise.
+ * kaas_txnidx_rebuild: derive the index below `to` from the markers in the
+ * log from the log start, keeping the producer state.  0 or -errno. */
+int kaas_txnidx_write(struct kaas_log *log);
+int kaas_txnidx_load(struct kaas_log *log, int64_t covers, int snapshot_has_index,
+		     int *rebuild);
+int kaas_txnidx_rebuild(struct kaas_log *log, int64_t to);
 /* Remove segment files no manifest entry names (epoch <= ours). */
 int kaas_logi_sweep_orphans(struct kaas_log *log);
 /* -EUCLEAN if a segment of an epoch above mepoch holds data unnamed. */

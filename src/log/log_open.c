@@ -32,7 +32,7 @@ void kaas_log_config_default(struct kaas_log_config *cfg)
  * variables: one list for both, so they stay in step. */
 static void log_sync_objects(struct kaas_log *log, int init)
 {
-	pthread_mutex_t *m[] = { &log->mu, &log->wlock, &log->mf_lock };
+	pthread_mutex_t *m[] = { &log->mu, &log->wlock, &log->mf_lock, &log->txn_mu };
 	pthread_cond_t *cv[] = { &log->drained_cv, &log->work_cv, &log->room_cv, &log->data_cv };
 	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
 		(void)(init ? pthread_mutex_init(m[i], NULL) : pthread_mutex_destroy(m[i]));
@@ -64,6 +64,7 @@ static void log_free(struct kaas_log *log)
 	free(log->fence_dir);
 	free(log->legacy_fence_path);
 	free(log->pstate_path);
+	free(log->txnidx_path);
 	if (log->pool_held)
 		kaas_logi_pool_release();
 	free(log);
@@ -228,7 +229,9 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	log->fence_dir = kaas_path_join(dir, FENCE_DIR);
 	log->legacy_fence_path = kaas_path_join(dir, FENCE_NAME);
 	log->pstate_path = kaas_path_join(dir, PSTATE_NAME);
+	log->txnidx_path = kaas_path_join(dir, TXNIDX_NAME);
 	if (!log->dir || !log->manifest_path || !log->fence_dir || !log->legacy_fence_path || !log->pstate_path ||
+	    !log->txnidx_path ||
 	    kaas_pstate_init(&log->ps) < 0)
 		goto fail;
 	if (log->cfg.parent_must_exist) {
@@ -256,6 +259,11 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	rc = kaas_pstate_load(log, &ps_from);
 	if (rc < 0)
 		goto fail;
+	/* The aborted-transaction index, covering what the snapshot covers. */
+	int txnidx_rebuild = 0;
+	rc = kaas_txnidx_load(log, ps_from, log->ps.index_beside, &txnidx_rebuild);
+	if (rc < 0)
+		goto fail;
 	struct segment *L = log->nsegs ? log->segs[log->nsegs - 1] : NULL;
 	int64_t tail_from = L && !L->sealed ? log->ckpt_next : (L ? L->next : log->log_start);
 	if (ps_from < tail_from) {
@@ -281,6 +289,13 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		}
 		log->ps.next_offset = log->log_start;
 		rc = kaas_pstate_scan(log, log->log_start, next);
+		if (rc < 0)
+			goto fail;
+		txnidx_rebuild = 0; /* the scan from the log start made it */
+	}
+	if (txnidx_rebuild) {
+		/* Derived data missing: from the markers below the snapshot. */
+		rc = kaas_txnidx_rebuild(log, ps_from < next ? ps_from : next);
 		if (rc < 0)
 			goto fail;
 	}

@@ -38,6 +38,7 @@ struct locate {
 	int64_t first, next;
 	int64_t ts;        /* time lookup: first batch with max ts >= ts */
 	int by_time;
+	int64_t below;     /* offset lookup: no batch starting at or past this */
 };
 
 static int locate_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
@@ -57,7 +58,7 @@ static int locate_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
 		l->ts = h->max_timestamp;
 		return l->by_time ? 1 : 0;
 	}
-	if (l->len + len > l->max)
+	if (l->len + len > l->max || h->base_offset >= l->below)
 		return 1;
 	l->len += len;
 	l->next = last + 1;
@@ -137,6 +138,12 @@ static int seg_locate(struct kaas_log *log, struct segment *s, uint64_t limit, s
 
 int kaas_log_read(struct kaas_log *log, int64_t offset, size_t max_bytes, struct kaas_log_slice *out)
 {
+	return kaas_log_read_below(log, offset, max_bytes, INT64_MAX, out);
+}
+
+int kaas_log_read_below(struct kaas_log *log, int64_t offset, size_t max_bytes, int64_t end,
+			struct kaas_log_slice *out)
+{
 	memset(out, 0, sizeof *out);
 	pthread_mutex_lock(&log->mu);
 	if (offset < log->log_start || offset > log->hwm) {
@@ -146,7 +153,7 @@ int kaas_log_read(struct kaas_log *log, int64_t offset, size_t max_bytes, struct
 				     (long long)offset, (long long)ls, (long long)hw);
 	}
 	out->first_offset = out->next_offset = offset;
-	if (offset == log->hwm) {
+	if (offset == log->hwm || offset >= end) {
 		pthread_mutex_unlock(&log->mu);
 		return 0;
 	}
@@ -160,7 +167,7 @@ int kaas_log_read(struct kaas_log *log, int64_t offset, size_t max_bytes, struct
 	kaas_seg_ref(s);
 	pthread_mutex_unlock(&log->mu);
 
-	struct locate l = { .offset = offset, .max = max_bytes };
+	struct locate l = { .offset = offset, .max = max_bytes, .below = end };
 	int rc = seg_locate(log, s, limit, &l);
 	if (rc < 0 || !l.found) {
 		kaas_seg_unref(s);

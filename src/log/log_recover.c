@@ -28,8 +28,8 @@ static int tail_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
 	if (t->track_ts && h->max_timestamp > t->s->max_ts)
 		t->s->max_ts = h->max_timestamp;
 	if (h->base_offset >= t->from && h->base_offset < t->to)
-		return kaas_pstate_apply(&t->log->ps, h->producer_id, h->producer_epoch, h->base_sequence,
-				    h->last_offset_delta, h->base_offset, h->max_timestamp);
+		return kaas_pstate_apply_batch(&t->log->ps, batch, len, h->base_offset,
+					       h->max_timestamp);
 	return 0;
 }
 
@@ -49,7 +49,7 @@ int kaas_pstate_scan(struct kaas_log *log, int64_t from, int64_t to)
 		struct tail t = { .log = log, .s = s, .from = from, .to = to };
 		uint64_t end;
 		int64_t next;
-		rc = kaas_seg_scan(f, 0, s->base, s->sealed ? s->end : log->ckpt_pos, 0, 0, tail_cb, &t,
+		rc = kaas_seg_scan(f, 0, s->base, s->sealed ? s->end : log->ckpt_pos, 0, 1, tail_cb, &t,
 			      &end, &next);
 		kaas_sub_close(f);
 		if (rc < 0)

@@ -141,6 +141,16 @@ static void fold_pending(struct kaas_log_producer *st, int *known, const struct 
 		if ((int64_t)rd64(d + 43) != producer_id)
 			continue;
 		int16_t epoch = (int16_t)rd16(d + 51);
+		if (rd16(d + 21) & KAAS_BATCH_ATTR_CONTROL) {
+			/* A marker: no sequence; it may raise the epoch. */
+			if (!*known || epoch > st->epoch) {
+				st->producer_id = producer_id;
+				st->epoch = epoch;
+				st->n = 0;
+				*known = 1;
+			}
+			continue;
+		}
 		int32_t fs = (int32_t)rd32(d + 53);
 		int32_t delta = (int32_t)rd32(d + 23);
 		if (!*known || epoch != st->epoch) {

@@ -384,8 +384,7 @@ static void publish(struct kaas_log *log, struct round *r)
 		if (a->ix.n == 0 || at - a->ix.last_pos >= log->cfg.index_interval_bytes)
 			kaas_segidx_push(&a->ix, (uint32_t)(p->base - a->base), (uint32_t)at, run);
 		const unsigned char *d = p->data;
-		kaas_pstate_apply(&log->ps, (int64_t)rd64(d + 43), (int16_t)rd16(d + 51),
-			     (int32_t)rd32(d + 53), (int32_t)rd32(d + 23), p->base, p->max_ts);
+		kaas_pstate_apply_batch(&log->ps, d, p->len, p->base, p->max_ts);
 		at += p->len;
 		a->next = p->base + p->count;
 	}

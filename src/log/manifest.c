@@ -231,6 +231,8 @@ int kaas_manifest_write(struct kaas_log *log)
 int kaas_pstate_write(struct kaas_log *log)
 {
 	int rc = kaas_manifest_check_epoch(log);
+	if (rc == 0) /* the aborted-transaction index beside, same coverage */
+		rc = kaas_txnidx_write(log);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&log->mu);

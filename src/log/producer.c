@@ -1,4 +1,5 @@
 /* producer.c — per-producer-id idempotence window and its snapshot. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@ void kaas_pstate_free(struct pstate *ps)
 		}
 	}
 	free(ps->tab);
+	free(ps->aborted);
 	memset(ps, 0, sizeof *ps);
 }
 
@@ -83,6 +85,8 @@ int kaas_pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t bas
 		p->st.producer_id = pid;
 		p->st.epoch = epoch;
 		p->st.txn_first_offset = -1;
+		p->marker_offset = -1;
+		p->marker_kind = -1;
 		size_t h = hash_pid(pid, ps->nb);
 		p->next = ps->tab[h];
 		ps->tab[h] = p;
@@ -109,11 +113,80 @@ int kaas_pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t bas
 	return 0;
 }
 
+int kaas_pstate_add_aborted(struct pstate *ps, int64_t pid, int64_t first, int64_t last)
+{
+	if (ps->naborted == ps->capaborted) {
+		size_t cap = ps->capaborted ? ps->capaborted * 2 : 16;
+		struct kaas_log_aborted_txn *a = realloc(ps->aborted, cap * sizeof *a);
+		if (!a)
+			return -ENOMEM;
+		ps->aborted = a;
+		ps->capaborted = cap;
+	}
+	ps->aborted[ps->naborted++] = (struct kaas_log_aborted_txn){ pid, first, last };
+	return 0;
+}
+
+/* A marker for p at offset `at`. */
+static int apply_marker(struct pstate *ps, struct producer *p, int16_t epoch, int kind, int64_t at)
+{
+	if (epoch > p->st.epoch) {
+		p->st.epoch = epoch;
+		p->st.n = 0;
+	}
+	int64_t first = p->st.txn_first_offset;
+	if (first >= 0) {
+		p->st.txn_first_offset = -1;
+		assert(ps->open_txns > 0);
+		ps->open_txns--;
+	}
+	p->marker_offset = at;
+	p->marker_epoch = epoch;
+	p->marker_kind = (int8_t)kind;
+	if (kind == 0)
+		return kaas_pstate_add_aborted(ps, p->st.producer_id, first >= 0 ? first : at, at);
+	return 0;
+}
+
+int kaas_pstate_apply_batch(struct pstate *ps, const unsigned char *d, size_t len, int64_t base,
+			    int64_t ts)
+{
+	int64_t pid = (int64_t)rd64(d + 43);
+	if (pid < 0)
+		return 0;
+	int16_t epoch = (int16_t)rd16(d + 51);
+	uint16_t attrs = rd16(d + 21);
+	int rc = 0;
+	if (attrs & KAAS_BATCH_ATTR_CONTROL) {
+		int kind = kaas_txn_marker_kind(d, len);
+		struct producer *p = kaas_pstate_find(ps, pid);
+		if (!p) {
+			/* Known from now on, with an empty window. */
+			rc = kaas_pstate_apply(ps, pid, epoch, 0, 0, base, ts);
+			if (rc < 0)
+				return rc;
+			p = kaas_pstate_find(ps, pid);
+			p->st.n = 0;
+		}
+		return kind < 0 ? 0 : apply_marker(ps, p, epoch, kind, base);
+	}
+	rc = kaas_pstate_apply(ps, pid, epoch, (int32_t)rd32(d + 53), (int32_t)rd32(d + 23), base, ts);
+	if (rc < 0 || !(attrs & KAAS_BATCH_ATTR_TRANSACTIONAL))
+		return rc;
+	struct producer *p = kaas_pstate_find(ps, pid);
+	if (p->st.txn_first_offset < 0) {
+		p->st.txn_first_offset = base;
+		ps->open_txns++;
+	}
+	return 0;
+}
+
 cJSON *kaas_pstate_to_json(const struct pstate *ps)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON *arr = root ? cJSON_AddArrayToObject(root, "producers") : NULL;
-	if (!arr || kaas_json_add_i64(root, "next_offset", ps->next_offset) < 0)
+	if (!arr || kaas_json_add_i64(root, "next_offset", ps->next_offset) < 0 ||
+	    !cJSON_AddTrueToObject(root, "aborted_index"))
 		goto fail;
 	for (size_t i = 0; i < ps->nb; i++) {
 		for (struct producer *p = ps->tab[i]; p; p = p->next) {
@@ -127,6 +200,14 @@ cJSON *kaas_pstate_to_json(const struct pstate *ps)
 			    kaas_json_add_i64(o, "epoch", p->st.epoch) < 0 ||
 			    kaas_json_add_i64(o, "last_ts", p->st.last_timestamp) < 0 ||
 			    !(bs = cJSON_AddArrayToObject(o, "batches")))
+				goto fail;
+			if (p->st.txn_first_offset >= 0 &&
+			    kaas_json_add_i64(o, "txn_first", p->st.txn_first_offset) < 0)
+				goto fail;
+			if (p->marker_kind >= 0 &&
+			    (kaas_json_add_i64(o, "marker_offset", p->marker_offset) < 0 ||
+			     kaas_json_add_i64(o, "marker_epoch", p->marker_epoch) < 0 ||
+			     kaas_json_add_i64(o, "marker_kind", p->marker_kind) < 0))
 				goto fail;
 			for (unsigned k = 0; k < p->st.n; k++) {
 				const struct kaas_log_producer_batch *b = &p->st.batches[k];
@@ -144,6 +225,28 @@ cJSON *kaas_pstate_to_json(const struct pstate *ps)
 fail:
 	cJSON_Delete(root);
 	return NULL;
+}
+
+/* The transaction fields of one producer's entry (absent: none). */
+static int txn_from_json(struct pstate *ps, struct producer *p, const cJSON *o)
+{
+	int64_t first, at, ep, kind;
+	if (cJSON_GetObjectItemCaseSensitive(o, "txn_first")) {
+		if (kaas_json_get_i64(o, "txn_first", &first) < 0 || first < 0)
+			return -EBADMSG;
+		p->st.txn_first_offset = first;
+		ps->open_txns++;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(o, "marker_offset")) {
+		if (kaas_json_get_i64(o, "marker_offset", &at) < 0 || at < 0 ||
+		    kaas_json_get_i64(o, "marker_epoch", &ep) < 0 || ep < 0 || ep > INT16_MAX ||
+		    kaas_json_get_i64(o, "marker_kind", &kind) < 0 || kind < 0 || kind > 1)
+			return -EBADMSG;
+		p->marker_offset = at;
+		p->marker_epoch = (int16_t)ep;
+		p->marker_kind = (int8_t)kind;
+	}
+	return 0;
 }
 
 int kaas_pstate_from_json(struct pstate *ps, const cJSON *body)
@@ -190,6 +293,10 @@ int kaas_pstate_from_json(struct pstate *ps, const cJSON *body)
 				return rc;
 			kaas_pstate_find(ps, pid)->st.n = 0;
 		}
+		int trc = txn_from_json(ps, kaas_pstate_find(ps, pid), o);
+		if (trc < 0)
+			return trc;
 	}
+	ps->index_beside = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(body, "aborted_index"));
 	return 0;
 }

@@ -45,3 +45,9 @@ tests_log_test_log_scale_SOURCES = tests/log/test_log_scale.c
 tests_log_test_log_scale_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_scale_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_scale
+
+check_PROGRAMS += tests/log/test_log_txn
+tests_log_test_log_txn_SOURCES = tests/log/test_log_txn.c
+tests_log_test_log_txn_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_txn_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_txn
