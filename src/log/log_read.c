@@ -150,23 +150,42 @@ int kaas_log_read(struct kaas_log *log, int64_t offset, size_t max_bytes, struct
 		pthread_mutex_unlock(&log->mu);
 		return 0;
 	}
-	long i = find_seg(log, offset);
-	if (i < 0) {
+	/* A cleaned segment (log_clean.c) has gaps: an offset it no longer
+	 * holds is read from the next batch above it, in this segment or a
+	 * later one (a consumer inside a removed range continues at the next
+	 * retained offset). */
+	int64_t probe = offset;
+	struct segment *s = NULL;
+	struct locate l;
+	int rc = 0;
+	for (;;) {
+		long i = find_seg(log, probe);
+		if (i < 0 || probe >= log->hwm) {
+			pthread_mutex_unlock(&log->mu);
+			/* Nothing retained from offset up to the high watermark. */
+			out->next_offset = probe > offset ? probe : offset;
+			return 0;
+		}
+		s = log->segs[i];
+		uint64_t limit = s->end;
+		kaas_seg_ref(s);
 		pthread_mutex_unlock(&log->mu);
-		return 0;
-	}
-	struct segment *s = log->segs[i];
-	uint64_t limit = s->end;
-	kaas_seg_ref(s);
-	pthread_mutex_unlock(&log->mu);
-
-	struct locate l = { .offset = offset, .max = max_bytes };
-	int rc = seg_locate(log, s, limit, &l);
-	if (rc < 0 || !l.found) {
+		l = (struct locate){ .offset = offset, .max = max_bytes };
+		rc = seg_locate(log, s, limit, &l);
+		if (rc < 0 || l.found)
+			break;
+		if (!s->gen) { /* only a cleaned segment has gaps */
+			rc = kaas_sub_fail(EUCLEAN, "read %s: offset %lld not found below the recorded "
+					   "end", s->path, (long long)offset);
+			kaas_seg_unref(s);
+			return rc;
+		}
+		probe = s->next;
 		kaas_seg_unref(s);
-		if (rc == 0 && !l.found)
-			rc = kaas_sub_fail(EUCLEAN, "read %s: offset %lld not found below the recorded end",
-					   s->path, (long long)offset);
+		pthread_mutex_lock(&log->mu);
+	}
+	if (rc < 0) {
+		kaas_seg_unref(s);
 		return rc;
 	}
 	out->file = s->rslot.f; /* stays open: the slice pins the segment */
