@@ -224,17 +224,29 @@ static int write_batch(void *arg, const struct kaas_batch_header *h, uint64_t po
 	return rc;
 }
 
-/* Write the output replacing cand[first .. first+count) with generation gen. */
-static int write_output(struct pass *p, size_t first, size_t count, uint32_t gen)
+/* May the output, now opos bytes, take a source segment of `end` bytes
+ * spanning offsets up to `next`?  Sources join while the output stays
+ * within segment_bytes, or while it is under half of it (a cleaned source
+ * shrinks; at most 1.5 × segment_bytes then), and positions and offsets
+ * relative to its base fit the index. */
+static bool may_join(const struct pass *p, uint64_t opos, uint64_t end, int64_t next)
+{
+	uint64_t limit = p->log->cfg.segment_bytes;
+	if (next - p->out->base >= INT32_MAX || opos + end >= UINT32_MAX / 2)
+		return false;
+	return opos + end <= limit || opos < limit / 2;
+}
+
+/* Write one output from cand[first ..] with generation gen: *count is set
+ * to the number of candidates it replaces. */
+static int write_output(struct pass *p, size_t first, uint32_t gen, size_t *count)
 {
 	struct kaas_log *log = p->log;
-	struct segment *last = p->cand[first + count - 1];
 	struct segment *o = kaas_seg_new(log->dir, p->cand[first]->base, log->epoch, gen);
 	if (!o)
 		return -ENOMEM;
 	p->outs[p->nouts++] = o; /* freed by the caller on failure */
 	o->sealed = true;
-	o->next = last->next;
 	p->out = o;
 	p->fpos = p->opos = 0;
 	p->blen = 0;
@@ -245,13 +257,16 @@ static int write_output(struct pass *p, size_t first, size_t count, uint32_t gen
 			       &p->f);
 	if (rc < 0)
 		return rc;
-	for (size_t i = first; i < first + count && rc == 0; i++) {
-		struct segment *s = p->cand[i];
+	size_t i = first;
+	do {
+		struct segment *s = p->cand[i++];
 		if (s->max_ts > o->max_ts)
 			o->max_ts = s->max_ts;
+		o->next = s->next;
 		p->st.bytes_in += s->end;
 		rc = scan_segment(p, s, write_batch);
-	}
+	} while (rc == 0 && i < p->n && may_join(p, p->opos, p->cand[i]->end, p->cand[i]->next));
+	*count = i - first;
 	if (rc == 0)
 		rc = flush(p);
 	if (rc == 0)
@@ -266,8 +281,7 @@ static int write_output(struct pass *p, size_t first, size_t count, uint32_t gen
 	o->ix.covered = o->end;
 	o->index_ready = true;
 	atomic_store(&o->ix_loaded, true);
-	rc = kaas_seg_index_write(log->sub, o); /* replace: fsynced */
-	return rc;
+	return kaas_seg_index_write(log->sub, o); /* replace: fsynced */
 }
 
 /* -------------------------------------------------------- choose */
@@ -421,19 +435,12 @@ static void pass_free(struct pass *p)
 	free(p->tmp);
 }
 
-/* Write every output, grouping candidates up to segment_bytes. */
+/* Write every output, then make their names durable. */
 static int write_all(struct pass *p, uint32_t gen)
 {
-	uint64_t limit = p->log->cfg.segment_bytes;
 	for (size_t i = 0; i < p->n;) {
-		size_t k = 1;
-		uint64_t bytes = p->cand[i]->end;
-		while (i + k < p->n && bytes + p->cand[i + k]->end <= limit &&
-		       p->cand[i + k]->next - p->cand[i]->base < INT32_MAX) {
-			bytes += p->cand[i + k]->end;
-			k++;
-		}
-		int rc = write_output(p, i, k, gen);
+		size_t k = 0;
+		int rc = write_output(p, i, gen, &k);
 		if (rc < 0)
 			return rc;
 		p->st.segments_in += k;

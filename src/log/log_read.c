@@ -170,7 +170,8 @@ int kaas_log_read(struct kaas_log *log, int64_t offset, size_t max_bytes, struct
 		uint64_t limit = s->end;
 		kaas_seg_ref(s);
 		pthread_mutex_unlock(&log->mu);
-		l = (struct locate){ .offset = offset, .max = max_bytes };
+		/* probe is >= the segment's base: the index floor is relative */
+		l = (struct locate){ .offset = probe, .max = max_bytes };
 		rc = seg_locate(log, s, limit, &l);
 		if (rc < 0 || l.found)
 			break;

@@ -45,3 +45,10 @@ tests_log_test_log_scale_SOURCES = tests/log/test_log_scale.c
 tests_log_test_log_scale_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_scale_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_scale
+
+# The log cleaner (issue 21).
+check_PROGRAMS += tests/log/test_log_clean
+tests_log_test_log_clean_SOURCES = tests/log/test_log_clean.c
+tests_log_test_log_clean_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_clean_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_clean
