@@ -34,19 +34,20 @@ struct topic_key {
 	struct broker_key broker[3]; /* most specific first */
 };
 
-static const char *const cleanup_ok[] = { "delete", NULL };
+static const char *const cleanup_ok[] = { "delete", "compact", "compact,delete", "delete,compact",
+					   NULL };
 static const char *const tstype_ok[] = { "CreateTime", NULL };
 static const char *const compression_ok[] = { "producer", NULL };
 static const char *const bool_false[] = { "false", NULL };
 
 static const struct topic_key keys[] = {
 	{ "cleanup.policy", KAAS_CONFIG_LIST, 0, 0, cleanup_ok,
-	  "kaas has no log cleaner yet: cleanup.policy=delete only", "delete", 1,
+	  "cleanup.policy is delete, compact, or both (compact,delete)", "delete", 1,
 	  { { "log.cleanup.policy", 1 } } },
 	{ "compression.type", KAAS_CONFIG_STRING, 0, 0, compression_ok,
 	  "kaas keeps batches as the producer compressed them: compression.type=producer only",
 	  "producer", 1, { { "compression.type", 1 } } },
-	{ "delete.retention.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "86400000", 0,
+	{ "delete.retention.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "86400000", 1,
 	  { { "log.cleaner.delete.retention.ms", 1 } } },
 	{ "file.delete.delay.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "60000", 0,
 	  { { "log.segment.delete.delay.ms", 1 } } },
@@ -64,7 +65,7 @@ static const struct topic_key keys[] = {
 	  { { "log.local.retention.bytes", 1 } } },
 	{ "local.retention.ms", KAAS_CONFIG_LONG, -2, INT64_MAX, NULL, NULL, "-2", 0,
 	  { { "log.local.retention.ms", 1 } } },
-	{ "max.compaction.lag.ms", KAAS_CONFIG_LONG, 1, INT64_MAX, NULL, NULL, NO_LIMIT, 0,
+	{ "max.compaction.lag.ms", KAAS_CONFIG_LONG, 1, INT64_MAX, NULL, NULL, NO_LIMIT, 1,
 	  { { "log.cleaner.max.compaction.lag.ms", 1 } } },
 	{ "max.message.bytes", KAAS_CONFIG_INT, 0, INT32_MAX, NULL, NULL, "1048588", 1,
 	  { { "message.max.bytes", 1 } } },
@@ -79,9 +80,9 @@ static const struct topic_key keys[] = {
 	{ "message.timestamp.type", KAAS_CONFIG_STRING, 0, 0, tstype_ok,
 	  "kaas keeps the producer's timestamps: message.timestamp.type=CreateTime only",
 	  "CreateTime", 1, { { "log.message.timestamp.type", 1 } } },
-	{ "min.cleanable.dirty.ratio", KAAS_CONFIG_DOUBLE, 0, 1, NULL, NULL, "0.5", 0,
+	{ "min.cleanable.dirty.ratio", KAAS_CONFIG_DOUBLE, 0, 1, NULL, NULL, "0.5", 1,
 	  { { "log.cleaner.min.cleanable.ratio", 1 } } },
-	{ "min.compaction.lag.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "0", 0,
+	{ "min.compaction.lag.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "0", 1,
 	  { { "log.cleaner.min.compaction.lag.ms", 1 } } },
 	{ "min.insync.replicas", KAAS_CONFIG_INT, 1, INT32_MAX, NULL, NULL, "1", 0,
 	  { { "min.insync.replicas", 1 } } },
@@ -267,6 +268,19 @@ void kaas_topic_settings_resolve(const struct kaas_kvlist *broker, const struct 
 	out->segment_ms = effective_i64("segment.ms", broker, topic);
 	out->max_message_bytes = effective_i64("max.message.bytes", broker, topic);
 	out->index_interval_bytes = effective_i64("index.interval.bytes", broker, topic);
+	/* Compaction (issue 21). */
+	const struct topic_key *k = find_key("cleanup.policy");
+	enum kaas_config_source src;
+	char buf[32];
+	const char *policy = effective(k, broker, topic, &src, buf);
+	out->cleanup_compact = strstr(policy, "compact") ? 1 : 0;
+	out->cleanup_delete = strstr(policy, "delete") ? 1 : 0;
+	out->delete_retention_ms = effective_i64("delete.retention.ms", broker, topic);
+	out->min_compaction_lag_ms = effective_i64("min.compaction.lag.ms", broker, topic);
+	out->max_compaction_lag_ms = effective_i64("max.compaction.lag.ms", broker, topic);
+	k = find_key("min.cleanable.dirty.ratio");
+	out->min_cleanable_dirty_ppm = (int64_t)(strtod(effective(k, broker, topic, &src, buf), NULL) *
+						 1e6);
 }
 
 enum kaas_config_type kaas_topic_config_type(const char *name)

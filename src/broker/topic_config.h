@@ -52,6 +52,13 @@ struct kaas_topic_settings {
 	int64_t segment_ms;
 	int64_t max_message_bytes;    /* largest batch a produce may append */
 	int64_t index_interval_bytes;
+	/* cleanup.policy and compaction (issue 21) */
+	int64_t cleanup_compact;      /* 1: the policy has "compact" */
+	int64_t cleanup_delete;       /* 1: the policy has "delete" */
+	int64_t delete_retention_ms;
+	int64_t min_compaction_lag_ms;
+	int64_t max_compaction_lag_ms; /* INT64_MAX: none */
+	int64_t min_cleanable_dirty_ppm; /* min.cleanable.dirty.ratio × 10^6 */
 };
 
 #define KAAS_CONFIG_MAX_SYNONYMS 4

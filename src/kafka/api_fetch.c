@@ -235,7 +235,12 @@ static void round_work(void *arg)
 				ctx->errors++;
 			} else {
 				ctx->total += p->len;
-				if ((p->has_slice ? p->slice.next_offset : p->offset) < end)
+				/* Without a slice, next_offset says how far the log
+				 * holds nothing: past a cleaned range's end (issue 21)
+				 * there is nothing more to send now. */
+				if ((p->has_slice ? p->slice.next_offset
+						  : (p->slice.next_offset > p->offset ? p->slice.next_offset
+										: p->offset)) < end)
 					ctx->more = 1;
 				if (p->has_slice && ctx->isolation == 1) {
 					int n = kaas_log_aborted_txns(log, p->offset,

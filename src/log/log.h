@@ -128,6 +128,21 @@ struct kaas_log_config {
 	                                 -ENOENT, so an open never re-creates a
 	                                 deleted topic's directory.  0 (default):
 	                                 every missing component is created */
+	/* Compaction (issue 21, log_clean.c); all may change with kaas_log_retune. */
+	int compact;                  /* 1: cleanup.policy has "compact": housekeeping
+	                                 runs the log cleaner (default 0) */
+	int64_t delete_retention_ms;  /* a tombstone (null value) older than this
+	                                 is removed by cleaning (default 1 day) */
+	double min_cleanable_dirty_ratio; /* clean when the bytes never cleaned are
+	                                 at least this share of the sealed
+	                                 segments (default 0.5) */
+	int64_t min_compaction_lag_ms;/* a sealed segment whose newest timestamp is
+	                                 younger than this is not cleaned yet
+	                                 (default 0) */
+	int64_t max_compaction_lag_ms;/* < 0: none (default).  Else clean, whatever
+	                                 the ratio, once the oldest uncleaned
+	                                 sealed segment's newest timestamp is older
+	                                 than this */
 };
 
 /* Fill cfg with the defaults above. */
@@ -386,18 +401,60 @@ int kaas_log_roll(struct kaas_log *log);
 
 /* Housekeeping, call periodically (e.g. every few seconds): roll by age,
  * retention by bytes and age (now_ms: wall clock in ms since the epoch; 0:
- * use the current time), and re-drive unlinks that did not finish.
+ * use the current time), and re-drive unlinks that did not finish; with
+ * cfg.compact, then a cleaning pass (kaas_log_clean, not forced; its
+ * failure other than fenced is not housekeeping's: it is retried at the
+ * next call).
  * Retention never deletes the active segment.  Order per deletion: manifest
  * first (log start moves), then every handle closed, then unlink.
  * Returns the number of segments deleted, or -errno. */
 int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms);
 
 /* Change the limits of an open log (a topic's config changed): copies
- * segment_bytes, segment_ms, retention_bytes and retention_ms from cfg
+ * segment_bytes, segment_ms, retention_bytes, retention_ms and the
+ * compaction fields from cfg
  * (index_interval_bytes applies from the next open); the next append, roll and housekeeping
  * use them.  Other fields of cfg are ignored.  Blocks while a group
  * commit is being written. */
 void kaas_log_retune(struct kaas_log *log, const struct kaas_log_config *cfg);
+
+/* ---------------------------------------------------------- cleaning */
+
+/* What one cleaning pass did. */
+struct kaas_log_clean_stats {
+	uint64_t segments_in, segments_out;  /* replaced, written */
+	uint64_t bytes_in, bytes_out;
+	uint64_t records_removed;            /* superseded records and tombstones */
+	uint64_t tombstones_removed;
+};
+
+/* One pass of the log cleaner (log_clean.c) over the sealed segments from
+ * the log start up to the first one younger than min_compaction_lag_ms
+ * (never the active segment): keeps the latest record of every key, drops
+ * tombstones older than delete_retention_ms, keeps records without a key,
+ * control batches, transactional batches and (without a decompressor, see
+ * kaas_log_set_decompressor) compressed batches as they are.  Offsets are
+ * kept: the cleaned segments have gaps.  Runs only when the uncleaned share
+ * reaches min_cleanable_dirty_ratio or max_compaction_lag_ms is passed, or
+ * with `force`.  Publication: new files "<base>-<our epoch>-<gen>.log"
+ * (+ indexes) fsynced, then the manifest replaced (one rename), then the
+ * fence checked again, and only then are the replaced files unlinked (each
+ * at the release of its last slice; re-driven by housekeeping while an
+ * unlink fails).  Leftovers of a crashed or refused pass are swept first.
+ * st may be NULL.  now_ms 0: the current time.  Returns 1 (a set was
+ * switched), 0 (nothing to do, or another pass is running), or -errno
+ * (KAAS_LOG_EFENCED: a newer leader exists; nothing was removed). */
+int kaas_log_clean(struct kaas_log *log, int64_t now_ms, int force,
+		   struct kaas_log_clean_stats *st);
+
+/* The cleaner reads the keys of compressed batches through this function
+ * (the broker passes kafka/batch.h's kaas_batch_decompress): decompress
+ * `in` with codec (1..4) into a malloc'd *out of at most `limit` bytes;
+ * 0, or -errno.  Process-wide; NULL (default): compressed batches are kept
+ * whole. */
+typedef int (*kaas_log_decompress_fn)(int codec, const uint8_t *in, size_t inlen, size_t limit,
+				      uint8_t **out, size_t *outlen);
+void kaas_log_set_decompressor(kaas_log_decompress_fn fn);
 
 /* Move the log start to `offset` (DeleteRecords): 0 <= offset <= high
  * watermark, else -ERANGE; an offset below the current start is a no-op.

@@ -20,10 +20,10 @@ enum kaas_log_entry_kind kaas_log_entry_classify(const char *name, int64_t *base
 						 uint32_t *epoch)
 {
 	int64_t b = 0;
-	uint32_t e = 0;
+	uint32_t e = 0, g = 0;
 	const char *ext;
 	enum kaas_log_entry_kind k = KAAS_LOG_ENTRY_OTHER;
-	if (kaas_seg_parse_name(name, &b, &e, &ext) == 0) {
+	if (kaas_seg_parse_name(name, &b, &e, &g, &ext) == 0) {
 		if (strcmp(ext, "log") == 0)
 			k = KAAS_LOG_ENTRY_SEGMENT;
 		else if (strcmp(ext, "index") == 0 || strcmp(ext, "timeindex") == 0)
@@ -69,6 +69,11 @@ static int entry_from_json(const cJSON *o, struct kaas_log_inspect_seg *s)
 	    s->base < 0 || ep > UINT32_MAX || s->next < s->base)
 		return -EBADMSG;
 	s->epoch = (uint32_t)ep;
+	uint64_t gen = 0; /* optional: a cleaned segment's generation */
+	if (cJSON_GetObjectItemCaseSensitive(o, "gen") &&
+	    (kaas_json_get_u64(o, "gen", &gen) < 0 || gen > UINT32_MAX))
+		return -EBADMSG;
+	s->gen = (uint32_t)gen;
 	s->end = end;
 	s->sealed = cJSON_IsTrue(sealed);
 	return 0;
@@ -99,7 +104,7 @@ static int load_entries(struct kaas_log_inspect *li, const cJSON *body)
 		    (li->n && s->base < li->segs[li->n - 1].next))
 			return kaas_sub_fail(EBADMSG, "%s: segment entry %zu is invalid", li->manifest,
 					     li->n);
-		s->path = kaas_seg_path(li->dir, s->base, s->epoch, "log");
+		s->path = kaas_seg_path(li->dir, s->base, s->epoch, s->gen, "log");
 		if (!s->path)
 			return -ENOMEM;
 		s->file_size = -1;

@@ -24,6 +24,7 @@
 struct kaas_log_inspect_seg {
 	int64_t base;          /* first offset */
 	uint32_t epoch;        /* epoch in the file name */
+	uint32_t gen;          /* cleaning generation in the file name (0: none) */
 	int sealed;
 	uint64_t end;          /* recorded end (sealed) or checkpoint position */
 	int64_t next;          /* recorded next offset, or the checkpoint's */

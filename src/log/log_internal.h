@@ -140,7 +140,10 @@ void kaas_logi_pool_release(void);
 struct segment {
 	int64_t base;         /* first offset */
 	uint32_t epoch;       /* epoch stamped in the name */
-	char *path;           /* "<dir>/<base:020>-<epoch:010>.log" */
+	uint32_t gen;         /* cleaning generation (0: as the leader wrote it) */
+	char *path;           /* "<dir>/<base:020>-<epoch:010>.log", or with a
+	                         generation "<base:020>-<epoch:010>-<gen:010>.log"
+	                         (log_clean.c) */
 	bool sealed;
 	uint64_t end;         /* valid bytes (sealed: recorded end; active: synced end) */
 	int64_t next;         /* offset after the last valid batch */
@@ -162,19 +165,25 @@ struct segment {
 	atomic_ullong used;        /* log tick of its last index use (eviction) */
 };
 
-/* "<base:020>-<epoch:010>.log" parsing: 0 and the fields, -EINVAL. */
-int kaas_seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, const char **ext);
-char *kaas_seg_path(const char *dir, int64_t base, uint32_t epoch, const char *ext);
-struct segment *kaas_seg_new(const char *dir, int64_t base, uint32_t epoch);
+/* "<base:020>-<epoch:010>[-<gen:010>].<ext>" parsing: 0 and the fields
+ * (*gen 0 when the name has none), -EINVAL. */
+int kaas_seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, uint32_t *gen,
+			const char **ext);
+char *kaas_seg_path(const char *dir, int64_t base, uint32_t epoch, uint32_t gen, const char *ext);
+struct segment *kaas_seg_new(const char *dir, int64_t base, uint32_t epoch, uint32_t gen);
 void kaas_seg_free(struct segment *s);
 /* Take / drop a reference (refs: the log's list + every slice or reader
  * using the segment).  Either asserts the count was positive: a segment
  * whose count reached 0 is doomed and may be unlinked by the reaper. */
 void kaas_seg_ref(struct segment *s);
 void kaas_seg_unref(struct segment *s);
+/* The reaper's undo: a doomed segment it could not unlink gets its
+ * reference back (asserts the count was 0). */
+void kaas_seg_ref_zero(struct segment *s);
 
 /* Scan batches in f from pos up to limit (UINT64_MAX: to EOF), starting at
- * offset `expect` (the next batch must have that base offset; < 0: any).
+ * offset `expect` (with check_crc the next batch must have that base offset,
+ * without it at least that one: a cleaned segment has gaps; < 0: any).
  * For every valid batch calls cb (may be NULL).  Stops at the first short,
  * malformed, misnumbered or CRC-failing batch.  check_crc 0 trusts lengths
  * only (for data below a recorded end).  Returns 0 with *end_pos and
@@ -322,6 +331,10 @@ struct kaas_log {
 	uint64_t ckpt_pos;          /* checkpoint of the active segment */
 	int64_t ckpt_next;
 
+	pthread_mutex_t clean_mu;   /* one cleaning pass at a time (log_clean.c) */
+	uint32_t clean_gen;         /* the highest cleaning generation used or
+	                               read from a manifest (under wlock) */
+
 	pthread_mutex_t mf_lock;    /* serialises fence checks; fence_ino */
 	uint64_t fence_ino;         /* the fence directory's inode at our claim */
 
@@ -374,9 +387,12 @@ int kaas_logi_add_segment(struct kaas_log *log, struct segment *s);
 int kaas_logi_roll_locked(struct kaas_log *log);
 /* Checkpoint (wlock held): producer snapshot then manifest. */
 int kaas_logi_checkpoint_locked(struct kaas_log *log);
-/* Unlink the files of doomed segments without references (wlock held,
- * takes mu).  Returns the number removed. */
+/* Unlink the files of doomed segments no slice references any more (wlock
+ * held, takes mu); a doomed segment keeps the list's reference until then.
+ * Returns the number removed. */
 int kaas_logi_reap_doomed(struct kaas_log *log);
+/* Room for k more doomed segments (mu held): 0 or -ENOMEM. */
+int kaas_logi_doomed_reserve_locked(struct kaas_log *log, size_t k);
 /* Record a failure: every waiter is woken with it (mu held). */
 void kaas_logi_fail_locked(struct kaas_log *log, int err);
 /* Create segment "<base>-<our epoch>.log" and make it the active one

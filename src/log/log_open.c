@@ -26,13 +26,17 @@ void kaas_log_config_default(struct kaas_log_config *cfg)
 	cfg->max_pending_bytes = 64u << 20;
 	cfg->fence_check = 1;
 	cfg->max_loaded_indexes = 8;
+	cfg->delete_retention_ms = 24ll * 3600 * 1000;
+	cfg->min_cleanable_dirty_ratio = 0.5;
+	cfg->max_compaction_lag_ms = -1;
 }
 
 /* Initialise (init 1) or destroy (init 0) the log's mutexes and condition
  * variables: one list for both, so they stay in step. */
 static void log_sync_objects(struct kaas_log *log, int init)
 {
-	pthread_mutex_t *m[] = { &log->mu, &log->wlock, &log->mf_lock, &log->txn_mu };
+	pthread_mutex_t *m[] = { &log->mu, &log->wlock, &log->mf_lock, &log->txn_mu,
+				 &log->clean_mu };
 	pthread_cond_t *cv[] = { &log->drained_cv, &log->work_cv, &log->room_cv, &log->data_cv };
 	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
 		(void)(init ? pthread_mutex_init(m[i], NULL) : pthread_mutex_destroy(m[i]));
@@ -78,21 +82,30 @@ static int segments_from_manifest(struct kaas_log *log, const cJSON *body, uint6
 	    kaas_json_get_i64(body, "log_start", &log->log_start) < 0 || log->log_start < 0)
 		return kaas_sub_fail(EBADMSG, "%s: bad epoch or log_start", m);
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(body, "segments");
+	uint64_t cg = 0; /* optional (issue 21): the highest cleaning generation used */
+	if (cJSON_GetObjectItemCaseSensitive(body, "clean_gen") &&
+	    (kaas_json_get_u64(body, "clean_gen", &cg) < 0 || cg > UINT32_MAX))
+		return kaas_sub_fail(EBADMSG, "%s: bad clean_gen", m);
+	if (cg > log->clean_gen)
+		log->clean_gen = (uint32_t)cg;
 	if (!cJSON_IsArray(arr))
 		return kaas_sub_fail(EBADMSG, "%s: no segment list", m);
 	const cJSON *o;
 	int64_t prev_next = -1;
 	cJSON_ArrayForEach(o, arr) {
 		int64_t base, next, max_ts;
-		uint64_t ep, end;
+		uint64_t ep, end, gen = 0;
 		const cJSON *sealed = cJSON_GetObjectItemCaseSensitive(o, "sealed");
+		if (cJSON_GetObjectItemCaseSensitive(o, "gen") &&
+		    (kaas_json_get_u64(o, "gen", &gen) < 0 || gen > UINT32_MAX))
+			return kaas_sub_fail(EBADMSG, "%s: segment entry %zu: bad gen", m, log->nsegs);
 		if (kaas_json_get_i64(o, "base", &base) < 0 || kaas_json_get_u64(o, "epoch", &ep) < 0 ||
 		    kaas_json_get_u64(o, "end", &end) < 0 || kaas_json_get_i64(o, "next", &next) < 0 ||
 		    kaas_json_get_i64(o, "max_ts", &max_ts) < 0 || !cJSON_IsBool(sealed) || base < 0 ||
 		    ep > UINT32_MAX || next < base || (prev_next >= 0 && base < prev_next) ||
 		    (log->nsegs && !log->segs[log->nsegs - 1]->sealed))
 			return kaas_sub_fail(EBADMSG, "%s: segment entry %zu is invalid", m, log->nsegs);
-		struct segment *s = kaas_seg_new(log->dir, base, (uint32_t)ep);
+		struct segment *s = kaas_seg_new(log->dir, base, (uint32_t)ep, (uint32_t)gen);
 		pthread_mutex_lock(&log->mu);
 		int pushed = s ? kaas_logi_add_segment(log, s) : -ENOMEM;
 		pthread_mutex_unlock(&log->mu);

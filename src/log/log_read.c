@@ -50,6 +50,10 @@ static int locate_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
 		/* by time: also skip batches wholly below the log start */
 		if (last < l->offset || (l->by_time && h->max_timestamp < l->ts))
 			return 0;
+		/* past a gap of a cleaned segment, the first batch kept may
+		 * start at or beyond the bound: nothing to read below it */
+		if (!l->by_time && h->base_offset >= l->below)
+			return 1;
 		l->found = 1;
 		l->pos = pos;
 		l->len = len;
@@ -157,23 +161,46 @@ int kaas_log_read_below(struct kaas_log *log, int64_t offset, size_t max_bytes, 
 		pthread_mutex_unlock(&log->mu);
 		return 0;
 	}
-	long i = find_seg(log, offset);
-	if (i < 0) {
+	/* A cleaned segment (log_clean.c) has gaps: an offset it no longer
+	 * holds is read from the next batch above it, in this segment or a
+	 * later one (a consumer inside a removed range continues at the next
+	 * retained offset). */
+	int64_t probe = offset;
+	struct segment *s = NULL;
+	struct locate l;
+	int rc = 0;
+	for (;;) {
+		long i = find_seg(log, probe);
+		if (i < 0 || probe >= log->hwm || probe >= end) {
+			pthread_mutex_unlock(&log->mu);
+			/* Nothing retained from offset up to the high watermark
+			 * (or the bound asked for). */
+			if (probe > end)
+				probe = end;
+			out->next_offset = probe > offset ? probe : offset;
+			return 0;
+		}
+		s = log->segs[i];
+		uint64_t limit = s->end;
+		kaas_seg_ref(s);
 		pthread_mutex_unlock(&log->mu);
-		return 0;
-	}
-	struct segment *s = log->segs[i];
-	uint64_t limit = s->end;
-	kaas_seg_ref(s);
-	pthread_mutex_unlock(&log->mu);
-
-	struct locate l = { .offset = offset, .max = max_bytes, .below = end };
-	int rc = seg_locate(log, s, limit, &l);
-	if (rc < 0 || !l.found) {
+		/* probe is >= the segment's base: the index floor is relative */
+		l = (struct locate){ .offset = probe, .max = max_bytes, .below = end };
+		rc = seg_locate(log, s, limit, &l);
+		if (rc < 0 || l.found)
+			break;
+		if (!s->gen) { /* only a cleaned segment has gaps */
+			rc = kaas_sub_fail(EUCLEAN, "read %s: offset %lld not found below the recorded "
+					   "end", s->path, (long long)offset);
+			kaas_seg_unref(s);
+			return rc;
+		}
+		probe = s->next;
 		kaas_seg_unref(s);
-		if (rc == 0 && !l.found)
-			rc = kaas_sub_fail(EUCLEAN, "read %s: offset %lld not found below the recorded end",
-					   s->path, (long long)offset);
+		pthread_mutex_lock(&log->mu);
+	}
+	if (rc < 0) {
+		kaas_seg_unref(s);
 		return rc;
 	}
 	out->file = s->rslot.f; /* stays open: the slice pins the segment */

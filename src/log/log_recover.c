@@ -161,11 +161,17 @@ int kaas_pstate_load(struct kaas_log *log, int64_t *from)
 	return 0;
 }
 
-/* Whether the manifest's segment list (log->segs) names base/epoch. */
-static bool listed(const struct kaas_log *log, int64_t base, uint32_t ep)
+/* Whether the segment list (log->segs), or the segments deleted from it but
+ * not yet unlinked (log->doomed), name base/epoch/gen (mu held, or during
+ * the open). */
+static bool listed(const struct kaas_log *log, int64_t base, uint32_t ep, uint32_t gen)
 {
 	for (size_t k = 0; k < log->nsegs; k++)
-		if (log->segs[k]->base == base && log->segs[k]->epoch == ep)
+		if (log->segs[k]->base == base && log->segs[k]->epoch == ep && log->segs[k]->gen == gen)
+			return true;
+	for (size_t k = 0; k < log->ndoomed; k++)
+		if (log->doomed[k]->base == base && log->doomed[k]->epoch == ep &&
+		    log->doomed[k]->gen == gen)
 			return true;
 	return false;
 }
@@ -184,8 +190,10 @@ static int holds_data(struct kaas_log *log, const char *name)
 }
 
 /* Remove segment files no manifest entry names (epoch <= ours): a roll that
- * crashed before its manifest swap, a zombie's late segment, or a retention
- * delete that crashed between the manifest and the unlink. */
+ * crashed before its manifest swap, a zombie's late segment, a retention
+ * delete that crashed between the manifest and the unlink, a cleaning pass
+ * (log_clean.c) that crashed before its switch (its new files) or after it
+ * (the files it replaced). */
 int kaas_logi_sweep_orphans(struct kaas_log *log)
 {
 	struct kaas_dirlist l;
@@ -194,13 +202,16 @@ int kaas_logi_sweep_orphans(struct kaas_log *log)
 		return rc;
 	for (size_t i = 0; i < l.n; i++) {
 		int64_t base;
-		uint32_t ep;
+		uint32_t ep, gen;
 		const char *ext;
-		if (kaas_seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || ep > log->epoch)
+		if (kaas_seg_parse_name(l.names[i], &base, &ep, &gen, &ext) < 0 || ep > log->epoch)
 			continue;
 		if (strcmp(ext, "log") && strcmp(ext, "index") && strcmp(ext, "timeindex"))
 			continue;
-		if (listed(log, base, ep))
+		pthread_mutex_lock(&log->mu);
+		bool named = listed(log, base, ep, gen);
+		pthread_mutex_unlock(&log->mu);
+		if (named)
 			continue;
 		char *p = kaas_path_join(log->dir, l.names[i]);
 		if (!p) {
@@ -230,10 +241,10 @@ static int unnamed_data(struct kaas_log *log, int64_t above, char *name, size_t 
 		return rc;
 	for (size_t i = 0; i < l.n && rc == 0; i++) {
 		int64_t base;
-		uint32_t ep;
+		uint32_t ep, gen;
 		const char *ext;
-		if (kaas_seg_parse_name(l.names[i], &base, &ep, &ext) < 0 || strcmp(ext, "log") ||
-		    (int64_t)ep <= above || listed(log, base, ep))
+		if (kaas_seg_parse_name(l.names[i], &base, &ep, &gen, &ext) < 0 || strcmp(ext, "log") ||
+		    (int64_t)ep <= above || listed(log, base, ep, gen))
 			continue;
 		rc = holds_data(log, l.names[i]);
 		if (rc > 0) {

@@ -18,7 +18,7 @@ static int unlink_seg_files(struct kaas_log *log, struct segment *s)
 {
 	static const char *const exts[] = { "index", "timeindex", "log" };
 	for (size_t i = 0; i < 3; i++) {
-		char *p = kaas_seg_path(log->dir, s->base, s->epoch, exts[i]);
+		char *p = kaas_seg_path(log->dir, s->base, s->epoch, s->gen, exts[i]);
 		if (!p)
 			return -ENOMEM;
 		int rc = kaas_sub_unlink(log->sub, p);
@@ -26,6 +26,20 @@ static int unlink_seg_files(struct kaas_log *log, struct segment *s)
 		if (rc < 0 && rc != -ENOENT)
 			return rc;
 	}
+	return 0;
+}
+
+int kaas_logi_doomed_reserve_locked(struct kaas_log *log, size_t k)
+{
+	assert_held(&log->mu);
+	if (log->ndoomed + k <= log->capdoomed)
+		return 0;
+	size_t nc = log->ndoomed + k + 16;
+	struct segment **nd = realloc(log->doomed, nc * sizeof *nd);
+	if (!nd)
+		return -ENOMEM;
+	log->doomed = nd;
+	log->capdoomed = nc;
 	return 0;
 }
 
@@ -38,8 +52,13 @@ int kaas_logi_reap_doomed(struct kaas_log *log)
 		struct segment *s = NULL;
 		pthread_mutex_lock(&log->mu);
 		for (size_t i = 0; i < log->ndoomed; i++) {
-			if (atomic_load(&log->doomed[i]->refs) == 0) {
+			/* The doomed list holds the list's reference: 1 is
+			 * "no slice left" (while a slice holds one, the count
+			 * stays above 1 and the file cache never closes the
+			 * handle the slice reads through). */
+			if (atomic_load(&log->doomed[i]->refs) == 1) {
 				s = log->doomed[i];
+				kaas_seg_unref(s);
 				log->doomed[i] = log->doomed[--log->ndoomed];
 				break;
 			}
@@ -51,7 +70,9 @@ int kaas_logi_reap_doomed(struct kaas_log *log)
 		kaas_logi_fslot_close(&s->rslot);
 		pthread_mutex_unlock(&s->rlock);
 		if (unlink_seg_files(log, s) < 0) {
-			/* Keep it recorded: the next housekeeping re-drives it. */
+			/* Keep it recorded (an -EBUSY silly file, a transient
+			 * error): the next housekeeping re-drives it. */
+			kaas_seg_ref_zero(s);
 			pthread_mutex_lock(&log->mu);
 			log->doomed[log->ndoomed++] = s;
 			pthread_mutex_unlock(&log->mu);
@@ -71,15 +92,9 @@ static int drop_front(struct kaas_log *log, size_t k, int64_t new_start)
 	if (k == 0 && new_start <= log->log_start)
 		return 0;
 	pthread_mutex_lock(&log->mu);
-	if (log->ndoomed + k > log->capdoomed) {
-		size_t nc = log->ndoomed + k + 16;
-		struct segment **nd = realloc(log->doomed, nc * sizeof *nd);
-		if (!nd) {
-			pthread_mutex_unlock(&log->mu);
-			return -ENOMEM;
-		}
-		log->doomed = nd;
-		log->capdoomed = nc;
+	if (kaas_logi_doomed_reserve_locked(log, k) < 0) {
+		pthread_mutex_unlock(&log->mu);
+		return -ENOMEM;
 	}
 	int64_t old_start = log->log_start;
 	struct segment **gone = malloc((k ? k : 1) * sizeof *gone);
@@ -106,8 +121,7 @@ static int drop_front(struct kaas_log *log, size_t k, int64_t new_start)
 			kaas_logi_fail_locked(log, rc);
 	} else {
 		for (size_t i = 0; i < k; i++) {
-			gone[i]->doomed = true;
-			kaas_seg_unref(gone[i]); /* the list's reference */
+			gone[i]->doomed = true; /* keeps the list's reference */
 			log->doomed[log->ndoomed++] = gone[i];
 		}
 	}
@@ -167,7 +181,17 @@ int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms)
 	rc = drop_front(log, k, new_start);
 	if (rc >= 0)
 		kaas_logi_reap_doomed(log); /* re-drive earlier unlinks that did not finish */
+	pthread_mutex_lock(&log->mu);
+	int compact = log->cfg.compact;
+	pthread_mutex_unlock(&log->mu);
 	pthread_mutex_unlock(&log->wlock);
+	if (rc >= 0 && compact) {
+		/* Cleaning: not under wlock (it reads and writes whole segments
+		 * while appends go on); a failure is retried at the next call. */
+		int c = kaas_log_clean(log, now_ms, 0, NULL);
+		if (c == KAAS_LOG_EFENCED)
+			rc = c;
+	}
 	return rc;
 }
 
@@ -207,6 +231,11 @@ void kaas_log_retune(struct kaas_log *log, const struct kaas_log_config *cfg)
 	log->cfg.segment_ms = cfg->segment_ms;
 	log->cfg.retention_bytes = cfg->retention_bytes;
 	log->cfg.retention_ms = cfg->retention_ms;
+	log->cfg.compact = cfg->compact;
+	log->cfg.delete_retention_ms = cfg->delete_retention_ms;
+	log->cfg.min_cleanable_dirty_ratio = cfg->min_cleanable_dirty_ratio;
+	log->cfg.min_compaction_lag_ms = cfg->min_compaction_lag_ms;
+	log->cfg.max_compaction_lag_ms = cfg->max_compaction_lag_ms;
 	pthread_mutex_unlock(&log->mu);
 	pthread_mutex_unlock(&log->wlock);
 }

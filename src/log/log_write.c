@@ -190,7 +190,7 @@ static int create_segment_file(struct kaas_log *log, struct segment *s, struct k
 
 int kaas_logi_start_segment(struct kaas_log *log, int64_t base)
 {
-	struct segment *s = kaas_seg_new(log->dir, base, log->epoch);
+	struct segment *s = kaas_seg_new(log->dir, base, log->epoch, 0);
 	if (!s)
 		return -ENOMEM;
 	s->index_ready = true;

@@ -89,6 +89,9 @@ static int add_seg(cJSON *arr, const struct segment *s, uint64_t end, int64_t ne
 	    !cJSON_AddBoolToObject(o, "sealed", s->sealed) || kaas_json_add_u64(o, "end", end) < 0 ||
 	    kaas_json_add_i64(o, "next", next) < 0 || kaas_json_add_i64(o, "max_ts", s->max_ts) < 0)
 		return -ENOMEM;
+	/* Optional (issue 21): only a cleaned segment's name has a generation. */
+	if (s->gen && kaas_json_add_u64(o, "gen", s->gen) < 0)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -102,7 +105,8 @@ static int manifest_write_unchecked(struct kaas_log *log)
 	/* Segment fields are published by the ack thread under mu. */
 	pthread_mutex_lock(&log->mu);
 	if (!arr || kaas_json_add_u64(root, "epoch", log->epoch) < 0 ||
-	    kaas_json_add_i64(root, "log_start", log->log_start) < 0) {
+	    kaas_json_add_i64(root, "log_start", log->log_start) < 0 ||
+	    (log->clean_gen && kaas_json_add_u64(root, "clean_gen", log->clean_gen) < 0)) {
 		pthread_mutex_unlock(&log->mu);
 		goto out;
 	}

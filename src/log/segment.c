@@ -12,9 +12,11 @@
 #include "util/assert_held.h"
 #include "util/crc32c.h"
 
-int kaas_seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, const char **ext)
+int kaas_seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, uint32_t *gen,
+			const char **ext)
 {
-	/* 20 digits, '-', 10 digits, '.', extension */
+	/* 20 digits, '-', 10 digits, optionally '-' and 10 digits (the
+	 * cleaning generation), '.', extension */
 	for (int i = 0; i < 20; i++)
 		if (name[i] < '0' || name[i] > '9')
 			return -EINVAL;
@@ -23,9 +25,20 @@ int kaas_seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, const 
 	for (int i = 21; i < 31; i++)
 		if (name[i] < '0' || name[i] > '9')
 			return -EINVAL;
-	if (name[31] != '.')
+	uint64_t b = 0, e = 0, g = 0;
+	int dot = 31;
+	if (name[31] == '-') {
+		for (int i = 32; i < 42; i++) {
+			if (name[i] < '0' || name[i] > '9')
+				return -EINVAL;
+			g = g * 10 + (uint64_t)(name[i] - '0');
+		}
+		if (g == 0 || g > UINT32_MAX)
+			return -EINVAL; /* generation 0 is the name without one */
+		dot = 42;
+	}
+	if (name[dot] != '.')
 		return -EINVAL;
-	uint64_t b = 0, e = 0;
 	for (int i = 0; i < 20; i++)
 		b = b * 10 + (uint64_t)(name[i] - '0');
 	for (int i = 21; i < 31; i++)
@@ -34,23 +47,28 @@ int kaas_seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, const 
 		return -EINVAL;
 	*base = (int64_t)b;
 	*epoch = (uint32_t)e;
-	*ext = name + 32;
+	*gen = (uint32_t)g;
+	*ext = name + dot + 1;
 	return 0;
 }
 
-char *kaas_seg_path(const char *dir, int64_t base, uint32_t epoch, const char *ext)
+char *kaas_seg_path(const char *dir, int64_t base, uint32_t epoch, uint32_t gen, const char *ext)
 {
-	char name[64];
-	snprintf(name, sizeof name, "%020" PRId64 "-%010" PRIu32 ".%s", base, epoch, ext);
+	char name[80];
+	if (gen)
+		snprintf(name, sizeof name, "%020" PRId64 "-%010" PRIu32 "-%010" PRIu32 ".%s", base,
+			 epoch, gen, ext);
+	else
+		snprintf(name, sizeof name, "%020" PRId64 "-%010" PRIu32 ".%s", base, epoch, ext);
 	return kaas_path_join(dir, name);
 }
 
-struct segment *kaas_seg_new(const char *dir, int64_t base, uint32_t epoch)
+struct segment *kaas_seg_new(const char *dir, int64_t base, uint32_t epoch, uint32_t gen)
 {
 	struct segment *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
-	s->path = kaas_seg_path(dir, base, epoch, "log");
+	s->path = kaas_seg_path(dir, base, epoch, gen, "log");
 	if (!s->path) {
 		free(s);
 		return NULL;
@@ -58,6 +76,7 @@ struct segment *kaas_seg_new(const char *dir, int64_t base, uint32_t epoch)
 	s->base = base;
 	s->next = base;
 	s->epoch = epoch;
+	s->gen = gen;
 	s->max_ts = -1;
 	atomic_init(&s->refs, 1);
 	s->created_ms = kaas_logi_now_ms_wall();
@@ -78,6 +97,13 @@ void kaas_seg_unref(struct segment *s)
 {
 	int old = atomic_fetch_sub(&s->refs, 1);
 	assert(old > 0);
+	(void)old;
+}
+
+void kaas_seg_ref_zero(struct segment *s)
+{
+	int old = atomic_fetch_add(&s->refs, 1);
+	assert(old == 0); /* only the reaper, giving a doomed segment back its list's reference */
 	(void)old;
 }
 
@@ -190,7 +216,9 @@ int kaas_seg_scan(struct kaas_file *f, uint64_t pos, int64_t expect, uint64_t li
 		uint64_t total = (uint64_t)h.batch_length + 12;
 		if (total > room)
 			break;
-		if (expect >= 0 && h.base_offset != expect)
+		/* A CRC scan (a tail) takes batches in exact succession; below a
+		 * recorded end a cleaned segment has gaps: offsets only grow. */
+		if (expect >= 0 && (check_crc ? h.base_offset != expect : h.base_offset < expect))
 			break;
 		const unsigned char *bb = NULL;
 		if (body) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log/log.h"
+#include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "server/server.h"
 #include "substrate/metered.h"
@@ -76,6 +77,8 @@ int main(int argc, char **argv)
 	setenv("UV_THREADPOOL_SIZE", "16", 0);
 	/* Every partition log shares one I/O pool and one open-file cache. */
 	kaas_log_io_configure(b.cfg.log_io_threads, b.cfg.max_open_files);
+	/* The log cleaner reads keys inside compressed batches (issue 21). */
+	kaas_log_set_decompressor(kaas_batch_decompress);
 	snprintf(b.cluster_id, sizeof(b.cluster_id), "kaas-cluster");
 	rc = kaas_substrate_open(b.cfg.data_url, &b.data);
 	if (rc == -ENOENT && create_local_root(b.cfg.data_url) == 0)

@@ -51,3 +51,10 @@ tests_log_test_log_txn_SOURCES = tests/log/test_log_txn.c
 tests_log_test_log_txn_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_txn_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_txn
+
+# The log cleaner (issue 21).
+check_PROGRAMS += tests/log/test_log_clean
+tests_log_test_log_clean_SOURCES = tests/log/test_log_clean.c
+tests_log_test_log_clean_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_clean_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_clean

@@ -115,3 +115,113 @@ void lt_patch(unsigned char *buf, int64_t base, uint32_t epoch)
 	put64(buf, (uint64_t)base);
 	put32(buf + 12, epoch);
 }
+
+/* A zigzag varint at p: its length. */
+static size_t put_varint(unsigned char *p, int64_t v)
+{
+	uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	size_t n = 0;
+	while (u >= 0x80) {
+		p[n++] = (unsigned char)(u | 0x80);
+		u >>= 7;
+	}
+	p[n++] = (unsigned char)u;
+	return n;
+}
+
+unsigned char *lt_keyed_batch(const struct lt_record *r, uint32_t n, int64_t base_ts, size_t *len)
+{
+	size_t cap = KAAS_BATCH_HEADER_LEN;
+	for (uint32_t i = 0; i < n; i++)
+		cap += 40 + (r[i].key ? strlen(r[i].key) : 0) + (r[i].value ? strlen(r[i].value) : 0);
+	unsigned char *b = calloc(1, cap);
+	if (!b)
+		abort();
+	size_t pos = KAAS_BATCH_HEADER_LEN;
+	int64_t max_ts = base_ts;
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned char body[512];
+		size_t bl = 0;
+		int64_t kl = r[i].key ? (int64_t)strlen(r[i].key) : -1;
+		int64_t vl = r[i].value ? (int64_t)strlen(r[i].value) : -1;
+		body[bl++] = 0; /* attributes */
+		bl += put_varint(body + bl, r[i].ts - base_ts);
+		bl += put_varint(body + bl, i);
+		bl += put_varint(body + bl, kl);
+		if (kl > 0)
+			memcpy(body + bl, r[i].key, (size_t)kl), bl += (size_t)kl;
+		bl += put_varint(body + bl, vl);
+		if (vl > 0)
+			memcpy(body + bl, r[i].value, (size_t)vl), bl += (size_t)vl;
+		bl += put_varint(body + bl, 0); /* headers */
+		pos += put_varint(b + pos, (int64_t)bl);
+		memcpy(b + pos, body, bl);
+		pos += bl;
+		if (r[i].ts > max_ts)
+			max_ts = r[i].ts;
+	}
+	put64(b, 0);
+	put32(b + 8, (uint32_t)(pos - 12));
+	b[16] = 2;
+	put32(b + 23, n - 1);
+	put64(b + 27, (uint64_t)base_ts);
+	put64(b + 35, (uint64_t)max_ts);
+	put64(b + 43, (uint64_t)-1);
+	b[51] = b[52] = 0xff;
+	put32(b + 53, (uint32_t)-1);
+	put32(b + 57, n);
+	put32(b + 17, kaas_crc32c(0, b + 21, pos - 21));
+	*len = pos;
+	return b;
+}
+
+static int get_varint(const unsigned char **p, const unsigned char *end, int64_t *v)
+{
+	uint64_t u = 0;
+	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+		unsigned char c = *(*p)++;
+		u |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int lt_walk_records(const unsigned char *buf, size_t len, lt_record_cb cb, void *arg)
+{
+	size_t pos = 0;
+	while (pos + KAAS_BATCH_HEADER_LEN <= len) {
+		struct kaas_batch_header h;
+		if (kaas_batch_parse_header(buf + pos, len - pos, &h) < 0 ||
+		    pos + (size_t)h.batch_length + 12 > len || !kaas_batch_crc_ok(buf + pos, (size_t)h.batch_length + 12))
+			return -1;
+		const unsigned char *p = buf + pos + KAAS_BATCH_HEADER_LEN;
+		const unsigned char *end = buf + pos + h.batch_length + 12;
+		int64_t last = -1;
+		for (int32_t i = 0; i < h.record_count; i++) {
+			int64_t rl, tsd, od, kl, vl;
+			if (get_varint(&p, end, &rl) < 0)
+				return -1;
+			const unsigned char *rend = p + rl;
+			p++;
+			if (get_varint(&p, rend, &tsd) < 0 || get_varint(&p, rend, &od) < 0 ||
+			    get_varint(&p, rend, &kl) < 0)
+				return -1;
+			const unsigned char *k = p;
+			p += kl > 0 ? kl : 0;
+			if (get_varint(&p, rend, &vl) < 0)
+				return -1;
+			last = od;
+			if (cb(arg, h.base_offset + od, h.base_timestamp + tsd, (const char *)k, kl,
+			       (const char *)p, vl) < 0)
+				return -1;
+			p = rend;
+		}
+		if (last != h.last_offset_delta)
+			return -1;
+		pos += (size_t)h.batch_length + 12;
+	}
+	return pos == len ? 0 : -1;
+}

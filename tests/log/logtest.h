@@ -34,4 +34,21 @@ struct kaas_log_batch lt_desc(const unsigned char *buf, size_t len);
 /* Expected stored form: baseOffset and partitionLeaderEpoch patched. */
 void lt_patch(unsigned char *buf, int64_t base, uint32_t epoch);
 
+/* A keyed record for lt_keyed_batch: key NULL (no key), value NULL (a
+ * tombstone). */
+struct lt_record {
+	const char *key, *value;
+	int64_t ts;
+};
+/* A RecordBatch v2 (uncompressed, not idempotent) of n records with real
+ * record encoding, offset deltas 0..n-1. */
+unsigned char *lt_keyed_batch(const struct lt_record *r, uint32_t n, int64_t base_ts, size_t *len);
+/* Walk the records of whole batches in buf: cb(offset, timestamp, key, key
+ * length (-1 null), value, value length (-1 null)); checks every CRC and
+ * that each batch's last offset delta is its last record's.  0, or -1
+ * (malformed, or cb < 0). */
+typedef int (*lt_record_cb)(void *arg, int64_t offset, int64_t ts, const char *key, int64_t klen,
+			    const char *value, int64_t vlen);
+int lt_walk_records(const unsigned char *buf, size_t len, lt_record_cb cb, void *arg);
+
 #endif

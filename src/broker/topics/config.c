@@ -22,6 +22,15 @@ static void store_settings(struct kaas_topic *tp, const struct kaas_topic_settin
 	__atomic_store_n(&tp->settings.max_message_bytes, s->max_message_bytes, __ATOMIC_RELAXED);
 	__atomic_store_n(&tp->settings.index_interval_bytes, s->index_interval_bytes,
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(&tp->settings.cleanup_compact, s->cleanup_compact, __ATOMIC_RELAXED);
+	__atomic_store_n(&tp->settings.cleanup_delete, s->cleanup_delete, __ATOMIC_RELAXED);
+	__atomic_store_n(&tp->settings.delete_retention_ms, s->delete_retention_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&tp->settings.min_compaction_lag_ms, s->min_compaction_lag_ms,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&tp->settings.max_compaction_lag_ms, s->max_compaction_lag_ms,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&tp->settings.min_cleanable_dirty_ppm, s->min_cleanable_dirty_ppm,
+			 __ATOMIC_RELAXED);
 }
 
 void kaas_topics_log_config(const struct kaas_topic *tp, struct kaas_log_config *cfg)
@@ -37,6 +46,18 @@ void kaas_topics_log_config(const struct kaas_topic *tp, struct kaas_log_config 
 	cfg->retention_bytes = kaas_topic_setting(tp, retention_bytes);
 	cfg->index_interval_bytes = (uint32_t)kaas_topic_setting(tp, index_interval_bytes);
 	cfg->parent_must_exist = 1;
+	/* cleanup.policy=compact (issue 21): the log cleaner; without
+	 * "delete" no retention by time or size. */
+	cfg->compact = kaas_topic_setting(tp, cleanup_compact) != 0;
+	if (!kaas_topic_setting(tp, cleanup_delete)) {
+		cfg->retention_ms = -1;
+		cfg->retention_bytes = -1;
+	}
+	cfg->delete_retention_ms = kaas_topic_setting(tp, delete_retention_ms);
+	cfg->min_compaction_lag_ms = kaas_topic_setting(tp, min_compaction_lag_ms);
+	int64_t max_lag = kaas_topic_setting(tp, max_compaction_lag_ms);
+	cfg->max_compaction_lag_ms = max_lag == INT64_MAX ? -1 : max_lag;
+	cfg->min_cleanable_dirty_ratio = (double)kaas_topic_setting(tp, min_cleanable_dirty_ppm) / 1e6;
 }
 
 int kaas_topics_set_config(struct kaas_topics *t, struct kaas_topic *tp,

@@ -1,0 +1,515 @@
+/* log_clean.c — the log cleaner (issue 21): one pass over the sealed
+ * segments of a compacted partition, run by its leader.
+ *
+ * 1. Choose: the sealed segments from the front up to the first one whose
+ *    newest timestamp is within min_compaction_lag_ms (the active segment
+ *    never); clean when the bytes never cleaned (generation 0) reach
+ *    min_cleanable_dirty_ratio of them, or the oldest uncleaned one passed
+ *    max_compaction_lag_ms, or when forced.
+ * 2. Map: key → offset of its latest record over all chosen segments.
+ * 3. Write: consecutive chosen segments are merged (while their sizes add up
+ *    to at most segment_bytes) into new files named with our epoch and a
+ *    new cleaning generation, "<base:020>-<epoch:010>-<gen:010>.log", that
+ *    keep the latest record of every key, drop tombstones older than
+ *    delete_retention_ms, and keep what the cleaner does not filter (records
+ *    without a key, control and transactional batches).  Each record keeps
+ *    its offset: the files have gaps, and each new segment covers the same
+ *    offsets [base, next) as the ones it replaces.  Files and indexes are
+ *    fsynced, then the directory.
+ * 4. Switch (under wlock): the manifest replaced by one rename with the new
+ *    list, then the fence checked again: only if no newer leader claimed
+ *    the partition by then (any later one reads our manifest, as it reads
+ *    after its claim) are the replaced segments doomed — unlinked once no
+ *    slice holds them, re-driven by housekeeping while an unlink fails
+ *    (an -EBUSY silly file, a transient error).  A fenced pass removes
+ *    nothing: its files are orphans to whoever owns the partition.
+ * A crash before the rename leaves the old set and orphan new files; after
+ * it, the new set and orphan old files.  Orphans are unlinked by the next
+ * open (kaas_logi_sweep_orphans) and by the next pass, which sweeps first. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log/log_clean.h"
+#include "util/assert_held.h"
+#include "util/step.h"
+
+#define FLUSH_BYTES (1u << 20)
+
+/* The pass. */
+struct pass {
+	struct kaas_log *log;
+	int64_t tomb_before;            /* tombstones older than this go */
+	uint32_t interval;              /* index interval */
+	struct segment **cand;          /* chosen, referenced, in list order */
+	size_t n;
+	struct segment **outs;          /* written */
+	size_t nouts;
+	struct kaas_clean_map *map;
+	struct kaas_log_clean_stats st;
+	/* Writing one output. */
+	struct segment *out;
+	struct kaas_file *f;
+	unsigned char *buf;             /* bytes not yet written, from file position fpos */
+	size_t blen, bcap;
+	uint64_t fpos, opos;            /* flushed end; logical end */
+	int64_t run_max;
+	/* Filtering one batch. */
+	const unsigned char *batch;
+	size_t batch_len;
+	const struct kaas_batch_header *h;
+	struct kaas_clean_record *keep;
+	size_t nkeep, capkeep, keep_bytes;
+	int32_t seen;
+	unsigned char *tmp;
+	size_t tmpcap;
+};
+
+/* ------------------------------------------------------------ map */
+
+static int map_record(void *arg, const struct kaas_clean_record *r)
+{
+	struct pass *p = arg;
+	if (!r || !r->key)
+		return 0;
+	return kaas_clean_map_put(p->map, r->key, (size_t)r->key_len, r->offset);
+}
+
+static int map_batch(void *arg, const struct kaas_batch_header *h, uint64_t pos,
+		     const unsigned char *batch, size_t len)
+{
+	(void)pos;
+	if (kaas_clean_batch_kind(h) != KAAS_CLEAN_KEYED)
+		return 0;
+	int rc = kaas_clean_records(batch, len, h, map_record, arg);
+	return rc == -EBADMSG ? 0 : rc; /* records that do not parse: the batch stays whole */
+}
+
+/* Scan segment s's batches (bodies) with cb. */
+static int scan_segment(struct pass *p, struct segment *s, scan_cb cb)
+{
+	struct kaas_file *f = NULL;
+	int rc = kaas_sub_open(p->log->sub, s->path, KAAS_O_READ, 0, &f);
+	if (rc < 0)
+		return rc == -ENOENT ? kaas_sub_fail(EUCLEAN, "%s: named by the manifest but missing",
+						     s->path) : rc;
+	uint64_t end = 0;
+	int64_t next = 0;
+	rc = kaas_seg_scan(f, 0, s->base, s->end, 0, 1, cb, p, &end, &next);
+	kaas_sub_close(f);
+	if (rc == 0 && end != s->end)
+		rc = kaas_sub_fail(EUCLEAN, "clean %s: batches end at %" PRIu64 ", the manifest "
+				   "records %" PRIu64, s->path, end, s->end);
+	return rc;
+}
+
+/* ---------------------------------------------------------- write */
+
+static int flush(struct pass *p)
+{
+	if (!p->blen)
+		return 0;
+	int rc = kaas_sub_pwrite_full(p->f, p->buf, p->blen, p->fpos);
+	if (rc < 0)
+		return rc;
+	p->fpos += p->blen;
+	p->blen = 0;
+	return 0;
+}
+
+/* Append one batch (whose header is h) to the output. */
+static int emit(struct pass *p, const unsigned char *b, size_t len, const struct kaas_batch_header *h)
+{
+	if (p->opos + len > UINT32_MAX)
+		return kaas_sub_fail(EFBIG, "clean %s: a cleaned segment would pass 4 GiB",
+				     p->out->path);
+	if (h->max_timestamp > p->run_max)
+		p->run_max = h->max_timestamp;
+	struct seg_index *ix = &p->out->ix;
+	int rc;
+	if (ix->n == 0 || p->opos - ix->last_pos >= p->interval) {
+		rc = kaas_segidx_push(ix, (uint32_t)(h->base_offset - p->out->base),
+					  (uint32_t)p->opos, p->run_max);
+		if (rc < 0)
+			return rc;
+	}
+	if (p->blen + len > p->bcap) {
+		rc = flush(p);
+		if (rc < 0)
+			return rc;
+		if (len > p->bcap) { /* one batch above the buffer: straight through */
+			rc = kaas_sub_pwrite_full(p->f, b, len, p->fpos);
+			if (rc < 0)
+				return rc;
+			p->fpos += len;
+			p->opos += len;
+			p->st.bytes_out += len;
+			return 0;
+		}
+	}
+	memcpy(p->buf + p->blen, b, len);
+	p->blen += len;
+	p->opos += len;
+	p->st.bytes_out += len;
+	return 0;
+}
+
+static int keep_record(struct pass *p, const struct kaas_clean_record *r)
+{
+	if (p->nkeep == p->capkeep) {
+		size_t nc = p->capkeep ? p->capkeep * 2 : 64;
+		struct kaas_clean_record *nk = realloc(p->keep, nc * sizeof *nk);
+		if (!nk)
+			return -ENOMEM;
+		p->keep = nk;
+		p->capkeep = nc;
+	}
+	p->keep[p->nkeep++] = *r;
+	p->keep_bytes += r->raw_len;
+	return 0;
+}
+
+/* The end of a filtered batch: write it whole, rebuilt, or not at all. */
+static int finish_batch(struct pass *p)
+{
+	const struct kaas_batch_header *h = p->h;
+	p->st.records_removed += (uint64_t)(p->seen - (int32_t)p->nkeep);
+	if (p->nkeep == 0)
+		return 0;
+	if (p->nkeep == (size_t)h->record_count && !(h->attributes & KAAS_CLEAN_ATTR_CODEC))
+		return emit(p, p->batch, p->batch_len, h);
+	size_t need = KAAS_BATCH_HEADER_LEN + p->keep_bytes;
+	if (need > p->tmpcap) {
+		unsigned char *nt = realloc(p->tmp, need);
+		if (!nt)
+			return -ENOMEM;
+		p->tmp = nt;
+		p->tmpcap = need;
+	}
+	size_t len = kaas_clean_rebuild(p->batch, p->keep, p->nkeep, p->tmp);
+	return emit(p, p->tmp, len, h);
+}
+
+static int filter_record(void *arg, const struct kaas_clean_record *r)
+{
+	struct pass *p = arg;
+	if (!r)
+		return finish_batch(p);
+	p->seen++;
+	if (r->key && kaas_clean_map_get(p->map, r->key, (size_t)r->key_len) != r->offset)
+		return 0; /* superseded */
+	if (r->key && r->tombstone && r->timestamp < p->tomb_before) {
+		p->st.tombstones_removed++;
+		return 0;
+	}
+	return keep_record(p, r);
+}
+
+static int write_batch(void *arg, const struct kaas_batch_header *h, uint64_t pos,
+		       const unsigned char *batch, size_t len)
+{
+	struct pass *p = arg;
+	(void)pos;
+	if (kaas_clean_batch_kind(h) != KAAS_CLEAN_KEYED)
+		return emit(p, batch, len, h);
+	p->batch = batch;
+	p->batch_len = len;
+	p->h = h;
+	p->nkeep = p->keep_bytes = 0;
+	p->seen = 0;
+	int rc = kaas_clean_records(batch, len, h, filter_record, p);
+	if (rc == -EBADMSG) /* as in map_batch: kept whole (finish_batch never ran) */
+		return emit(p, batch, len, h);
+	return rc;
+}
+
+/* May the output, now opos bytes, take a source segment of `end` bytes
+ * spanning offsets up to `next`?  Sources join while the output stays
+ * within segment_bytes, or while it is under half of it (a cleaned source
+ * shrinks; at most 1.5 × segment_bytes then), and positions and offsets
+ * relative to its base fit the index. */
+static bool may_join(const struct pass *p, uint64_t opos, uint64_t end, int64_t next)
+{
+	uint64_t limit = p->log->cfg.segment_bytes;
+	if (next - p->out->base >= INT32_MAX || opos + end >= UINT32_MAX / 2)
+		return false;
+	return opos + end <= limit || opos < limit / 2;
+}
+
+/* Write one output from cand[first ..] with generation gen: *count is set
+ * to the number of candidates it replaces. */
+static int write_output(struct pass *p, size_t first, uint32_t gen, size_t *count)
+{
+	struct kaas_log *log = p->log;
+	struct segment *o = kaas_seg_new(log->dir, p->cand[first]->base, log->epoch, gen);
+	if (!o)
+		return -ENOMEM;
+	p->outs[p->nouts++] = o; /* freed by the caller on failure */
+	o->sealed = true;
+	p->out = o;
+	p->fpos = p->opos = 0;
+	p->blen = 0;
+	p->run_max = -1;
+	/* The name is unpublished (gen is above every published one): a file
+	 * of that name is an orphan of a pass that did not switch. */
+	int rc = kaas_sub_open(log->sub, o->path, KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_TRUNC, 0644,
+			       &p->f);
+	if (rc < 0)
+		return rc;
+	size_t i = first;
+	do {
+		struct segment *s = p->cand[i++];
+		if (s->max_ts > o->max_ts)
+			o->max_ts = s->max_ts;
+		o->next = s->next;
+		p->st.bytes_in += s->end;
+		rc = scan_segment(p, s, write_batch);
+	} while (rc == 0 && i < p->n && may_join(p, p->opos, p->cand[i]->end, p->cand[i]->next));
+	*count = i - first;
+	if (rc == 0)
+		rc = flush(p);
+	if (rc == 0)
+		rc = kaas_sub_fsync(p->f);
+	int c = kaas_sub_close(p->f);
+	p->f = NULL;
+	if (rc == 0)
+		rc = c;
+	if (rc < 0)
+		return rc;
+	o->end = p->opos;
+	o->ix.covered = o->end;
+	o->index_ready = true;
+	atomic_store(&o->ix_loaded, true);
+	return kaas_seg_index_write(log->sub, o); /* replace: fsynced */
+}
+
+/* -------------------------------------------------------- choose */
+
+/* Pick the candidates (mu held): 1 and p->cand filled and referenced, 0
+ * when there is nothing to clean, or -ENOMEM. */
+static int choose_locked(struct pass *p, int64_t now, int force)
+{
+	struct kaas_log *log = p->log;
+	const struct kaas_log_config *c = &log->cfg;
+	size_t n = 0;
+	uint64_t total = 0, dirty = 0;
+	int64_t oldest_dirty = -1;
+	for (; n + 1 < log->nsegs; n++) {
+		struct segment *s = log->segs[n];
+		if (c->min_compaction_lag_ms > 0 && s->max_ts > now - c->min_compaction_lag_ms)
+			break;
+		total += s->end;
+		if (!s->gen) {
+			dirty += s->end;
+			if (oldest_dirty < 0)
+				oldest_dirty = s->max_ts;
+		}
+	}
+	if (n == 0 || (!dirty && !force))
+		return 0;
+	int overdue = c->max_compaction_lag_ms >= 0 && oldest_dirty >= 0 &&
+		      oldest_dirty < now - c->max_compaction_lag_ms;
+	if (!force && !overdue && (double)dirty < c->min_cleanable_dirty_ratio * (double)total)
+		return 0;
+	p->cand = malloc(n * sizeof *p->cand);
+	p->outs = calloc(n, sizeof *p->outs);
+	if (!p->cand || !p->outs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		p->cand[i] = log->segs[i];
+		kaas_seg_ref(p->cand[i]);
+	}
+	p->n = n;
+	return 1;
+}
+
+/* ------------------------------------------------------- switch */
+
+/* Is cand[] still segs[0 .. n) (retention may have dropped some)? (mu held) */
+static bool still_listed_locked(const struct pass *p)
+{
+	if (p->log->nsegs <= p->n)
+		return false;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->log->segs[i] != p->cand[i])
+			return false;
+	return true;
+}
+
+/* Swap segs[0 .. a) for b[0 .. nb) (mu held; room for it checked). */
+static void swap_front_locked(struct kaas_log *log, size_t a, struct segment **b, size_t nb)
+{
+	memmove(log->segs + nb, log->segs + a, (log->nsegs - a) * sizeof *log->segs);
+	memcpy(log->segs, b, nb * sizeof *b);
+	log->nsegs = log->nsegs - a + nb;
+}
+
+/* Publish the outputs in place of the candidates (wlock held).  1 done,
+ * 0 the list changed under the pass (nothing published), or -errno. */
+static int publish(struct pass *p, uint32_t gen)
+{
+	struct kaas_log *log = p->log;
+	assert_held(&log->wlock);
+	pthread_mutex_lock(&log->mu);
+	int rc = log->failed;
+	if (rc == 0 && !still_listed_locked(p))
+		rc = 1;
+	if (rc == 0 && kaas_logi_doomed_reserve_locked(log, p->n) < 0)
+		rc = -ENOMEM;
+	if (rc) {
+		pthread_mutex_unlock(&log->mu);
+		return rc == 1 ? 0 : rc;
+	}
+	uint32_t old_gen = log->clean_gen;
+	swap_front_locked(log, p->n, p->outs, p->nouts); /* nouts <= n */
+	log->clean_gen = gen;
+	pthread_mutex_unlock(&log->mu);
+
+	rc = kaas_manifest_write(log);
+	if (rc < 0) {
+		/* Put the old set back in memory, and on the volume too: the
+		 * rename may have landed although the write reported a failure. */
+		pthread_mutex_lock(&log->mu);
+		swap_front_locked(log, p->nouts, p->cand, p->n);
+		log->clean_gen = old_gen > gen ? old_gen : gen; /* never reuse gen */
+		pthread_mutex_unlock(&log->mu);
+		int back = rc == KAAS_LOG_EFENCED ? rc : kaas_manifest_write(log);
+		if (back < 0) {
+			pthread_mutex_lock(&log->mu);
+			kaas_logi_fail_locked(log, back);
+			pthread_mutex_unlock(&log->mu);
+			return back;
+		}
+		return rc; /* the outputs are orphans now: the caller removes them */
+	}
+	for (size_t i = 0; i < p->nouts; i++)
+		p->outs[i] = NULL; /* the list owns them */
+	/* Named step: the new set is published, the old one not yet removed. */
+	kaas_step("log.clean.before-remove");
+	/* A newer leader that claimed before our rename landed may have read
+	 * the old set: then nothing old may go. */
+	rc = kaas_manifest_check_epoch(log);
+	pthread_mutex_lock(&log->mu);
+	if (rc < 0) {
+		kaas_logi_fail_locked(log, rc);
+	} else {
+		for (size_t i = 0; i < p->n; i++) {
+			p->cand[i]->doomed = true; /* keeps the list's reference */
+			log->doomed[log->ndoomed++] = p->cand[i];
+		}
+		log->stats.segments = log->nsegs;
+	}
+	pthread_mutex_unlock(&log->mu);
+	return rc < 0 ? rc : 1;
+}
+
+/* Unlink the files of the outputs that were not published. */
+static void remove_outputs(struct pass *p)
+{
+	static const char *const exts[] = { "index", "timeindex", "log" };
+	for (size_t i = 0; i < p->nouts; i++) {
+		struct segment *o = p->outs[i];
+		if (!o)
+			continue;
+		for (size_t e = 0; e < 3; e++) {
+			char *path = kaas_seg_path(p->log->dir, o->base, o->epoch, o->gen, exts[e]);
+			if (path)
+				(void)kaas_sub_unlink(p->log->sub, path); /* else an orphan: swept later */
+			free(path);
+		}
+		kaas_seg_free(o);
+		p->outs[i] = NULL;
+	}
+}
+
+static void pass_free(struct pass *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		kaas_seg_unref(p->cand[i]);
+	free(p->cand);
+	free(p->outs);
+	kaas_clean_map_free(p->map);
+	free(p->buf);
+	free(p->keep);
+	free(p->tmp);
+}
+
+/* Write every output, then make their names durable. */
+static int write_all(struct pass *p, uint32_t gen)
+{
+	for (size_t i = 0; i < p->n;) {
+		size_t k = 0;
+		int rc = write_output(p, i, gen, &k);
+		if (rc < 0)
+			return rc;
+		p->st.segments_in += k;
+		p->st.segments_out++;
+		i += k;
+	}
+	return kaas_sub_fsync_dir(p->log->sub, p->log->dir);
+}
+
+int kaas_log_clean(struct kaas_log *log, int64_t now_ms, int force, struct kaas_log_clean_stats *st)
+{
+	if (st)
+		memset(st, 0, sizeof *st);
+	if (pthread_mutex_trylock(&log->clean_mu) != 0)
+		return 0; /* a pass is running */
+	if (!now_ms)
+		now_ms = kaas_logi_now_ms_wall();
+	struct pass p = { .log = log };
+	pthread_mutex_lock(&log->mu);
+	int rc = log->failed;
+	if (rc == 0)
+		rc = choose_locked(&p, now_ms, force);
+	p.tomb_before = now_ms - log->cfg.delete_retention_ms;
+	p.interval = log->cfg.index_interval_bytes;
+	pthread_mutex_unlock(&log->mu);
+	if (rc <= 0)
+		goto out;
+	/* Leftovers of an earlier pass (or of a crash) first; under wlock no
+	 * roll is between creating its segment and naming it. */
+	pthread_mutex_lock(&log->wlock);
+	uint32_t gen = ++log->clean_gen;
+	rc = kaas_logi_sweep_orphans(log);
+	pthread_mutex_unlock(&log->wlock);
+	p.map = kaas_clean_map_new();
+	p.bcap = FLUSH_BYTES;
+	p.buf = malloc(p.bcap);
+	if (rc == 0 && (!p.map || !p.buf))
+		rc = -ENOMEM;
+	for (size_t i = 0; i < p.n && rc == 0; i++)
+		rc = scan_segment(&p, p.cand[i], map_batch);
+	if (rc == 0)
+		rc = write_all(&p, gen);
+	if (rc == 0) {
+		/* Named step: the new files are durable, nothing published. */
+		kaas_step("log.clean.before-switch");
+		pthread_mutex_lock(&log->wlock);
+		rc = publish(&p, gen);
+		if (rc > 0) {
+			/* The pass's references go first: the replaced
+			 * segments are unlinked now unless a slice holds one. */
+			for (size_t i = 0; i < p.n; i++)
+				kaas_seg_unref(p.cand[i]);
+			p.n = 0;
+			kaas_logi_reap_doomed(log);
+		}
+		pthread_mutex_unlock(&log->wlock);
+	}
+	pthread_mutex_lock(&log->mu);
+	int failed = log->failed;
+	pthread_mutex_unlock(&log->mu);
+	if (rc <= 0 && rc != KAAS_LOG_EFENCED && !failed)
+		remove_outputs(&p);
+	else if (rc <= 0) /* fenced or failed: the files are the next owner's orphans */
+		for (size_t i = 0; i < p.nouts; i++)
+			kaas_seg_free(p.outs[i]);
+out:
+	if (st)
+		*st = p.st;
+	pass_free(&p);
+	pthread_mutex_unlock(&log->clean_mu);
+	return rc;
+}
