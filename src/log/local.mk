@@ -6,3 +6,5 @@ libkaas_log_a_SOURCES = src/log/log.h src/log/log_internal.h src/log/batch.c src
 	src/log/log_read.c src/log/log_retention.c src/log/log_metrics.c
 # Read-only inspection for tools (kaasctl).
 libkaas_log_a_SOURCES += src/log/log_inspect.h src/log/log_inspect.c
+# What the admin APIs ask of a log (issue 15): epoch end offsets, sizes, producers.
+libkaas_log_a_SOURCES += src/log/log_describe.c
