@@ -79,7 +79,7 @@ class Conn:
             body += uvarint(0)
         msg = hdr + bytes(body)
         dump = os.environ.get("KAAS_WIRE_DUMP")  # seeds for the request fuzzer
-        if dump and flex:
+        if dump and (flex or os.environ.get("KAAS_WIRE_DUMP_CLASSIC")):
             with open(os.path.join(dump, "%s_v%d" % (name.lower(), v)), "wb") as fh:
                 fh.write(msg)
         self.s.sendall(struct.pack(">i", len(msg)) + msg)
