@@ -160,6 +160,12 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 		   strcmp(key, "transaction.max.timeout.ms") == 0) {
 		rc = parse_long(v, 1, INT32_MAX, &x);
 		c->transaction_max_timeout_ms = (int32_t)x;
+	} else if (strcmp(key, "offsets.retention.minutes") == 0) {
+		rc = parse_long(v, 1, 1L << 30, &x);
+		c->offsets_retention_ms = (int64_t)x * 60000;
+	} else if (strcmp(key, "offsets-retention-ms") == 0) {
+		rc = parse_long(v, 1, 1L << 40, &x);
+		c->offsets_retention_ms = (int64_t)x;
 	} else if (strcmp(key, "max-request-bytes") == 0) {
 		rc = parse_long(v, 1024, 1L << 30, &x);
 		c->max_request_bytes = (size_t)x;
@@ -300,6 +306,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	c->coordinator_slots = 16;
 	c->group_initial_rebalance_delay_ms = 3000;
 	c->transaction_max_timeout_ms = 900000;
+	c->offsets_retention_ms = 7LL * 24 * 3600 * 1000;
 	c->metrics_per_partition = 1;
 	int adv_set = 0;
 	const char *env = getenv("KAAS_CLUSTER_DIR");

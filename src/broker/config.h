@@ -115,6 +115,12 @@ struct kaas_config {
 	int32_t group_initial_rebalance_delay_ms; /* the first rebalance of an
 	                              Empty group waits this long for more
 	                              members (default 3000, as Kafka) */
+	int64_t offsets_retention_ms; /* offsets.retention.minutes (Kafka's
+	                              name; offsets-retention-ms in ms, for
+	                              tests): the committed offsets of a group
+	                              without members expire this long after
+	                              their commit or the group emptied
+	                              (default 7 days) */
 	struct kaas_kvlist topic_defaults; /* broker defaults of topic settings
 	                              by Kafka's broker names (log.retention.hours
 	                              = 24, log.segment.bytes, message.max.bytes

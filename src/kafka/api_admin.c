@@ -9,6 +9,7 @@
 
 #include "broker/broker.h"
 #include "broker/agent.h"
+#include "kafka/config_wire.h"
 #include "kafka/protocol.h"
 #include "kafka/status_map.h"
 #include "kafka/request.h"
@@ -162,8 +163,12 @@ int kaas_api_create_topics(struct kaas_req *req)
 			/* the replication factor as asked and recorded (one copy
 			 * in fact: the volume's) */
 			kaas_kw_i16(w, err ? -1 : (it->rf == -1 ? 1 : it->rf));
-			/* configs: DescribeConfigs answers them, with sources */
-			kaas_kw_array(w, f, err ? -1 : 0);
+			/* configs: what DescribeConfigs answers, with sources */
+			if (err)
+				kaas_kw_array(w, f, -1);
+			else
+				kaas_wire_created_configs(w, f, kaas_topics_defaults(b->topics),
+							  &it->config);
 		}
 		kaas_kw_tags(w, f);
 		kaas_kvlist_clear(&it->config);

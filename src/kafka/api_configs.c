@@ -12,6 +12,7 @@
 
 #include "broker/broker.h"
 #include "broker/topic_config.h"
+#include "kafka/config_wire.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/status_map.h"
@@ -162,6 +163,23 @@ static void describe_topic(struct kaas_kw *w, const struct describe_opts *o,
 		struct kaas_config_entry e;
 		kaas_topic_config_describe(i, defaults, topic, &e);
 		write_entry(w, o, &e);
+	}
+}
+
+void kaas_wire_created_configs(struct kaas_kw *w, int flex, const struct kaas_kvlist *defaults,
+			       const struct kaas_kvlist *topic)
+{
+	size_t count = kaas_topic_config_count();
+	kaas_kw_array(w, flex, (int32_t)count);
+	for (size_t i = 0; i < count; i++) {
+		struct kaas_config_entry e;
+		kaas_topic_config_describe(i, defaults, topic, &e);
+		kaas_kw_str(w, flex, e.name);
+		kaas_kw_str(w, flex, e.value);
+		kaas_kw_i8(w, 0); /* read_only */
+		kaas_kw_i8(w, kafka_source(e.source));
+		kaas_kw_i8(w, 0); /* is_sensitive */
+		kaas_kw_tags(w, flex);
 	}
 }
 

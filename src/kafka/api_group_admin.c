@@ -3,13 +3,15 @@
  * 0–5 (3+ flexible, 4+ batched; the work queue: a group's or a
  * transactional id's coordinator is the leader of its coordinator slot in
  * the cluster assignment),
- * DescribeGroups 0–5 (5 flexible) and ListGroups 0–3 (3 flexible; loop
+ * DescribeGroups 0–5 (5 flexible) and ListGroups 0–5 (3+ flexible, 4+ with
+ * the states filter, 5+ the types filter: every kaas group is "classic"; loop
  * thread: the groups' state is the loop's).  The
  * answers come from the group coordinator (broker/groups/groups.h).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "broker/broker.h"
 #include "broker/agent.h"
@@ -164,18 +166,70 @@ void kaas_api_describe_groups(struct kaas_req *req)
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 }
 
-static void list_one(void *ctx, const char *id, const char *protocol_type)
+/* ListGroups: its filters (v4+ states, v5+ types: readers at the lists,
+ * matched without regard to case as Kafka does; an empty list takes every
+ * group) and, while counting, how many groups pass them. */
+struct list_call {
+	struct kaas_req *req;
+	struct kaas_kr states, types;
+	int32_t nstates, ntypes;
+	int32_t count;
+	int counting;
+};
+
+/* Is s in the list of n strings at kr (or the list empty)? */
+static int listed(struct kaas_kr kr, int32_t n, int flex, const char *s)
 {
-	struct kaas_req *req = ctx;
-	kaas_kw_str(&req->w, req->hdr.flex, id);
-	kaas_kw_str(&req->w, req->hdr.flex, protocol_type);
-	kaas_kw_tags(&req->w, req->hdr.flex);
+	for (int32_t i = 0; i < n; i++) {
+		struct kaas_kslice x = kaas_kr_str(&kr, flex);
+		if ((size_t)x.len == strlen(s) && strncasecmp((const char *)x.p, s, (size_t)x.len) == 0)
+			return 1;
+	}
+	return n <= 0;
+}
+
+/* Every kaas group is a classic one (the KIP-848 "consumer" protocol is
+ * not served). */
+#define GROUP_TYPE "classic"
+
+static void list_one(void *ctx, const char *id, const char *protocol_type, const char *state)
+{
+	struct list_call *c = ctx;
+	struct kaas_req *req = c->req;
+	int f = req->hdr.flex;
+	if (!listed(c->states, c->nstates, f, state) || !listed(c->types, c->ntypes, f, GROUP_TYPE))
+		return;
+	c->count++;
+	if (c->counting)
+		return;
+	kaas_kw_str(&req->w, f, id);
+	kaas_kw_str(&req->w, f, protocol_type);
+	if (req->hdr.api_version >= 4)
+		kaas_kw_str(&req->w, f, state);
+	if (req->hdr.api_version >= 5)
+		kaas_kw_str(&req->w, f, GROUP_TYPE);
+	kaas_kw_tags(&req->w, f);
+}
+
+/* Read a filter: a string list, remembered at kr; its count. */
+static int32_t read_filter(struct kaas_kr *r, int f, struct kaas_kr *kr)
+{
+	int32_t n = kaas_kr_array(r, f, f ? 1 : 2);
+	*kr = *r;
+	for (int32_t i = 0; i < n && kaas_kr_ok(r); i++)
+		(void)kaas_kr_str(r, f);
+	return n;
 }
 
 void kaas_api_list_groups(struct kaas_req *req)
 {
 	struct kaas_groups *g = req->broker->groups;
 	KAAS_REQ_IO(req);
+	struct list_call c = { .req = req, .counting = 1 };
+	if (v >= 4)
+		c.nstates = read_filter(r, f, &c.states);
+	if (v >= 5)
+		c.ntypes = read_filter(r, f, &c.types);
 	kaas_kr_tags(&req->r, f);
 	if (!kaas_kr_ok(&req->r)) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
@@ -184,8 +238,10 @@ void kaas_api_list_groups(struct kaas_req *req)
 	if (req->hdr.api_version >= 1)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, KAAS_KERR_NONE);
-	kaas_kw_array(w, f, kaas_groups_list(g, NULL, NULL));
-	(void)kaas_groups_list(g, list_one, req);
+	(void)kaas_groups_list(g, list_one, &c);
+	kaas_kw_array(w, f, c.count);
+	c.counting = 0;
+	(void)kaas_groups_list(g, list_one, &c);
 	kaas_kw_tags(w, f);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 }

@@ -9,33 +9,8 @@
 #include "util/logger.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
-#include "kafka/security.h"
+#include "kafka/wire_cluster.h"
 #include "util/status.h"
-
-/* Brokers listed in an answer, at most. */
-#define MAX_BROKERS 256
-
-/* A partition's leader and epoch: from the cluster assignment when there
- * is an agent (error LEADER_NOT_AVAILABLE while unassigned), else this
- * broker. */
-static int16_t part_leader(struct kaas_broker *b, const struct kaas_topic *tp,
-			   const struct kaas_partition *p, int32_t *leader, int32_t *epoch)
-{
-	*leader = b->cfg.broker_id;
-	*epoch = p->log ? (int32_t)kaas_log_epoch(p->log) : -1;
-	if (b->agent) {
-		uint32_t e = 0;
-		if (kaas_agent_leader(b->agent, tp->name, p->index, leader, &e) < 0) {
-			*leader = -1;
-			*epoch = -1;
-			return KAAS_KERR_LEADER_NOT_AVAILABLE;
-		}
-		*epoch = (int32_t)e;
-		if (*leader != b->cfg.broker_id)
-			return KAAS_KERR_NONE;
-	}
-	return p->log || kaas_partition_not_led(p) ? KAAS_KERR_NONE : KAAS_KERR_KAFKA_STORAGE_ERROR;
-}
 
 /* A topic named by the request, with a reference, or NULL.  One this
  * broker has not listed yet is looked for on the volume: created a moment
@@ -91,7 +66,7 @@ static void write_topic(struct kaas_kw *w, struct kaas_broker *b, int16_t v, int
 	for (int32_t i = 0; i < np; i++) {
 		const struct kaas_partition *p = &tp->parts[i];
 		int32_t broker, epoch;
-		kaas_kw_i16(w, part_leader(b, tp, p, &broker, &epoch));
+		kaas_kw_i16(w, kaas_wire_part_leader(b, tp, p, &broker, &epoch));
 		kaas_kw_i32(w, i);
 		kaas_kw_i32(w, broker); /* leader */
 		if (v >= 7)
@@ -138,52 +113,16 @@ int kaas_api_metadata(struct kaas_req *req)
 		return KAAS_REQ_CLOSE;
 	}
 	int all = n < 0 || (v == 0 && n == 0);
-	int32_t me = b->cfg.broker_id;
 	if (v >= 3)
 		kaas_kw_i32(w, 0); /* throttle */
-	/* The brokers, each at the address of the listener this request came
-	 * in on (a broker without that listener is left out, as Kafka does). */
-	struct kaas_broker_info *bl = malloc(MAX_BROKERS * sizeof(*bl));
-	if (!bl) {
+	if (kaas_wire_brokers(req, f, v >= 1) < 0) {
 		free(names);
 		return KAAS_REQ_CLOSE;
 	}
-	const struct kaas_conn_security *sec = kaas_conn_security(req->conn);
-	const char *listener = sec ? sec->listener : NULL;
-	size_t nb = 1;
-	int32_t controller = me;
-	if (b->agent) {
-		nb = kaas_agent_brokers(b->agent, bl, MAX_BROKERS);
-		controller = kaas_agent_controller(b->agent);
-	} else {
-		memset(&bl[0], 0, sizeof(bl[0]));
-		bl[0].id = me;
-		kaas_config_advertised(&b->cfg, &bl[0]);
-	}
-	const char *host[MAX_BROKERS];
-	int32_t port[MAX_BROKERS];
-	int32_t nshown = 0;
-	for (size_t i = 0; i < nb; i++)
-		if (kaas_broker_address(&bl[i], listener, &host[i], &port[i]) == 0)
-			nshown++;
-		else
-			host[i] = NULL;
-	kaas_kw_array(w, f, nshown);
-	for (size_t i = 0; i < nb; i++) {
-		if (!host[i])
-			continue;
-		kaas_kw_i32(w, bl[i].id);
-		kaas_kw_str(w, f, host[i]);
-		kaas_kw_i32(w, port[i]);
-		if (v >= 1)
-			kaas_kw_str(w, f, NULL); /* rack */
-		kaas_kw_tags(w, f);
-	}
-	free(bl);
 	if (v >= 2)
 		kaas_kw_str(w, f, b->cluster_id);
 	if (v >= 1)
-		kaas_kw_i32(w, controller);
+		kaas_kw_i32(w, kaas_wire_controller(b));
 	if (all) {
 		int k = 0;
 		struct kaas_topic **list = kaas_topics_list(b->topics, &k);

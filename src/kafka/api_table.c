@@ -31,7 +31,7 @@ const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_LEAVE_GROUP,          0, 0, 5, 4, "LeaveGroup" },
 	{ KAAS_API_SYNC_GROUP,           0, 0, 5, 4, "SyncGroup" },
 	{ KAAS_API_DESCRIBE_GROUPS,      0, 0, 5, 5, "DescribeGroups" },
-	{ KAAS_API_LIST_GROUPS,          0, 0, 3, 3, "ListGroups" },
+	{ KAAS_API_LIST_GROUPS,          0, 0, 5, 3, "ListGroups" },
 	{ KAAS_API_API_VERSIONS,         0, 0, 4, 3, "ApiVersions" },
 	{ KAAS_API_CREATE_TOPICS,        0, 0, 6, 5, "CreateTopics" },
 	{ KAAS_API_DELETE_TOPICS,        0, 0, 5, 4, "DeleteTopics" },
@@ -49,6 +49,13 @@ const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_TXN_OFFSET_COMMIT,    0, 0, 3, 3, "TxnOffsetCommit" },
 	{ KAAS_API_DESCRIBE_TRANSACTIONS, 0, 0, 0, 0, "DescribeTransactions" },
 	{ KAAS_API_LIST_TRANSACTIONS,    0, 0, 0, 0, "ListTransactions" },
+	/* issue 15: admin APIs (api_cluster.c, api_partition_admin.c) */
+	{ KAAS_API_DELETE_RECORDS,       0, 0, 2, 2, "DeleteRecords" },
+	{ KAAS_API_OFFSET_FOR_LEADER_EPOCH, 0, 0, 4, 4, "OffsetForLeaderEpoch" },
+	{ KAAS_API_DESCRIBE_LOG_DIRS,    0, 0, 4, 2, "DescribeLogDirs" },
+	{ KAAS_API_DESCRIBE_CLUSTER,     0, 0, 1, 0, "DescribeCluster" },
+	{ KAAS_API_DESCRIBE_PRODUCERS,   0, 0, 0, 0, "DescribeProducers" },
+	{ KAAS_API_DESCRIBE_TOPIC_PARTITIONS, 0, 0, 0, 0, "DescribeTopicPartitions" },
 	{ -1, 0, 0, 0, 0, NULL },
 };
 

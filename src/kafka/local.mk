@@ -20,3 +20,7 @@ libkaas_kafka_a_SOURCES += src/kafka/txn_wire.h src/kafka/api_txn.c src/kafka/ap
 libkaas_kafka_a_SOURCES += src/kafka/security.h src/kafka/security.c
 # Produce and Fetch outcomes as metrics (issue 18).
 libkaas_kafka_a_SOURCES += src/kafka/req_metrics.h src/kafka/req_metrics.c
+# issue 15: the admin APIs (DescribeCluster, DescribeLogDirs, DeleteRecords,
+# OffsetForLeaderEpoch, DescribeProducers, DescribeTopicPartitions).
+libkaas_kafka_a_SOURCES += src/kafka/wire_cluster.h src/kafka/wire_cluster.c src/kafka/config_wire.h \
+	src/kafka/api_cluster.c src/kafka/api_partition_admin.c src/kafka/api_describe_topics.c

@@ -94,6 +94,10 @@ kaas_pool_fn kaas_api_versions, kaas_api_metadata, kaas_api_list_offsets,
 	kaas_api_find_coordinator, kaas_api_create_topics, kaas_api_delete_topics,
 	kaas_api_create_partitions, kaas_api_describe_configs, kaas_api_alter_configs,
 	kaas_api_incremental_alter_configs, kaas_api_init_producer_id;
+/* issue 15: admin APIs (work queue) */
+kaas_pool_fn kaas_api_describe_cluster, kaas_api_describe_log_dirs, kaas_api_delete_records,
+	kaas_api_offset_for_leader_epoch, kaas_api_describe_producers,
+	kaas_api_describe_topic_partitions;
 
 /* What every handler starts from, keyed off the request's version: its
  * body reader r, response writer w, version v and f, whether v is a

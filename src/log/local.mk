@@ -7,3 +7,5 @@ libkaas_log_a_SOURCES = src/log/log.h src/log/log_internal.h src/log/batch.c src
 	src/log/log_txn.c src/log/log_clean.h src/log/log_clean.c src/log/log_clean_map.c
 # Read-only inspection for tools (kaasctl).
 libkaas_log_a_SOURCES += src/log/log_inspect.h src/log/log_inspect.c
+# What the admin APIs ask of a log (issue 15): epoch end offsets, sizes, producers.
+libkaas_log_a_SOURCES += src/log/log_describe.c

@@ -462,6 +462,22 @@ void kaas_log_set_decompressor(kaas_log_decompress_fn fn);
  * or -errno. */
 int kaas_log_delete_records(struct kaas_log *log, int64_t offset);
 
+/* For the admin APIs (log_describe.c; memory only, any thread).
+ * kaas_log_epoch_end: the end offset of leader epoch `epoch` as Kafka's
+ * OffsetForLeaderEpoch answers it from the epochs stamped in the segment
+ * names: the log end offset for the latest epoch, else the base of the
+ * first segment of a later epoch (at least the log start) with *found =
+ * the largest epoch <= `epoch` the log holds (`epoch` itself when it is
+ * older than all of them).  0, or -ENOENT (epoch < 0 or later than the
+ * latest: *found and *end are -1).
+ * kaas_log_size: the bytes of its segments.
+ * kaas_log_producers: a copy of every producer's state (*out malloc'd,
+ * *n of them; NULL when none): 0 or -ENOMEM. */
+int kaas_log_epoch_end(struct kaas_log *log, int32_t epoch, int32_t *found, int64_t *end);
+int64_t kaas_log_size(struct kaas_log *log);
+struct kaas_log_producer;
+int kaas_log_producers(struct kaas_log *log, struct kaas_log_producer **out, size_t *n);
+
 /* ---------------------------------------------------- producer state */
 
 struct kaas_log_producer_batch {

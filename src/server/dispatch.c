@@ -54,6 +54,13 @@ static const struct api_entry handlers[] = {
 	{ KAAS_API_TXN_OFFSET_COMMIT, kaas_api_txn_offset_commit, NULL },
 	{ KAAS_API_DESCRIBE_TRANSACTIONS, NULL, kaas_api_describe_transactions },
 	{ KAAS_API_LIST_TRANSACTIONS, NULL, kaas_api_list_transactions },
+	/* issue 15: admin APIs */
+	{ KAAS_API_DESCRIBE_CLUSTER, NULL, kaas_api_describe_cluster },
+	{ KAAS_API_DESCRIBE_LOG_DIRS, NULL, kaas_api_describe_log_dirs },
+	{ KAAS_API_DELETE_RECORDS, NULL, kaas_api_delete_records },
+	{ KAAS_API_OFFSET_FOR_LEADER_EPOCH, NULL, kaas_api_offset_for_leader_epoch },
+	{ KAAS_API_DESCRIBE_PRODUCERS, NULL, kaas_api_describe_producers },
+	{ KAAS_API_DESCRIBE_TOPIC_PARTITIONS, NULL, kaas_api_describe_topic_partitions },
 	{ -1, NULL, NULL },
 };
 

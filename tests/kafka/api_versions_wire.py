@@ -17,6 +17,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from kafka_schema import Reader, Short, decode, encode, uvarint, varint  # noqa: E402
 from kafka_messages import API, NO_FLEX  # noqa: E402
+import api_admin_wire as admin_wire  # noqa: E402
 
 FAILS = []
 
@@ -42,14 +43,15 @@ def crc32c(b):
     return c ^ 0xFFFFFFFF
 
 
-def record_batch(values):
-    """A RecordBatch v2 of the values (no keys, no headers)."""
+def record_batch(values, pid=-1, epoch=-1, seq=-1):
+    """A RecordBatch v2 of the values (no keys, no headers), of producer
+    pid at epoch from sequence seq (-1s: none)."""
     now = int(time.time() * 1000)
     recs = bytearray()
     for i, val in enumerate(values):
         body = b"\x00" + varint(0) + varint(i) + varint(-1) + varint(len(val)) + val + varint(0)
         recs += varint(len(body)) + body
-    after_crc = struct.pack(">hiqqqhii", 0, len(values) - 1, now, now, -1, -1, -1,
+    after_crc = struct.pack(">hiqqqhii", 0, len(values) - 1, now, now, pid, epoch, seq,
                             len(values)) + bytes(recs)
     head = struct.pack(">qii", 0, 4 + 1 + 4 + len(after_crc), -1) + b"\x02"
     return head + struct.pack(">I", crc32c(after_crc)) + after_crc
@@ -77,7 +79,7 @@ class Conn:
             body += uvarint(0)
         msg = hdr + bytes(body)
         dump = os.environ.get("KAAS_WIRE_DUMP")  # seeds for the request fuzzer
-        if dump and flex:
+        if dump and (flex or os.environ.get("KAAS_WIRE_DUMP_CLASSIC")):
             with open(os.path.join(dump, "%s_v%d" % (name.lower(), v)), "wb") as fh:
                 fh.write(msg)
         self.s.sendall(struct.pack(">i", len(msg)) + msg)
@@ -316,6 +318,7 @@ def main(hostport):
         exchange(c, "DeleteTopics", v, {"TopicNames": ["wc%d" % v], "TimeoutMs": 5000},
                  lambda d: ok_if(d["Responses"][0]["ErrorCode"] == 0 and
                                  d["Responses"][0]["Name"] == "wc%d" % v, "delete"))
+    admin_wire.main(c, versions, exchange, ok_if, fail, record_batch)
 
 
 def groups(c, versions):
@@ -351,13 +354,30 @@ def groups(c, versions):
                                  d["Groups"][0]["GroupState"] == "Stable" and
                                  d["Groups"][0]["Members"][0]["MemberId"] == me, "describe"))
         lv = min(v, byname_max(versions, "ListGroups"))
-        exchange(c, "ListGroups", lv, {}, lambda d: ok_if(
-            d["ErrorCode"] == 0 and g in [x["GroupId"] for x in d["Groups"]], "list"))
+        exchange(c, "ListGroups", lv, {"StatesFilter": [], "TypesFilter": []}, lambda d: ok_if(
+            d["ErrorCode"] == 0 and g in [x["GroupId"] for x in d["Groups"]] and
+            all(x.get("GroupState", "Stable") == "Stable" and x.get("GroupType", "classic") ==
+                "classic" for x in d["Groups"] if x["GroupId"] == g), "list"))
+        list_filters(c, versions, g)
         qv = min(v, byname_max(versions, "LeaveGroup"))
         exchange(c, "LeaveGroup", qv, {"GroupId": g, "MemberId": me, "Members": [
             {"MemberId": me, "GroupInstanceId": None, "Reason": "done"}]},
             lambda d: ok_if(d["ErrorCode"] == 0 and
                             all(m["ErrorCode"] == 0 for m in d.get("Members", [])), "leave"))
+
+
+def list_filters(c, versions, g):
+    """ListGroups v4+ (states filter) and v5+ (types filter), case-blind,
+    while group g is Stable."""
+    for v in [x for x in versions("ListGroups") if x >= 4]:
+        for states, types, want in ((["stable"], [], True), (["Empty", "Dead"], [], False),
+                                    ([], ["Classic"], True), ([], ["consumer"], False)):
+            if types and v < 5:
+                continue
+            exchange(c, "ListGroups", v, {"StatesFilter": states, "TypesFilter": types},
+                     lambda d, want=want: ok_if(
+                         (g in [x["GroupId"] for x in d["Groups"]]) == want,
+                         "filter %r %r: listed %s" % (states, types, not want)))
 
 
 def byname_max(versions, name):

@@ -197,6 +197,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case KAAS_API_OFFSET_FETCH: kaas_api_offset_fetch(req); break;
 		case KAAS_API_DESCRIBE_GROUPS: kaas_api_describe_groups(req); break;
 		case KAAS_API_LIST_GROUPS: kaas_api_list_groups(req); break;
+		/* issue 15: admin APIs (the work queue's; no topics here) */
+		case KAAS_API_DESCRIBE_CLUSTER: kaas_api_describe_cluster(req); break;
+		case KAAS_API_DESCRIBE_LOG_DIRS: kaas_api_describe_log_dirs(req); break;
+		case KAAS_API_DELETE_RECORDS: kaas_api_delete_records(req); break;
+		case KAAS_API_OFFSET_FOR_LEADER_EPOCH: kaas_api_offset_for_leader_epoch(req); break;
+		case KAAS_API_DESCRIBE_PRODUCERS: kaas_api_describe_producers(req); break;
+		case KAAS_API_DESCRIBE_TOPIC_PARTITIONS: kaas_api_describe_topic_partitions(req); break;
 		case KAAS_API_FETCH:
 			kaas_api_fetch(req);
 			uv_run(broker.loop, UV_RUN_DEFAULT);

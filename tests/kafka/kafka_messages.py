@@ -182,9 +182,10 @@ api("DescribeGroups", 15, 5,
          F("AuthorizedOperations", "int32", "3+")])])
 
 api("ListGroups", 16, 3,
-    [],
+    [F("StatesFilter", "[]string", "4+"), F("TypesFilter", "[]string", "5+")],
     [F("ThrottleTimeMs", "int32", "1+"), F("ErrorCode", "int16"),
-     F("Groups", "[]", fields=[F("GroupId", S), F("ProtocolType", S)])])
+     F("Groups", "[]", fields=[F("GroupId", S), F("ProtocolType", S),
+                               F("GroupState", S, "4+"), F("GroupType", S, "5+")])])
 
 api("CreateTopics", 19, 5,
     [F("Topics", "[]", fields=[
@@ -271,3 +272,67 @@ api("CreatePartitions", 37, 2,
     [F("ThrottleTimeMs", "int32"),
      F("Results", "[]", fields=[F("Name", S), F("ErrorCode", "int16"),
                                 F("ErrorMessage", S, nullable="0+")])])
+
+# ---------------------------------------------------------------- issue 15: admin APIs
+api("DescribeCluster", 60, 0,
+    [F("IncludeClusterAuthorizedOperations", "bool"), F("EndpointType", "int8", "1+")],
+    [F("ThrottleTimeMs", "int32"), F("ErrorCode", "int16"), F("ErrorMessage", S, nullable="0+"),
+     F("EndpointType", "int8", "1+"), F("ClusterId", S), F("ControllerId", "int32"),
+     F("Brokers", "[]", fields=[F("BrokerId", "int32"), F("Host", S), F("Port", "int32"),
+                                F("Rack", S, nullable="0+")]),
+     F("ClusterAuthorizedOperations", "int32")])
+
+api("DeleteRecords", 21, 2,
+    [F("Topics", "[]", fields=[F("Name", S), F("Partitions", "[]", fields=[
+        F("PartitionIndex", "int32"), F("Offset", "int64")])]),
+     F("TimeoutMs", "int32")],
+    [F("ThrottleTimeMs", "int32"),
+     F("Topics", "[]", fields=[F("Name", S), F("Partitions", "[]", fields=[
+         F("PartitionIndex", "int32"), F("LowWatermark", "int64"), F("ErrorCode", "int16")])])])
+
+api("OffsetForLeaderEpoch", 23, 4,
+    [F("ReplicaId", "int32", "3+"),
+     F("Topics", "[]", fields=[F("Topic", S), F("Partitions", "[]", fields=[
+         F("Partition", "int32"), F("CurrentLeaderEpoch", "int32", "2+"),
+         F("LeaderEpoch", "int32")])])],
+    [F("ThrottleTimeMs", "int32", "2+"),
+     F("Topics", "[]", fields=[F("Topic", S), F("Partitions", "[]", fields=[
+         F("ErrorCode", "int16"), F("Partition", "int32"), F("LeaderEpoch", "int32", "1+"),
+         F("EndOffset", "int64")])])])
+
+api("DescribeLogDirs", 35, 2,
+    [F("Topics", "[]", nullable="0+", fields=[F("Topic", S), F("Partitions", "[]int32")])],
+    [F("ThrottleTimeMs", "int32"), F("ErrorCode", "int16", "3+"),
+     F("Results", "[]", fields=[
+         F("ErrorCode", "int16"), F("LogDir", S),
+         F("Topics", "[]", fields=[F("Name", S), F("Partitions", "[]", fields=[
+             F("PartitionIndex", "int32"), F("PartitionSize", "int64"),
+             F("OffsetLag", "int64"), F("IsFutureKey", "bool")])]),
+         F("TotalBytes", "int64", "4+"), F("UsableBytes", "int64", "4+")])])
+
+api("DescribeProducers", 61, 0,
+    [F("Topics", "[]", fields=[F("Name", S), F("PartitionIndexes", "[]int32")])],
+    [F("ThrottleTimeMs", "int32"),
+     F("Topics", "[]", fields=[F("Name", S), F("Partitions", "[]", fields=[
+         F("PartitionIndex", "int32"), F("ErrorCode", "int16"),
+         F("ErrorMessage", S, nullable="0+"),
+         F("ActiveProducers", "[]", fields=[
+             F("ProducerId", "int64"), F("ProducerEpoch", "int32"), F("LastSequence", "int32"),
+             F("LastTimestamp", "int64"), F("CoordinatorEpoch", "int32"),
+             F("CurrentTxnStartOffset", "int64")])])])])
+
+_CURSOR = [F("TopicName", S), F("PartitionIndex", "int32")]
+api("DescribeTopicPartitions", 75, 0,
+    [F("Topics", "[]", fields=[F("Name", S)]), F("ResponsePartitionLimit", "int32"),
+     F("Cursor", "struct", nullable="0+", fields=_CURSOR)],
+    [F("ThrottleTimeMs", "int32"),
+     F("Topics", "[]", fields=[
+         F("ErrorCode", "int16"), F("Name", S, nullable="0+"), F("TopicId", "uuid"),
+         F("IsInternal", "bool"),
+         F("Partitions", "[]", fields=[
+             F("ErrorCode", "int16"), F("PartitionIndex", "int32"), F("LeaderId", "int32"),
+             F("LeaderEpoch", "int32"), F("ReplicaNodes", "[]int32"), F("IsrNodes", "[]int32"),
+             F("EligibleLeaderReplicas", "[]int32", nullable="0+"),
+             F("LastKnownElr", "[]int32", nullable="0+"), F("OfflineReplicas", "[]int32")]),
+         F("TopicAuthorizedOperations", "int32")]),
+     F("NextCursor", "struct", nullable="0+", fields=_CURSOR)])

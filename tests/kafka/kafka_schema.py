@@ -114,6 +114,15 @@ def encode(fields, values, v, flex, out=None):
                 out += uvarint(len(b) + 1) if flex else struct.pack(
                     ">h" if typ == "string" else ">i", len(b))
                 out += b
+        elif typ == "struct":  # a nullable struct: int8 -1 (null) or 1, then it
+            if val is None:
+                assert _in(nullable, v), name + " is not nullable"
+                out += struct.pack(">b", -1)
+                continue
+            out += struct.pack(">b", 1)
+            encode(sub, val, v, flex, out)
+            if flex:
+                out += uvarint(0)
         elif typ.startswith("[]"):
             if val is None:
                 assert _in(nullable, v), name + " is not nullable"
@@ -150,6 +159,15 @@ def decode(fields, r, v, flex):
             else:
                 b = r.take(n)
                 d[name] = b.decode() if typ == "string" else b
+        elif typ == "struct":
+            if r.fixed("b") < 0:
+                if not _in(nullable, v):
+                    raise Short("null struct %s in v%d" % (name, v))
+                d[name] = None
+                continue
+            d[name] = decode(sub, r, v, flex)
+            if flex:
+                r.tags()
         elif typ.startswith("[]"):
             n = r.length(flex, True)
             if n < 0:

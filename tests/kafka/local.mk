@@ -22,6 +22,8 @@ TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restar
 # api_versions_wire.sh).
 if !SANITIZERS
 TESTS += tests/kafka/kafka_python_versions.sh
+# The admin clients of kafka-python and confluent-kafka (issue 15).
+TESTS += tests/kafka/admin_clients.sh
 endif
 EXTRA_DIST += tests/kafka/txn_lso.sh
 EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
@@ -31,6 +33,8 @@ EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka
 	tests/kafka/old_versions.sh tests/kafka/api_versions_wire.sh tests/kafka/api_versions_readme.sh \
 	tests/kafka/kafka_python_versions.sh tests/kafka/rdkafka_flexible.sh tests/kafka/api_versions_wire.py tests/kafka/kafka_schema.py \
 	tests/kafka/kafka_messages.py tests/kafka/kafka_python_versions.py
+EXTRA_DIST += tests/kafka/admin_clients.sh tests/kafka/admin_clients.py \
+	tests/kafka/api_admin_wire.py
 
 # The request-decoder fuzz target: replayed over its seed corpus in make
 # check; tests/kafka/fuzz.sh [SECONDS] builds and runs the libFuzzer binary (clang).

@@ -191,6 +191,11 @@ static void on_tick(uv_timer_t *t)
 		else
 			kaas_groups_try_complete(gr);
 	}
+	if (now >= g->next_expiry_ms) { /* once a second */
+		g->next_expiry_ms = now + 1000;
+		for (struct group *gr = g->list; gr; gr = gr->next)
+			kaas_groups_expire_offsets(gr);
+	}
 }
 
 int kaas_groups_init(struct kaas_broker *b, struct kaas_groups **out)
@@ -200,6 +205,8 @@ int kaas_groups_init(struct kaas_broker *b, struct kaas_groups **out)
 		return -ENOMEM;
 	g->b = b;
 	g->initial_delay_ms = b->cfg.group_initial_rebalance_delay_ms;
+	g->retention_ms = b->cfg.offsets_retention_ms > 0 ? b->cfg.offsets_retention_ms
+							  : 7LL * 24 * 3600 * 1000;
 	g->loop_thread = pthread_self();
 	*out = g;
 	return 0;

@@ -219,11 +219,14 @@ struct kaas_group_info {
 int kaas_groups_describe(struct kaas_groups *g, const char *group, struct kaas_group_info *out);
 void kaas_group_info_free(struct kaas_group_info *info);
 
-/* ListGroups (loop thread): calls each(ctx, id, protocol_type) for every
- * group in use here (members, or committed offsets loaded; protocol_type
- * "" if none) and returns how many.  each may be NULL (count only). */
+/* ListGroups (loop thread): calls each(ctx, id, protocol_type, state) for
+ * every group in use here (members, or committed offsets loaded;
+ * protocol_type "" if none; state as DescribeGroups names it) and returns
+ * how many.  each may be NULL (count only). */
 int kaas_groups_list(struct kaas_groups *g,
-		     void (*each)(void *ctx, const char *id, const char *protocol_type), void *ctx);
+		     void (*each)(void *ctx, const char *id, const char *protocol_type,
+				  const char *state),
+		     void *ctx);
 
 /* ------------------------------------------------------------ offsets */
 

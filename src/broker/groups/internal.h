@@ -75,6 +75,8 @@ struct group {
 	 * thread's while op_running, read by the loop's answers otherwise) */
 	struct kaas_txn_pending *txnp;
 	size_t ntxnp;
+	int64_t empty_since_ms;   /* wall clock when its last member left (0:
+	                             never seen with members here): expiry */
 };
 
 struct kaas_groups {
@@ -84,6 +86,8 @@ struct kaas_groups {
 	int started, closed;
 	uint64_t member_seq;
 	int32_t initial_delay_ms; /* group.initial.rebalance.delay.ms */
+	int64_t retention_ms;     /* offsets.retention.minutes, in ms */
+	uint64_t next_expiry_ms;  /* the timer's next look for expired offsets */
 	pthread_t loop_thread;    /* the thread that owns all of the above */
 };
 
@@ -107,6 +111,17 @@ struct group *kaas_groups_lookup(struct kaas_groups *g, const char *id, int crea
  * operation. */
 void kaas_groups_maybe_free(struct group *gr);
 const char *kaas_groups_state_name(enum group_state s);
+
+/* ---- offsets.c */
+
+/* Committed offsets expire (offsets.retention.minutes) in a group without
+ * members: retention after their commit or after the group emptied,
+ * whichever is later.  The timer queues the erasure of a loaded group's
+ * expired offsets (every operation run on an empty group erases them
+ * first). */
+void kaas_groups_expire_offsets(struct group *gr);
+/* The wall clock in ms since the epoch (commit times, expiry). */
+int64_t kaas_groups_wall_ms(void);
 
 /* ---- rebalance.c: the state machine */
 

@@ -29,12 +29,32 @@ struct group_op {
 	struct kaas_group_txn_commit *txn; /* a TxnOffsetCommit's, else NULL */
 	struct kaas_offset_batch *batch;  /* what to fetch or erase (NULL: all) */
 	int erase;                /* DeleteGroups / OffsetDelete */
+	int expire_only;          /* the timer's erasure of expired offsets */
+	int64_t empty_since_ms;   /* the group had no members when queued: when
+	                             it emptied (0: unknown); -1: it had some */
 	int members;              /* an erase: the group had members when queued */
 	kaas_offsets_done done;
 	void *ctx;
 	int status;               /* the answer's (set before or after the work) */
 	int rc;                   /* the work's result (work thread) */
 };
+
+int64_t kaas_groups_wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Has committed offset c expired, in a group without members that
+ * emptied at empty_since (0: not known)?  A commit without a time (older
+ * documents) expires only from when the group emptied. */
+static int expired(const struct kaas_committed *c, int64_t empty_since, int64_t retention,
+		   int64_t now)
+{
+	int64_t from = c->commit_ms > empty_since ? c->commit_ms : empty_since;
+	return from > 0 && now - from >= retention;
+}
 
 static void topic_id_hex(const struct kaas_topic *kt, char out[33])
 {
@@ -107,6 +127,8 @@ static void fetch_all_free(struct kaas_offset_batch *v)
 /* Complete op (loop thread): a fetch reads the group's loaded state now. */
 static void answer(struct group_op *op)
 {
+	if (op->expire_only)
+		return;
 	if (op->erase) {
 		op->done(op->ctx, op->status, op->batch);
 		return;
@@ -174,9 +196,7 @@ static int apply_topic(struct group *gr, const struct kaas_offset_topic *t, int6
  * or -ENOMEM. */
 static int apply_commit(struct group *gr, struct kaas_offset_batch *batch)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000; /* informational */
+	int64_t now = kaas_groups_wall_ms(); /* expiry counts from it */
 	int any = 0;
 	for (int32_t i = 0; i < batch->nt; i++) {
 		int n = apply_topic(gr, &batch->topics[i], now);
@@ -211,6 +231,32 @@ static int erase_work(struct group *gr, struct kaas_offset_batch *batch, int mem
 		kaas_warn("group %s: erasing offsets not durable: %s (%s)", gr->id,
 			  kaas_strerror(rc), kaas_sub_errdetail());
 		gr->loaded = 0; /* reload from the volume before serving again */
+	}
+	return rc;
+}
+
+/* Work queue, after the load, when the group had no members as the
+ * operation was queued: forget its expired offsets and persist what is
+ * left.  0 or -errno (then the state is reloaded before serving). */
+static int expire_work(struct group *gr, int64_t empty_since)
+{
+	int64_t now = kaas_groups_wall_ms(), retention = gr->reg->retention_ms;
+	size_t gone = 0;
+	for (size_t i = 0; i < gr->offs.n;) {
+		const struct kaas_committed *c = &gr->offs.items[i];
+		if (!expired(c, empty_since, retention, now)) {
+			i++;
+			continue;
+		}
+		kaas_info("group %s: committed offset %s/%d expired (offsets.retention.minutes)",
+			  gr->id, c->topic, c->partition);
+		gone += (size_t)kaas_group_forget(&gr->offs, c->topic, c->partition);
+	}
+	int rc = gone ? kaas_group_commit(gr->reg->b->cluster, &gr->offs) : 0;
+	if (rc < 0) {
+		kaas_warn("group %s: erasing expired offsets not durable: %s (%s)", gr->id,
+			  kaas_strerror(rc), kaas_sub_errdetail());
+		gr->loaded = 0;
 	}
 	return rc;
 }
@@ -254,6 +300,10 @@ static void op_work(void *arg)
 			op->rc = rc;
 		return;
 	}
+	if (op->empty_since_ms >= 0 && (op->rc = expire_work(gr, op->empty_since_ms)) < 0)
+		return;
+	if (op->expire_only)
+		return;
 	if (op->erase) {
 		op->rc = erase_work(gr, op->batch, op->members);
 		if (op->rc == KAAS_EGROUP_UNKNOWN) {
@@ -329,6 +379,7 @@ static void run_next(struct group *gr)
 static void enqueue(struct group *gr, struct group_op *op)
 {
 	op->gr = gr;
+	op->empty_since_ms = gr->state == GROUP_EMPTY && !gr->members ? gr->empty_since_ms : -1;
 	struct group_op **end = &gr->ops_head; /* a group's queue is short */
 	while (*end)
 		end = &(*end)->next;
@@ -425,6 +476,30 @@ void kaas_groups_commit(struct kaas_groups *g, struct kaas_group_commit *rq,
 		enqueue(gr, op);
 }
 
+/* Does the loaded state of gr (no operation running) hold an offset that
+ * has expired?  Loop thread. */
+static int expiry_due(const struct group *gr)
+{
+	if (!gr->loaded || gr->op_running || gr->ops_head || gr->members ||
+	    gr->state != GROUP_EMPTY)
+		return 0;
+	int64_t now = kaas_groups_wall_ms();
+	for (size_t i = 0; i < gr->offs.n; i++)
+		if (expired(&gr->offs.items[i], gr->empty_since_ms, gr->reg->retention_ms, now))
+			return 1;
+	return 0;
+}
+
+void kaas_groups_expire_offsets(struct group *gr)
+{
+	GROUPS_ON_LOOP(gr->reg);
+	struct group_op *op;
+	if (!expiry_due(gr) || !(op = calloc(1, sizeof(*op))))
+		return;
+	op->expire_only = 1;
+	enqueue(gr, op);
+}
+
 void kaas_groups_fetch(struct kaas_groups *g, const char *group, struct kaas_offset_batch *batch,
 		       kaas_offsets_done done, void *ctx)
 {
@@ -440,7 +515,8 @@ void kaas_groups_fetch(struct kaas_groups *g, const char *group, struct kaas_off
 	op->ctx = ctx;
 	int err;
 	struct group *gr = op_group(g, group, &err);
-	if (err || (gr->loaded && !gr->op_running && !gr->ops_head && !gr->ntxnp)) {
+	if (err || (gr->loaded && !gr->op_running && !gr->ops_head && !gr->ntxnp &&
+		    !expiry_due(gr))) {
 		op->status = err;
 		op->gr = gr;
 		answer(op);

@@ -86,7 +86,9 @@ void kaas_group_info_free(struct kaas_group_info *info)
 }
 
 int kaas_groups_list(struct kaas_groups *g,
-		     void (*each)(void *ctx, const char *id, const char *protocol_type), void *ctx)
+		     void (*each)(void *ctx, const char *id, const char *protocol_type,
+				  const char *state),
+		     void *ctx)
 {
 	GROUPS_ON_LOOP(g);
 	int n = 0;
@@ -95,7 +97,8 @@ int kaas_groups_list(struct kaas_groups *g,
 			continue; /* neither members nor committed offsets */
 		n++;
 		if (each)
-			each(ctx, gr->id, gr->protocol_type ? gr->protocol_type : "");
+			each(ctx, gr->id, gr->protocol_type ? gr->protocol_type : "",
+			     kaas_groups_state_name(gr->state));
 	}
 	return n;
 }

@@ -231,6 +231,7 @@ static void complete_join(struct group *gr)
 	gr->protocol = NULL;
 	if (kaas_groups_count_members(gr) == 0) {
 		gr->state = GROUP_EMPTY;
+		gr->empty_since_ms = kaas_groups_wall_ms(); /* offsets expire from now on */
 		free(gr->protocol_type);
 		gr->protocol_type = NULL;
 		kaas_info("group %s: generation %d, empty", gr->id, gr->generation);
