@@ -13,3 +13,5 @@ libkaas_broker_a_SOURCES += src/broker/groups/groups.h src/broker/groups/interna
 	src/broker/groups/coordinator.c src/broker/groups/rebalance.c \
 	src/broker/groups/membership.c src/broker/groups/offsets.c src/broker/groups/queries.c src/broker/groups/lag.c \
 	src/broker/idempotence.h src/broker/idempotence.c
+# SASL credentials cache (issue 17).
+libkaas_broker_a_SOURCES += src/broker/credentials.h src/broker/credentials.c

@@ -47,6 +47,10 @@ static const struct api_entry handlers[] = {
 	{ KAAS_API_OFFSET_DELETE, kaas_api_offset_delete, NULL },
 	{ KAAS_API_INCREMENTAL_ALTER_CONFIGS, NULL, kaas_api_incremental_alter_configs },
 	{ KAAS_API_CREATE_PARTITIONS, NULL, kaas_api_create_partitions },
+	{ KAAS_API_SASL_HANDSHAKE, NULL, kaas_api_sasl_handshake },
+	{ KAAS_API_SASL_AUTHENTICATE, NULL, kaas_api_sasl_authenticate },
+	{ KAAS_API_DESCRIBE_USER_SCRAM_CREDENTIALS, NULL, kaas_api_describe_user_scram_credentials },
+	{ KAAS_API_ALTER_USER_SCRAM_CREDENTIALS, NULL, kaas_api_alter_user_scram_credentials },
 	{ -1, NULL, NULL },
 };
 
