@@ -164,7 +164,8 @@ int kaas_b64_decode(const char *in, size_t n, uint8_t *out, size_t outsz)
 {
 	if (n % 4 != 0 || n > INT_MAX / 2)
 		return -EINVAL;
-	if (outsz < n / 4 * 3)
+	size_t pad = (n >= 1 && in[n - 1] == '=') + (n >= 2 && in[n - 2] == '=');
+	if (outsz < n / 4 * 3 - pad)
 		return -ENOSPC;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)in[i];
@@ -175,13 +176,18 @@ int kaas_b64_decode(const char *in, size_t n, uint8_t *out, size_t outsz)
 	}
 	if (n == 0)
 		return 0;
-	int len = EVP_DecodeBlock(out, (const unsigned char *)in, (int)n);
+	/* EVP_DecodeBlock writes whole groups of 3 (the padding as zero
+	 * bytes): decode the last group apart when it is padded. */
+	size_t body = pad ? n - 4 : n;
+	int len = body ? EVP_DecodeBlock(out, (const unsigned char *)in, (int)body) : 0;
 	if (len < 0)
 		return -EINVAL;
-	/* EVP_DecodeBlock counts the padding as zero bytes. */
-	if (in[n - 1] == '=')
-		len--;
-	if (n >= 2 && in[n - 2] == '=')
-		len--;
+	if (pad) {
+		uint8_t last[3];
+		if (EVP_DecodeBlock(last, (const unsigned char *)in + body, 4) != 3)
+			return -EINVAL;
+		memcpy(out + len, last, 3 - pad);
+		len += (int)(3 - pad);
+	}
 	return len;
 }

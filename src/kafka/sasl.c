@@ -403,8 +403,11 @@ static void scram_final(struct kaas_conn_security *sec, struct kaas_sasl *s,
 		fail(s, st, peer, "channel binding does not match the first message");
 		return;
 	}
-	if (attr(&p, end, 'r', &v, &len) < 0 || len != strlen(s->nonce) ||
-	    memcmp(v, s->nonce, len) != 0) {
+	/* The nonce must end with the one sent (as Kafka checks it:
+	 * librdkafka up to 2.x sends the client nonce once more in front);
+	 * it is covered by the proof either way. */
+	size_t nl = strlen(s->nonce);
+	if (attr(&p, end, 'r', &v, &len) < 0 || len < nl || memcmp(v + len - nl, s->nonce, nl) != 0) {
 		fail(s, st, peer, "nonce does not match");
 		return;
 	}
