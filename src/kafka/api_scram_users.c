@@ -232,12 +232,14 @@ int kaas_api_alter_user_scram_credentials(struct kaas_req *req)
 	int ok = 1;
 	for (int up = 0; up < 2 && ok; up++) {
 		int32_t n = kaas_kr_array(r, f, up ? 8 : 3);
-		struct change *nc = n > 0 ? realloc(ch, (nch + (size_t)n) * sizeof(*ch)) : ch;
-		if (!nc) {
-			ok = 0;
-			break;
+		if (n > 0) {
+			struct change *nc = realloc(ch, (nch + (size_t)n) * sizeof(*ch));
+			if (!nc) {
+				ok = 0;
+				break;
+			}
+			ch = nc;
 		}
-		ch = nc;
 		for (int32_t i = 0; i < n && kaas_kr_ok(r); i++) {
 			struct change *c = &ch[nch];
 			memset(c, 0, sizeof(*c));
