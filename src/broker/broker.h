@@ -18,6 +18,7 @@
 
 struct kaas_groups;
 struct kaas_pid_alloc;
+struct kaas_creds;
 struct kaas_agent;
 struct kaas_server;
 
@@ -36,6 +37,7 @@ struct kaas_broker {
 	struct kaas_groups *groups;  /* the group coordinator (groups.h) */
 	struct kaas_pid_alloc *pids; /* producer ids (cluster/producer_ids.h) */
 	struct kaas_txns *txns;      /* the transaction coordinator (broker/txn/txn.h) */
+	struct kaas_creds *creds;    /* SASL credentials (broker/credentials.h) */
 	struct kaas_sweeper sweeper; /* dead writers' temps (broker/sweep.h);
 	                                housekeeping thread only */
 	struct kaas_server *server; /* the server running this broker (opaque) */

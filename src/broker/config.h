@@ -41,7 +41,16 @@
  * ssl.client.auth = none|requested|required, and kaas's own
  * ssl.handshake.timeout.ms (default 10000).  Without `listeners`, --listen
  * and --advertise make one PLAINTEXT listener called PLAINTEXT; both at
- * once are refused.  SASL_PLAINTEXT and SASL_SSL are refused for now. */
+ * once are refused.
+ *
+ * SASL listeners (SASL_PLAINTEXT, SASL_SSL; kafka/sasl.h):
+ * sasl.enabled.mechanisms = PLAIN,SCRAM-SHA-256,SCRAM-SHA-512 (a subset;
+ * default SCRAM-SHA-256,SCRAM-SHA-512) and connections.max.reauth.ms
+ * (KIP-368: a SASL session ends that long after its authentication unless
+ * the client re-authenticates; 0, the default, is no limit). */
+#define KAAS_SASL_PLAIN 1u
+#define KAAS_SASL_SCRAM_SHA_256 2u
+#define KAAS_SASL_SCRAM_SHA_512 4u
 enum kaas_sec_protocol {
 	KAAS_SEC_PLAINTEXT,
 	KAAS_SEC_SSL,
@@ -73,6 +82,8 @@ struct kaas_security_cfg {
 	char *truststore_location;
 	enum kaas_ssl_client_auth client_auth;
 	uint32_t handshake_timeout_ms;
+	unsigned sasl_mechanisms;  /* KAAS_SASL_* bits (0 until resolved: the default) */
+	uint32_t reauth_ms;        /* connections.max.reauth.ms (0: none) */
 };
 
 /* Is `key` one of the listener/TLS keys?  Apply it: 0, -EINVAL (message

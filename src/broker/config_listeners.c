@@ -40,7 +40,8 @@ static int protocol_by_name(const char *s, size_t len, enum kaas_sec_protocol *p
 static const char *const keys[] = {
 	"listeners", "advertised.listeners", "listener.security.protocol.map",
 	"ssl.keystore.type", "ssl.keystore.location", "ssl.truststore.type",
-	"ssl.truststore.location", "ssl.client.auth", "ssl.handshake.timeout.ms", NULL,
+	"ssl.truststore.location", "ssl.client.auth", "ssl.handshake.timeout.ms",
+	"sasl.enabled.mechanisms", "connections.max.reauth.ms", NULL,
 };
 
 int kaas_config_security_key(const char *key)
@@ -51,6 +52,43 @@ int kaas_config_security_key(const char *key)
 	return 0;
 }
 
+/* sasl.enabled.mechanisms: a comma list of PLAIN, SCRAM-SHA-256,
+ * SCRAM-SHA-512 (Kafka's names, case as Kafka: exact). */
+static int sasl_mechanisms(struct kaas_security_cfg *sc, const char *v)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} known[] = { { "PLAIN", KAAS_SASL_PLAIN },
+		      { "SCRAM-SHA-256", KAAS_SASL_SCRAM_SHA_256 },
+		      { "SCRAM-SHA-512", KAAS_SASL_SCRAM_SHA_512 } };
+	unsigned mask = 0;
+	const char *p = v;
+	while (*p) {
+		while (*p == ',' || isspace((unsigned char)*p))
+			p++;
+		size_t n = strcspn(p, ", \t");
+		if (!n)
+			break;
+		unsigned bit = 0;
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strlen(known[i].name) == n && strncmp(known[i].name, p, n) == 0)
+				bit = known[i].bit;
+		if (!bit) {
+			fprintf(stderr, "kaasd: sasl.enabled.mechanisms: '%.*s' is not served "
+					"(PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)\n", (int)n, p);
+			return -EINVAL;
+		}
+		mask |= bit;
+		p += n;
+	}
+	if (!mask) {
+		fprintf(stderr, "kaasd: sasl.enabled.mechanisms is empty\n");
+		return -EINVAL;
+	}
+	sc->sasl_mechanisms = mask;
+	return 0;
+}
 
 int kaas_config_security_apply(struct kaas_config *c, const char *key, const char *v)
 {
@@ -84,8 +122,20 @@ int kaas_config_security_apply(struct kaas_config *c, const char *key, const cha
 		}
 		return 0;
 	}
-	/* ssl.handshake.timeout.ms */
+	if (strcmp(key, "sasl.enabled.mechanisms") == 0)
+		return sasl_mechanisms(sc, v);
 	char *end;
+	if (strcmp(key, "connections.max.reauth.ms") == 0) {
+		errno = 0;
+		long long ms = strtoll(v, &end, 10);
+		if (errno || *end || end == v || ms < 0 || ms > UINT32_MAX) {
+			fprintf(stderr, "kaasd: bad value '%s' for %s (0..%u ms)\n", v, key, UINT32_MAX);
+			return -EINVAL;
+		}
+		sc->reauth_ms = (uint32_t)ms;
+		return 0;
+	}
+	/* ssl.handshake.timeout.ms */
 	errno = 0;
 	long x = strtol(v, &end, 10);
 	if (errno || *end || end == v || x < 100 || x > 600000) {
@@ -269,10 +319,6 @@ static int map_protocols(struct kaas_security_cfg *sc)
 			fprintf(stderr, "kaasd: listener %s has no security protocol: name it in "
 					"listener.security.protocol.map\n", l->name);
 			rc = -EINVAL;
-		} else if (l->protocol == KAAS_SEC_SASL_PLAINTEXT || l->protocol == KAAS_SEC_SASL_SSL) {
-			fprintf(stderr, "kaasd: listener %s: security protocol %s is not yet supported "
-					"(PLAINTEXT and SSL are)\n", l->name, protocol_names[l->protocol]);
-			rc = -EINVAL;
 		}
 	}
 	return rc;
@@ -283,6 +329,8 @@ int kaas_config_security_resolve(struct kaas_config *c)
 	struct kaas_security_cfg *sc = &c->sec;
 	if (!sc->handshake_timeout_ms)
 		sc->handshake_timeout_ms = DEFAULT_HANDSHAKE_TIMEOUT_MS;
+	if (!sc->sasl_mechanisms)
+		sc->sasl_mechanisms = KAAS_SASL_SCRAM_SHA_256 | KAAS_SASL_SCRAM_SHA_512;
 	sc->n = 0;
 	if (!sc->listeners) {
 		if (sc->advertised) {

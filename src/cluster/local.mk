@@ -7,3 +7,6 @@ libkaas_stores_a_SOURCES += src/cluster/membership.c src/cluster/membership.h \
 	src/cluster/assignment.c src/cluster/assignment.h src/cluster/partition_entry.h
 libkaas_stores_a_SOURCES += src/cluster/txn_store.c src/cluster/txn_store.h \
 	src/cluster/txn_offsets_store.c
+# SASL credentials (issue 17): SCRAM keys over libcrypto, their documents.
+libkaas_stores_a_SOURCES += src/cluster/scram.c src/cluster/scram.h \
+	src/cluster/credential_store.c src/cluster/credential_store.h

@@ -32,12 +32,14 @@ const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_SYNC_GROUP,           0, 0, 5, 4, "SyncGroup" },
 	{ KAAS_API_DESCRIBE_GROUPS,      0, 0, 5, 5, "DescribeGroups" },
 	{ KAAS_API_LIST_GROUPS,          0, 0, 5, 3, "ListGroups" },
+	{ KAAS_API_SASL_HANDSHAKE,       0, 0, 1, NONE, "SaslHandshake" },
 	{ KAAS_API_API_VERSIONS,         0, 0, 4, 3, "ApiVersions" },
 	{ KAAS_API_CREATE_TOPICS,        0, 0, 6, 5, "CreateTopics" },
 	{ KAAS_API_DELETE_TOPICS,        0, 0, 5, 4, "DeleteTopics" },
 	{ KAAS_API_INIT_PRODUCER_ID,     0, 0, 4, 2, "InitProducerId" },
 	{ KAAS_API_DESCRIBE_CONFIGS,     0, 0, 4, 4, "DescribeConfigs" },
 	{ KAAS_API_ALTER_CONFIGS,        0, 0, 2, 2, "AlterConfigs" },
+	{ KAAS_API_SASL_AUTHENTICATE,    0, 0, 2, 2, "SaslAuthenticate" },
 	{ KAAS_API_CREATE_PARTITIONS,    0, 0, 3, 2, "CreatePartitions" },
 	{ KAAS_API_DELETE_GROUPS,        0, 0, 2, 2, "DeleteGroups" },
 	{ KAAS_API_INCREMENTAL_ALTER_CONFIGS, 0, 0, 1, 1, "IncrementalAlterConfigs" },
@@ -56,6 +58,8 @@ const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_DESCRIBE_CLUSTER,     0, 0, 1, 0, "DescribeCluster" },
 	{ KAAS_API_DESCRIBE_PRODUCERS,   0, 0, 0, 0, "DescribeProducers" },
 	{ KAAS_API_DESCRIBE_TOPIC_PARTITIONS, 0, 0, 0, 0, "DescribeTopicPartitions" },
+	{ KAAS_API_DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, 0, 0, "DescribeUserScramCredentials" },
+	{ KAAS_API_ALTER_USER_SCRAM_CREDENTIALS, 0, 0, 0, 0, "AlterUserScramCredentials" },
 	{ -1, 0, 0, 0, 0, NULL },
 };
 

@@ -18,6 +18,9 @@ libkaas_kafka_a_SOURCES += src/kafka/txn_wire.h src/kafka/api_txn.c src/kafka/ap
 	src/kafka/api_txn_offsets.c
 # Connection security (issue 17): the per-connection state and the authorizer hook.
 libkaas_kafka_a_SOURCES += src/kafka/security.h src/kafka/security.c
+# SASL authentication and SCRAM credentials (issue 17).
+libkaas_kafka_a_SOURCES += src/kafka/sasl.h src/kafka/sasl.c src/kafka/api_sasl.c \
+	src/kafka/api_scram_users.c
 # Produce and Fetch outcomes as metrics (issue 18).
 libkaas_kafka_a_SOURCES += src/kafka/req_metrics.h src/kafka/req_metrics.c
 # issue 15: the admin APIs (DescribeCluster, DescribeLogDirs, DeleteRecords,

@@ -35,6 +35,8 @@ enum kaas_req_status {
 	KAAS_REQ_RESPOND = 0,   /* send the response in w */
 	KAAS_REQ_NO_RESPONSE = 1, /* send nothing (Produce acks=0) */
 	KAAS_REQ_CLOSE = -1,    /* malformed: close the connection */
+	KAAS_REQ_RESPOND_CLOSE = 2, /* send the response in w, then close the
+	                               connection (a failed SASL exchange) */
 };
 
 /* Zero-copy pieces of a response: the bytes of `slice` go on the wire
@@ -93,7 +95,9 @@ kaas_pool_fn kaas_api_add_partitions_to_txn, kaas_api_add_offsets_to_txn, kaas_a
 kaas_pool_fn kaas_api_versions, kaas_api_metadata, kaas_api_list_offsets,
 	kaas_api_find_coordinator, kaas_api_create_topics, kaas_api_delete_topics,
 	kaas_api_create_partitions, kaas_api_describe_configs, kaas_api_alter_configs,
-	kaas_api_incremental_alter_configs, kaas_api_init_producer_id;
+	kaas_api_incremental_alter_configs, kaas_api_init_producer_id,
+	kaas_api_sasl_handshake, kaas_api_sasl_authenticate,
+	kaas_api_describe_user_scram_credentials, kaas_api_alter_user_scram_credentials;
 /* issue 15: admin APIs (work queue) */
 kaas_pool_fn kaas_api_describe_cluster, kaas_api_describe_log_dirs, kaas_api_delete_records,
 	kaas_api_offset_for_leader_epoch, kaas_api_describe_producers,

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kafka/sasl.h"
 #include "util/logger.h"
 #include "util/grow.h"
 
@@ -40,6 +41,11 @@ const struct kaas_conn_security *kaas_conn_security(const struct kaas_conn *c)
 	return c ? &c->sec : NULL;
 }
 
+struct kaas_conn_security *kaas_conn_security_rw(struct kaas_conn *c)
+{
+	return c ? &c->sec : NULL;
+}
+
 /* ------------------------------------------------------ connections */
 
 void kaas_conn_unref(struct kaas_conn *c)
@@ -50,6 +56,7 @@ void kaas_conn_unref(struct kaas_conn *c)
 	c->next->prev = c->prev;
 	c->s->nconns--;
 	kaas_tls_conn_free(c->tls);
+	kaas_sasl_free(c->sec.sasl);
 	free(c->rbuf);
 	free(c);
 }
@@ -159,6 +166,8 @@ static void on_written(uv_write_t *w, int status)
 		kaas_conn_unref(c); /* the raw write's reference */
 	free(wc->cipher);
 	free(wc);
+	if (c->close_after && c->writes == 0 && !c->closing)
+		kaas_conn_close(c, NULL); /* the answer that ends it is out */
 	/* A zero-copy send may be waiting for the queue to drain; reading may
 	 * have stopped on a full write queue. */
 	if (!c->closing && c->writes == 0 && c->head && c->head->done && c->head->zc)
@@ -208,7 +217,7 @@ int kaas_conn_send(struct kaas_conn *c, struct kaas_req *req, const uv_buf_t *bu
 /* Send every finished request at the head of the queue, in order. */
 void kaas_conn_flush(struct kaas_conn *c)
 {
-	while (!c->closing && !c->zc_busy && c->head && c->head->done) {
+	while (!c->closing && !c->close_after && !c->zc_busy && c->head && c->head->done) {
 		struct kaas_req *req = c->head;
 		if (req->zc && req->status == KAAS_REQ_RESPOND && !req->w.err) {
 			if (c->writes > 0)
@@ -256,11 +265,18 @@ void kaas_conn_flush(struct kaas_conn *c)
 		wc->hdr[8] = 0; /* empty tag section */
 		uv_buf_t bufs[2] = { uv_buf_init((char *)wc->hdr, (unsigned)hl),
 				     uv_buf_init((char *)req->w.buf, (unsigned)req->w.len) };
+		int last = req->status == KAAS_REQ_RESPOND_CLOSE;
 		int rc = conn_write(c, wc, bufs, req->w.len ? 2 : 1);
 		if (rc < 0) {
 			free(wc);
 			kaas_conn_req_free(req);
 			kaas_conn_close(c, uv_strerror(rc));
+			return;
+		}
+		if (last) {
+			/* Nothing more is read or answered; on_written closes. */
+			c->close_after = 1;
+			kaas_conn_read_stop(c);
 			return;
 		}
 	}
@@ -296,7 +312,7 @@ static void conn_frames(struct kaas_conn *c);
 
 static void conn_maybe_resume(struct kaas_conn *c)
 {
-	if (c->closing || c->reading || c->s->b->draining)
+	if (c->closing || c->close_after || c->reading || c->s->b->draining)
 		return;
 	if (c->queued < MAX_QUEUED_REQS / 2 &&
 	    uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) < MAX_QUEUED_WRITE / 2) {
@@ -436,8 +452,11 @@ static void tls_input(struct kaas_conn *c, const uint8_t *p, size_t n)
 	int rc = kaas_tls_feed(c->tls, p, n, why, sizeof(why));
 	if (rc == 1 && !c->tls_ready) {
 		c->tls_ready = 1;
-		kaas_tls_principal(c->tls, c->sec.principal, sizeof(c->sec.principal));
-		c->sec.authenticated = 1;
+		if (!kaas_conn_sasl_listener(&c->sec)) {
+			/* On SASL_SSL the principal is SASL's. */
+			kaas_tls_principal(c->tls, c->sec.principal, sizeof(c->sec.principal));
+			c->sec.authenticated = 1;
+		}
 		kaas_debug("connection %s: TLS established on listener %s as %s", c->peer,
 			   c->sec.listener, c->sec.principal);
 	}
@@ -503,8 +522,9 @@ void kaas_conn_accept(uv_stream_t *listener, int status)
 	c->accepted_ms = kaas_now_ms();
 	c->sec.listener = lst->cfg->name;
 	c->sec.protocol = lst->cfg->protocol;
-	c->sec.authenticated = !lst->tls;
+	c->sec.authenticated = !lst->tls && !kaas_conn_sasl_listener(&c->sec);
 	snprintf(c->sec.principal, sizeof(c->sec.principal), "%s", KAAS_PRINCIPAL_ANONYMOUS);
+
 	uv_tcp_init(s->loop, &c->tcp);
 	c->tcp.data = c;
 	c->next = &s->conns;
@@ -531,6 +551,10 @@ void kaas_conn_accept(uv_stream_t *listener, int status)
 			port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 		}
 		snprintf(c->peer, sizeof(c->peer), "%s:%d", ip, port);
+	}
+	if (kaas_conn_sasl_listener(&c->sec) && !(c->sec.sasl = kaas_sasl_new())) {
+		kaas_conn_close(c, "out of memory for a SASL exchange");
+		return;
 	}
 	if (lst->tls && kaas_tls_conn_new(s->tls, &c->tls) < 0) {
 		kaas_conn_close(c, "out of memory for a TLS session");

@@ -61,6 +61,10 @@ static const struct api_entry handlers[] = {
 	{ KAAS_API_OFFSET_FOR_LEADER_EPOCH, NULL, kaas_api_offset_for_leader_epoch },
 	{ KAAS_API_DESCRIBE_PRODUCERS, NULL, kaas_api_describe_producers },
 	{ KAAS_API_DESCRIBE_TOPIC_PARTITIONS, NULL, kaas_api_describe_topic_partitions },
+	{ KAAS_API_SASL_HANDSHAKE, NULL, kaas_api_sasl_handshake },
+	{ KAAS_API_SASL_AUTHENTICATE, NULL, kaas_api_sasl_authenticate },
+	{ KAAS_API_DESCRIBE_USER_SCRAM_CREDENTIALS, NULL, kaas_api_describe_user_scram_credentials },
+	{ KAAS_API_ALTER_USER_SCRAM_CREDENTIALS, NULL, kaas_api_alter_user_scram_credentials },
 	{ -1, NULL, NULL },
 };
 

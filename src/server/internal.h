@@ -48,6 +48,8 @@ struct kaas_conn {
 	struct kaas_req *head, *tail;
 	size_t queued;
 	int closing;
+	int close_after;          /* a RESPOND_CLOSE answer is being written:
+	                             closed when the writes are done */
 	int reading;
 	int in_frames;            /* conn_frames is on the stack */
 	int writes;               /* uv_write requests not yet completed */

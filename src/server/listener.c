@@ -64,7 +64,7 @@ int kaas_listeners_start(struct kaas_server *s)
 	struct kaas_security_cfg *sc = &cfg->sec;
 	int need_tls = 0;
 	for (int i = 0; i < sc->n; i++)
-		need_tls |= sc->l[i].protocol == KAAS_SEC_SSL;
+		need_tls |= sc->l[i].protocol == KAAS_SEC_SSL || sc->l[i].protocol == KAAS_SEC_SASL_SSL;
 	if (need_tls) {
 		char why[512];
 		int rc = kaas_tls_ctx_build(sc, &s->tls, why, sizeof(why));
@@ -81,7 +81,7 @@ int kaas_listeners_start(struct kaas_server *s)
 		struct kaas_listener *l = &s->listeners[i];
 		l->s = s;
 		l->cfg = &sc->l[i];
-		l->tls = sc->l[i].protocol == KAAS_SEC_SSL;
+		l->tls = sc->l[i].protocol == KAAS_SEC_SSL || sc->l[i].protocol == KAAS_SEC_SASL_SSL;
 		s->nlisteners = i + 1;
 		int rc = listen_one(s, l);
 		if (rc < 0) {

@@ -15,6 +15,7 @@
 #include "server/http.h"
 #include "util/metrics.h"
 #include "broker/groups/groups.h"
+#include "broker/credentials.h"
 #include "broker/idempotence.h"
 #include "broker/txn/txn.h"
 #include "server/internal.h"
@@ -124,6 +125,8 @@ static void stop_services(struct kaas_broker *b)
 	kaas_groups_destroy(b->groups);
 	b->groups = NULL;
 	kaas_idem_stop(b);
+	kaas_creds_free(b->creds);
+	b->creds = NULL;
 	if (b->server)
 		kaas_http_set_agent(b->server->http, NULL);
 	kaas_agent_stop(b->agent);
@@ -195,6 +198,8 @@ static int serve(struct kaas_broker *b)
 		rc = kaas_idem_start(b);
 	if (rc >= 0)
 		rc = kaas_txns_start(b, b->cfg.transaction_max_timeout_ms, &b->txns);
+	if (rc >= 0 && !(b->creds = kaas_creds_new(b->cluster, b->cfg.heartbeat_ms)))
+		rc = -ENOMEM;
 	if (rc < 0) {
 		kaas_error("cannot set up the group coordinator / producer ids: %s (%s)",
 			   kaas_strerror(rc), kaas_sub_errdetail());

@@ -20,7 +20,7 @@ static void usage(FILE *out)
 		"directory, file:///abs/path, nfs://server/export/path?..., or fault+...\n"
 		"--json: one JSON document on stdout instead of a table.\n"
 		"\n"
-		"commands (all read-only):\n"
+		"commands (read-only but user add/delete):\n"
 		"  status [--watch-ms N]\n"
 		"      Brokers and their liveness (a heartbeat counter that moves within N ms,\n"
 		"      default 1000), the controller, the assignment, and per topic its id,\n"
@@ -36,6 +36,13 @@ static void usage(FILE *out)
 		"      Batches and records, human-readable.\n"
 		"  trash\n"
 		"      Topic removals not finished yet, and why.\n"
+		"  user add NAME [--mechanism SCRAM-SHA-256|SCRAM-SHA-512] [--iterations N]\n"
+		"  user delete NAME [--mechanism M]\n"
+		"  user list\n"
+		"      SASL users' SCRAM credentials in the cluster directory (the commands that\n"
+		"      write): add reads the password from stdin's first line and stores only\n"
+		"      salted keys (default SCRAM-SHA-512, 8192 iterations); delete removes one\n"
+		"      mechanism's credential or all of them.\n"
 		"  substrate-check [--renames N] [--rounds N] [--procs N] [--only KEY[,KEY...]]\n"
 		"                  [--peer URL2] URL\n"
 		"      Qualify a volume before trusting it with data: probe the contract's three\n"
@@ -136,7 +143,7 @@ static const struct {
 } commands[] = {
 	{"status", kctl_cmd_status}, {"groups", kctl_cmd_groups},
 	{"verify", kctl_cmd_verify}, {"dump-log", kctl_cmd_dump_log},
-	{"trash", kctl_cmd_trash},
+	{"trash", kctl_cmd_trash}, {"user", kctl_cmd_user},
 };
 
 static int is_global(const char *arg, const char *name)

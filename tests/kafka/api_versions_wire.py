@@ -314,11 +314,50 @@ def main(hostport):
             {"Name": "wc0", "Count": 3 + i, "Assignments": None}], "TimeoutMs": 5000,
             "ValidateOnly": False},
             lambda d: ok_if(d["Results"][0]["ErrorCode"] == 0, "grow"))
+    sasl(hostport, versions)
     for v in versions("DeleteTopics"):
         exchange(c, "DeleteTopics", v, {"TopicNames": ["wc%d" % v], "TimeoutMs": 5000},
                  lambda d: ok_if(d["Responses"][0]["ErrorCode"] == 0 and
                                  d["Responses"][0]["Name"] == "wc%d" % v, "delete"))
     admin_wire.main(c, versions, exchange, ok_if, fail, record_batch)
+
+
+def sasl(hostport, versions):
+    """The SASL APIs on a PLAINTEXT listener (each on a fresh connection:
+    kaasd answers ILLEGAL_SASL_STATE and closes it), and the SCRAM user
+    APIs: a credential stored, described, deleted, then not found."""
+    import hashlib
+    for v in versions("SaslHandshake"):
+        exchange(Conn(hostport), "SaslHandshake", v, {"Mechanism": "SCRAM-SHA-512"},
+                 lambda d: ok_if(d["ErrorCode"] == 34, "ILLEGAL_SASL_STATE"))
+    for v in versions("SaslAuthenticate"):
+        exchange(Conn(hostport), "SaslAuthenticate", v, {"AuthBytes": b"n,,n=x,r=abc"},
+                 lambda d: ok_if(d["ErrorCode"] == 34 and d["ErrorMessage"], "ILLEGAL_SASL_STATE"))
+    c = Conn(hostport)
+    salt = b"wire-salt-0123456789"
+    salted = hashlib.pbkdf2_hmac("sha256", b"wire-pw", salt, 4096)
+    for v in versions("AlterUserScramCredentials"):
+        exchange(c, "AlterUserScramCredentials", v, {"Deletions": [], "Upsertions": [
+            {"Name": "wire", "Mechanism": 1, "Iterations": 4096, "Salt": salt,
+             "SaltedPassword": salted}]},
+            lambda d: ok_if(d["Results"] == [{"User": "wire", "ErrorCode": 0,
+                                              "ErrorMessage": None}], "upsert"))
+    for v in versions("DescribeUserScramCredentials"):
+        exchange(c, "DescribeUserScramCredentials", v, {"Users": [{"Name": "wire"}]},
+                 lambda d: ok_if(d["ErrorCode"] == 0 and d["Results"][0]["CredentialInfos"] ==
+                                 [{"Mechanism": 1, "Iterations": 4096}], "describe"))
+        exchange(c, "DescribeUserScramCredentials", v, {"Users": None},
+                 lambda d: ok_if([r["User"] for r in d["Results"]] == ["wire"], "describe all"))
+    for v in versions("AlterUserScramCredentials"):
+        exchange(c, "AlterUserScramCredentials", v, {"Deletions": [
+            {"Name": "wire", "Mechanism": 1}], "Upsertions": [
+            {"Name": "w2", "Mechanism": 2, "Iterations": 100, "Salt": salt,
+             "SaltedPassword": bytes(64)}]},
+            lambda d: ok_if([(r["User"], r["ErrorCode"]) for r in d["Results"]] ==
+                            [("wire", 0), ("w2", 93)], "delete, UNACCEPTABLE_CREDENTIAL"))
+    for v in versions("DescribeUserScramCredentials"):
+        exchange(c, "DescribeUserScramCredentials", v, {"Users": [{"Name": "wire"}]},
+                 lambda d: ok_if(d["Results"][0]["ErrorCode"] == 91, "RESOURCE_NOT_FOUND"))
 
 
 def groups(c, versions):

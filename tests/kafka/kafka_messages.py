@@ -336,3 +336,29 @@ api("DescribeTopicPartitions", 75, 0,
              F("LastKnownElr", "[]int32", nullable="0+"), F("OfflineReplicas", "[]int32")]),
          F("TopicAuthorizedOperations", "int32")]),
      F("NextCursor", "struct", nullable="0+", fields=_CURSOR)])
+api("SaslHandshake", 17, NO_FLEX,
+    [F("Mechanism", S)],
+    [F("ErrorCode", "int16"), F("Mechanisms", "[]string")])
+
+api("SaslAuthenticate", 36, 2,
+    [F("AuthBytes", NS)],
+    [F("ErrorCode", "int16"), F("ErrorMessage", S, nullable="0+"), F("AuthBytes", NS),
+     F("SessionLifetimeMs", "int64", "1+")])
+
+api("DescribeUserScramCredentials", 50, 0,
+    [F("Users", "[]", nullable="0+", fields=[F("Name", S)])],
+    [F("ThrottleTimeMs", "int32"), F("ErrorCode", "int16"),
+     F("ErrorMessage", S, nullable="0+"),
+     F("Results", "[]", fields=[
+         F("User", S), F("ErrorCode", "int16"), F("ErrorMessage", S, nullable="0+"),
+         F("CredentialInfos", "[]", fields=[F("Mechanism", "int8"),
+                                            F("Iterations", "int32")])])])
+
+api("AlterUserScramCredentials", 51, 0,
+    [F("Deletions", "[]", fields=[F("Name", S), F("Mechanism", "int8")]),
+     F("Upsertions", "[]", fields=[F("Name", S), F("Mechanism", "int8"),
+                                   F("Iterations", "int32"), F("Salt", NS),
+                                   F("SaltedPassword", NS)])],
+    [F("ThrottleTimeMs", "int32"),
+     F("Results", "[]", fields=[F("User", S), F("ErrorCode", "int16"),
+                                F("ErrorMessage", S, nullable="0+")])])

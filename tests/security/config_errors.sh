@@ -17,9 +17,11 @@ refused() { # refused WHAT-STDERR-SAYS [config lines...] -- [args...]
 	[ $rc -eq 2 ] || kaas_fail "exit $rc (not 2) for: ${lines[*]} $*"
 	grep -q "$want" "$KAAS_SCRATCH/err" || kaas_fail "for ${lines[*]}: said '$(cat "$KAAS_SCRATCH/err")'"
 }
-refused "SASL_SSL is not yet supported" "listeners = SASL_SSL://127.0.0.1:0"
-refused "SASL_PLAINTEXT is not yet supported" "listeners = EXT://127.0.0.1:0" \
-	"listener.security.protocol.map = EXT:SASL_PLAINTEXT"
+refused "needs ssl.keystore.location" "listeners = SASL_SSL://127.0.0.1:0"
+refused "'GSSAPI' is not served" "listeners = EXT://127.0.0.1:0" \
+	"listener.security.protocol.map = EXT:SASL_PLAINTEXT" "sasl.enabled.mechanisms = PLAIN,GSSAPI"
+refused "sasl.enabled.mechanisms is empty" "sasl.enabled.mechanisms = ,"
+refused "bad value '-1' for connections.max.reauth.ms" "connections.max.reauth.ms = -1"
 refused "has no security protocol" "listeners = EXTERNAL://127.0.0.1:0"
 refused "needs ssl.keystore.location" "listeners = SSL://127.0.0.1:0"
 refused "needs ssl.truststore.location" "listeners = SSL://127.0.0.1:0" \

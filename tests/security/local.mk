@@ -6,5 +6,12 @@ SECURITY_TESTS = tests/security/config_errors.sh tests/security/tls_roundtrip.sh
 	tests/security/tls_client_auth.sh tests/security/tls_plaintext_client.sh \
 	tests/security/listeners_two.sh tests/security/listeners_brokers.sh tests/security/tls_reload.sh \
 	tests/security/tls_half_open.sh
+# SASL (issue 17): the exchange byte by byte in both suites; the client
+# tests (kcat, confluent-kafka) in the normal suite only.
+SECURITY_TESTS += tests/security/sasl_wire.sh
+if !SANITIZERS
+SECURITY_TESTS += tests/security/sasl_kcat.sh tests/security/sasl_confluent.sh
+endif
 TESTS += tests/security/test_broker_listeners $(SECURITY_TESTS)
-EXTRA_DIST += tests/security/tls-lib.sh $(SECURITY_TESTS)
+EXTRA_DIST += tests/security/tls-lib.sh $(SECURITY_TESTS) tests/security/sasl_wire.py \
+	tests/security/sasl_confluent.py tests/security/sasl_kcat.sh tests/security/sasl_confluent.sh
