@@ -12,4 +12,5 @@ libkaas_broker_a_SOURCES += src/broker/topic_config.h src/broker/topic_config.c
 libkaas_broker_a_SOURCES += src/broker/groups/groups.h src/broker/groups/internal.h \
 	src/broker/groups/coordinator.c src/broker/groups/rebalance.c \
 	src/broker/groups/membership.c src/broker/groups/offsets.c src/broker/groups/queries.c src/broker/groups/lag.c \
-	src/broker/idempotence.h src/broker/idempotence.c
+	src/broker/idempotence.h src/broker/idempotence.c \
+	src/broker/authorizer.h src/broker/authorizer.c

@@ -42,6 +42,9 @@ const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_DELETE_GROUPS,        0, 0, 2, 2, "DeleteGroups" },
 	{ KAAS_API_INCREMENTAL_ALTER_CONFIGS, 0, 0, 1, 1, "IncrementalAlterConfigs" },
 	{ KAAS_API_OFFSET_DELETE,        0, 0, 0, NONE, "OffsetDelete" },
+	{ KAAS_API_DESCRIBE_ACLS,        0, 0, 3, 2, "DescribeAcls" },
+	{ KAAS_API_CREATE_ACLS,          0, 0, 3, 2, "CreateAcls" },
+	{ KAAS_API_DELETE_ACLS,          0, 0, 3, 2, "DeleteAcls" },
 	{ -1, 0, 0, 0, 0, NULL },
 };
 

@@ -89,6 +89,8 @@ kaas_pool_fn kaas_api_versions, kaas_api_metadata, kaas_api_list_offsets,
 	kaas_api_find_coordinator, kaas_api_create_topics, kaas_api_delete_topics,
 	kaas_api_create_partitions, kaas_api_describe_configs, kaas_api_alter_configs,
 	kaas_api_incremental_alter_configs, kaas_api_init_producer_id;
+/* The ACL APIs (api_acls.c, issue 17). */
+kaas_pool_fn kaas_api_create_acls, kaas_api_describe_acls, kaas_api_delete_acls;
 
 /* What every handler starts from, keyed off the request's version: its
  * body reader r, response writer w, version v and f, whether v is a

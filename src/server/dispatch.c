@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "util/logger.h"
 #include "util/metrics.h"
@@ -47,6 +48,9 @@ static const struct api_entry handlers[] = {
 	{ KAAS_API_OFFSET_DELETE, kaas_api_offset_delete, NULL },
 	{ KAAS_API_INCREMENTAL_ALTER_CONFIGS, NULL, kaas_api_incremental_alter_configs },
 	{ KAAS_API_CREATE_PARTITIONS, NULL, kaas_api_create_partitions },
+	{ KAAS_API_DESCRIBE_ACLS, NULL, kaas_api_describe_acls },
+	{ KAAS_API_CREATE_ACLS, NULL, kaas_api_create_acls },
+	{ KAAS_API_DELETE_ACLS, NULL, kaas_api_delete_acls },
 	{ -1, NULL, NULL },
 };
 
@@ -148,6 +152,10 @@ void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
 	if (!kaas_security_admit(&c->sec, req)) {
 		kaas_warn("connection %s: %s may not send API %d", c->peer, c->sec.principal,
 			  req->hdr.api_key);
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	if (!kaas_authz_admit(req)) { /* an API missing from kafka/authz.c */
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/authorizer.h"
 #include "broker/agent.h"
 #include "server/http.h"
 #include "util/metrics.h"
@@ -121,6 +122,8 @@ static void stop_services(struct kaas_broker *b)
 	kaas_groups_destroy(b->groups);
 	b->groups = NULL;
 	kaas_idem_stop(b);
+	kaas_authz_free(b->authz);
+	b->authz = NULL;
 	if (b->server)
 		kaas_http_set_agent(b->server->http, NULL);
 	kaas_agent_stop(b->agent);
@@ -190,6 +193,8 @@ static int serve(struct kaas_broker *b)
 	rc = kaas_groups_init(b, &b->groups);
 	if (rc >= 0)
 		rc = kaas_idem_start(b);
+	if (rc >= 0 && (rc = kaas_authz_new(b->cluster, &b->cfg, &b->authz)) >= 0)
+		rc = kaas_authz_start(b->authz); /* ACLs (issue 17) */
 	if (rc < 0) {
 		kaas_error("cannot set up the group coordinator / producer ids: %s (%s)",
 			   kaas_strerror(rc), kaas_sub_errdetail());
