@@ -349,6 +349,48 @@ int kaas_authz_allowed(struct kaas_authz *az, const char *principal, const char 
 	return allow;
 }
 
+/* Does the DENY binding d cover everything binding a names? */
+static int covers(const struct kaas_acl *d, const struct kaas_acl *a)
+{
+	if (d->pattern_type == KAAS_PAT_LITERAL)
+		return strcmp(d->name, "*") == 0 ||
+		       (a->pattern_type == KAAS_PAT_LITERAL && strcmp(d->name, a->name) == 0);
+	return strncmp(d->name, a->name, strlen(d->name)) == 0;
+}
+
+int kaas_authz_allowed_any(struct kaas_authz *az, const char *principal, const char *host,
+			   int op, int resource_type)
+{
+	if (!az || !az->enabled || kaas_authz_super(az, principal))
+		return 1;
+	int any = 0, ok = 0;
+	pthread_rwlock_rdlock(&az->lock);
+	for (size_t i = 0; !az->nbad && i < az->n && !ok; i++) {
+		const struct kaas_acl *a = &az->v[i].acl;
+		if (a->resource_type != resource_type)
+			continue;
+		any = 1;
+		if (a->permission != KAAS_PERM_ALLOW || !implies(a->operation, op) ||
+		    !principal_matches(a->principal, principal) ||
+		    (strcmp(a->host, "*") != 0 && strcmp(a->host, host) != 0))
+			continue;
+		ok = 1;
+		for (size_t j = 0; j < az->n && ok; j++) {
+			const struct kaas_acl *d = &az->v[j].acl;
+			if (d->resource_type == resource_type && d->permission == KAAS_PERM_DENY &&
+			    (d->operation == op || d->operation == KAAS_OP_ALL) &&
+			    principal_matches(d->principal, principal) &&
+			    (strcmp(d->host, "*") == 0 || strcmp(d->host, host) == 0) && covers(d, a))
+				ok = 0;
+		}
+	}
+	int bad = az->nbad != 0;
+	pthread_rwlock_unlock(&az->lock);
+	if (bad)
+		return 0;
+	return ok || (!any && az->allow_if_no_acl);
+}
+
 size_t kaas_authz_foreach(struct kaas_authz *az, const struct kaas_acl_filter *f,
 			  void (*fn)(void *arg, const struct kaas_acl *a), void *arg)
 {

@@ -80,6 +80,14 @@ int kaas_authz_enabled(const struct kaas_authz *az);
 int kaas_authz_allowed(struct kaas_authz *az, const char *principal, const char *host, int op,
 		       int resource_type, const char *name, size_t len);
 
+/* May principal/host do op on SOME resource of the type (Kafka's
+ * authorizeByResourceType: InitProducerId of an idempotent producer needs
+ * WRITE on some topic)?  Yes for super users; with no binding of the type,
+ * allow.everyone.if.no.acl.found; else an ALLOW that no DENY of the same
+ * or a wider pattern (literal "*", a prefix of its name) covers.  1 or 0. */
+int kaas_authz_allowed_any(struct kaas_authz *az, const char *principal, const char *host,
+			   int op, int resource_type);
+
 /* Is principal a super user? */
 int kaas_authz_super(const struct kaas_authz *az, const char *principal);
 

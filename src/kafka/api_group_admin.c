@@ -6,6 +6,7 @@
  * thread: the groups' state is the loop's).  The
  * answers come from the group coordinator (broker/groups/groups.h).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "broker/broker.h"
 #include "broker/agent.h"
 #include "broker/groups/groups.h"
+#include "kafka/authz.h"
 #include "kafka/group_wire.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -33,6 +35,13 @@ static int16_t find_one(struct kaas_req *req, struct kaas_kslice key, int8_t typ
 {
 	int16_t err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
 	*msg = "the group's coordinator slot has no live leader";
+	/* ACLs: DESCRIBE on the group / the transactional id. */
+	if (!kaas_req_allowed_slice(req, KAAS_OP_DESCRIBE,
+				    type == 1 ? KAAS_RES_TRANSACTIONAL_ID : KAAS_RES_GROUP, key)) {
+		*msg = "not authorized";
+		return type == 1 ? KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+				 : KAAS_KERR_GROUP_AUTHORIZATION_FAILED;
+	}
 	if (type != 0)
 		*msg = "transactions are not supported";
 	else if (key.len >= 0)
@@ -153,6 +162,8 @@ void kaas_api_describe_groups(struct kaas_req *req)
 		struct kaas_group_info gi = { .state = "Dead" };
 		int16_t err = id.len <= 0 ? KAAS_KERR_INVALID_GROUP_ID
 			      : !s        ? KAAS_KERR_UNKNOWN_SERVER_ERROR
+			      : !kaas_req_allowed_slice(req, KAAS_OP_DESCRIBE, KAAS_RES_GROUP, id)
+					  ? KAAS_KERR_GROUP_AUTHORIZATION_FAILED /* ACLs */
 					  : kaas_group_kerr(kaas_groups_describe(g, s, &gi));
 		free(s);
 		write_group(w, v, f, id, err, &gi);
@@ -170,6 +181,41 @@ static void list_one(void *ctx, const char *id, const char *protocol_type)
 	kaas_kw_tags(&req->w, req->hdr.flex);
 }
 
+struct allowed_groups {
+	struct kaas_req *req;
+	struct {
+		char *id, *ptype;
+	} *v;
+	size_t n, cap;
+	int oom;
+};
+
+static void keep_allowed(void *ctx, const char *id, const char *protocol_type)
+{
+	struct allowed_groups *ag = ctx;
+	if (!kaas_req_allowed(ag->req, KAAS_OP_DESCRIBE, KAAS_RES_GROUP, id, strlen(id)))
+		return;
+	if (ag->n == ag->cap) {
+		size_t cap = ag->cap ? 2 * ag->cap : 16;
+		void *nv = realloc(ag->v, cap * sizeof(*ag->v));
+		if (!nv) {
+			ag->oom = 1;
+			return;
+		}
+		ag->v = nv;
+		ag->cap = cap;
+	}
+	ag->v[ag->n].id = strdup(id);
+	ag->v[ag->n].ptype = strdup(protocol_type ? protocol_type : "");
+	if (!ag->v[ag->n].id || !ag->v[ag->n].ptype) {
+		free(ag->v[ag->n].id);
+		free(ag->v[ag->n].ptype);
+		ag->oom = 1;
+		return;
+	}
+	ag->n++;
+}
+
 void kaas_api_list_groups(struct kaas_req *req)
 {
 	struct kaas_groups *g = req->broker->groups;
@@ -182,6 +228,24 @@ void kaas_api_list_groups(struct kaas_req *req)
 	if (req->hdr.api_version >= 1)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, KAAS_KERR_NONE);
+	if (!kaas_req_allowed_cluster(req, KAAS_OP_DESCRIBE)) {
+		/* ACLs: without DESCRIBE on the cluster, the groups it may
+		 * DESCRIBE (kept first, then written: one decision each). */
+		struct allowed_groups ag = { .req = req };
+		(void)kaas_groups_list(g, keep_allowed, &ag);
+		kaas_kw_array(w, f, (int32_t)ag.n);
+		for (size_t i = 0; i < ag.n; i++) {
+			list_one(req, ag.v[i].id, ag.v[i].ptype);
+			free(ag.v[i].id);
+			free(ag.v[i].ptype);
+		}
+		if (ag.oom)
+			w->err = -ENOMEM;
+		free(ag.v);
+		kaas_kw_tags(w, f);
+		kaas_req_finish(req, KAAS_REQ_RESPOND);
+		return;
+	}
 	kaas_kw_array(w, f, kaas_groups_list(g, NULL, NULL));
 	(void)kaas_groups_list(g, list_one, req);
 	kaas_kw_tags(w, f);

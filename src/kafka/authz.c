@@ -126,3 +126,17 @@ int kaas_req_may_create_topic(struct kaas_req *req, const char *name, size_t len
 	return kaas_req_allowed_cluster(req, KAAS_OP_CREATE) ||
 	       kaas_req_allowed(req, KAAS_OP_CREATE, KAAS_RES_TOPIC, name, len);
 }
+
+int16_t kaas_req_init_pid_refused(struct kaas_req *req, struct kaas_kslice txn)
+{
+	if (txn.len >= 0)
+		return kaas_req_allowed_slice(req, KAAS_OP_WRITE, KAAS_RES_TRANSACTIONAL_ID, txn)
+			       ? 0 : KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+	struct kaas_authz *az = req->broker ? req->broker->authz : NULL;
+	char host[64];
+	host_of(req, host, sizeof host);
+	if (kaas_req_allowed_cluster(req, KAAS_OP_IDEMPOTENT_WRITE) ||
+	    kaas_authz_allowed_any(az, principal_of(req), host, KAAS_OP_WRITE, KAAS_RES_TOPIC))
+		return 0;
+	return KAAS_KERR_CLUSTER_AUTHORIZATION_FAILED;
+}

@@ -62,4 +62,9 @@ int kaas_req_allowed_cluster(struct kaas_req *req, int op);
 /* CreateTopics and auto-creation: CREATE on the cluster or on the topic. */
 int kaas_req_may_create_topic(struct kaas_req *req, const char *name, size_t len);
 
+/* InitProducerId: WRITE on the transactional id (txn.len >= 0), else
+ * IDEMPOTENT_WRITE on the cluster or WRITE on some topic.  0 or the error
+ * (TRANSACTIONAL_ID_ / CLUSTER_AUTHORIZATION_FAILED). */
+int16_t kaas_req_init_pid_refused(struct kaas_req *req, struct kaas_kslice txn);
+
 #endif
