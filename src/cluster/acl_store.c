@@ -119,7 +119,7 @@ static void fnv(uint64_t *h, const char *s, size_t n, int reverse)
 void kaas_acl_doc_name(const struct kaas_acl *a, char *buf, size_t size)
 {
 	/* The canonical encoding: every field, NUL-separated. */
-	char head[8];
+	char head[32];
 	int hn = snprintf(head, sizeof head, "%d,%d,%d,%d", a->resource_type, a->pattern_type,
 			  a->operation, a->permission);
 	const char *parts[] = { head, a->name, a->principal, a->host };
