@@ -197,6 +197,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case KAAS_API_OFFSET_FETCH: kaas_api_offset_fetch(req); break;
 		case KAAS_API_DESCRIBE_GROUPS: kaas_api_describe_groups(req); break;
 		case KAAS_API_LIST_GROUPS: kaas_api_list_groups(req); break;
+		case KAAS_API_CREATE_ACLS: kaas_api_create_acls(req); break;
+		case KAAS_API_DESCRIBE_ACLS: kaas_api_describe_acls(req); break;
+		case KAAS_API_DELETE_ACLS: kaas_api_delete_acls(req); break;
 		case KAAS_API_FETCH:
 			kaas_api_fetch(req);
 			uv_run(broker.loop, UV_RUN_DEFAULT);
