@@ -6,7 +6,7 @@
  * Exit statuses: 0 done (verify: clean, warnings allowed), 1 verify found
  * corruption, 2 the command could not run (bad usage, a bad URL, an
  * unreachable server, a missing topic); the message on stderr says which.
- * Every command only reads the volume.
+ * Every command only reads the volume, but `acl add` and `acl remove`.
  */
 #ifndef KAAS_TOOLS_KAASCTL_H
 #define KAAS_TOOLS_KAASCTL_H
@@ -93,5 +93,6 @@ int kctl_cmd_groups(struct kctl *k, int argc, char **argv);
 int kctl_cmd_verify(struct kctl *k, int argc, char **argv);
 int kctl_cmd_dump_log(struct kctl *k, int argc, char **argv);
 int kctl_cmd_trash(struct kctl *k, int argc, char **argv);
+int kctl_cmd_acl(struct kctl *k, int argc, char **argv); /* writes: acl add/remove */
 
 #endif
