@@ -145,13 +145,47 @@ static void matches_free(struct matches *m)
 	free(m->v);
 }
 
+/* The request's top-level array (creations, filters): zeroed room for
+ * its *n elements, or NULL (close: malformed or out of memory). */
+static void *read_array(struct kaas_req *req, size_t size, int32_t *n)
+{
+	*n = kaas_kr_array(&req->r, req->hdr.flex, 7);
+	if (!kaas_kr_ok(&req->r) || *n < 0)
+		return NULL;
+	return calloc((size_t)*n + 1, size);
+}
+
+/* After a Create/DeleteAcls request's items: its end, and the answer's
+ * start (throttle, the array of n results); *gerr, *gwhy: the error every
+ * item gets (gate).  1, or 0 when the request is malformed (close). */
+static int answer_start(struct kaas_req *req, int op, int32_t n, int16_t *gerr,
+			const char **gwhy)
+{
+	kaas_kr_tags(&req->r, req->hdr.flex);
+	if (!kaas_kr_ok(&req->r))
+		return 0;
+	*gerr = gate(req, op, gwhy);
+	kaas_kw_i32(&req->w, 0);
+	kaas_kw_array(&req->w, req->hdr.flex, n);
+	return 1;
+}
+
+/* A binding's principal, host, operation and permission, and the end of
+ * its element (DescribeAcls' acls, DeleteAcls' matching_acls). */
+static void write_who(struct kaas_kw *w, int f, const struct kaas_acl *a)
+{
+	kaas_kw_str(w, f, a->principal);
+	kaas_kw_str(w, f, a->host);
+	kaas_kw_i8(w, a->operation);
+	kaas_kw_i8(w, a->permission);
+	kaas_kw_tags(w, f);
+}
+
 int kaas_api_create_acls(struct kaas_req *req)
 {
 	KAAS_REQ_IO(req);
-	int32_t n = kaas_kr_array(r, f, 7);
-	if (!kaas_kr_ok(r) || n < 0)
-		return KAAS_REQ_CLOSE;
-	struct kaas_acl *items = calloc((size_t)n + 1, sizeof(*items));
+	int32_t n;
+	struct kaas_acl *items = read_array(req, sizeof(*items), &n);
 	if (!items)
 		return KAAS_REQ_CLOSE;
 	for (int32_t i = 0; i < n && kaas_kr_ok(r); i++) {
@@ -164,12 +198,9 @@ int kaas_api_create_acls(struct kaas_req *req)
 		items[i].permission = kaas_kr_i8(r);
 		kaas_kr_tags(r, f);
 	}
-	kaas_kr_tags(r, f);
-	int ok = kaas_kr_ok(r);
 	const char *gwhy = NULL;
-	int16_t gerr = ok ? gate(req, KAAS_OP_ALTER, &gwhy) : 0;
-	kaas_kw_i32(w, 0);
-	kaas_kw_array(w, f, n);
+	int16_t gerr = 0;
+	int ok = answer_start(req, KAAS_OP_ALTER, n, &gerr, &gwhy);
 	int changed = 0;
 	for (int32_t i = 0; ok && i < n; i++) {
 		struct kaas_acl *a = &items[i];
@@ -248,13 +279,8 @@ int kaas_api_describe_acls(struct kaas_req *req)
 		if (v >= 1)
 			kaas_kw_i8(w, m.v[i].pattern_type);
 		kaas_kw_array(w, f, (int32_t)(j - i));
-		for (size_t k = i; k < j; k++) {
-			kaas_kw_str(w, f, m.v[k].principal);
-			kaas_kw_str(w, f, m.v[k].host);
-			kaas_kw_i8(w, m.v[k].operation);
-			kaas_kw_i8(w, m.v[k].permission);
-			kaas_kw_tags(w, f);
-		}
+		for (size_t k = i; k < j; k++)
+			write_who(w, f, &m.v[k]);
 		kaas_kw_tags(w, f);
 		i = j;
 	}
@@ -302,11 +328,7 @@ static void delete_one(struct kaas_req *req, struct wire_filter *wf, int16_t ger
 		kaas_kw_str(w, f, a->name);
 		if (v >= 1)
 			kaas_kw_i8(w, a->pattern_type);
-		kaas_kw_str(w, f, a->principal);
-		kaas_kw_str(w, f, a->host);
-		kaas_kw_i8(w, a->operation);
-		kaas_kw_i8(w, a->permission);
-		kaas_kw_tags(w, f);
+		write_who(w, f, a);
 	}
 	kaas_kw_tags(w, f);
 	matches_free(&m);
@@ -315,22 +337,17 @@ static void delete_one(struct kaas_req *req, struct wire_filter *wf, int16_t ger
 int kaas_api_delete_acls(struct kaas_req *req)
 {
 	KAAS_REQ_IO(req);
-	int32_t n = kaas_kr_array(r, f, 7);
-	if (!kaas_kr_ok(r) || n < 0)
-		return KAAS_REQ_CLOSE;
-	struct wire_filter *fs = calloc((size_t)n + 1, sizeof(*fs));
+	int32_t n;
+	struct wire_filter *fs = read_array(req, sizeof(*fs), &n);
 	if (!fs)
 		return KAAS_REQ_CLOSE;
 	for (int32_t i = 0; i < n && kaas_kr_ok(r); i++) {
 		read_filter(r, v, f, &fs[i]);
 		kaas_kr_tags(r, f);
 	}
-	kaas_kr_tags(r, f);
-	int ok = kaas_kr_ok(r);
 	const char *gwhy = NULL;
-	int16_t gerr = ok ? gate(req, KAAS_OP_ALTER, &gwhy) : 0;
-	kaas_kw_i32(w, 0);
-	kaas_kw_array(w, f, n);
+	int16_t gerr = 0;
+	int ok = answer_start(req, KAAS_OP_ALTER, n, &gerr, &gwhy);
 	int changed = 0;
 	for (int32_t i = 0; ok && i < n; i++)
 		delete_one(req, &fs[i], gerr, gwhy, &changed);

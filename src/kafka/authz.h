@@ -1,7 +1,7 @@
 /*
  * authz.h — authorization as the API handlers ask for it (issue 17).
  *
- * The table in authz.c is the one place that says, for every API kaasd
+ * The table in authz_table.c is the one place that says, for every API kaasd
  * serves, what it needs (resource type and operation, as Kafka defines
  * them) and that its handler checks it before it touches anything.  An
  * API without an entry fails closed: kaas_authz_admit refuses it (the

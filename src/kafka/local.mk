@@ -15,6 +15,7 @@ libkaas_kafka_a_SOURCES += src/kafka/api_configs.c
 libkaas_kafka_a_SOURCES += src/kafka/api_group_delete.c
 # Connection security (issue 17): the per-connection state and the authorizer hook.
 libkaas_kafka_a_SOURCES += src/kafka/security.h src/kafka/security.c
-libkaas_kafka_a_SOURCES += src/kafka/authz.h src/kafka/authz.c src/kafka/api_acls.c
+libkaas_kafka_a_SOURCES += src/kafka/authz.h src/kafka/authz.c src/kafka/authz_table.c \
+	src/kafka/api_acls.c
 # Produce and Fetch outcomes as metrics (issue 18).
 libkaas_kafka_a_SOURCES += src/kafka/req_metrics.h src/kafka/req_metrics.c
