@@ -400,7 +400,8 @@ bench_tls() {
 		{ row tls - - - "openssl could not make the certificates" - - - - - - - -; return; }
 	cat "$d/pki/broker.key" "$d/pki/broker.pem" >"$d/pki/keystore.pem"
 	printf '%s\n' "listeners = PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0" \
-		"ssl.keystore.location = $d/pki/keystore.pem" >"$d/kaas.conf"
+		"ssl.keystore.location = $d/pki/keystore.pem" \
+		"allow.everyone.if.no.acl.found = true" >"$d/kaas.conf"
 	"$kaasd" --data "$d/data" --cluster-dir "$d/cluster" --config "$d/kaas.conf" \
 		--log-level info >/dev/null 2>"$log" &
 	KAASD_PID=$!

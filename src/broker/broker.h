@@ -21,6 +21,7 @@ struct kaas_pid_alloc;
 struct kaas_creds;
 struct kaas_agent;
 struct kaas_server;
+struct kaas_authz;
 
 /* The broker's services, shared by the server (src/server) and the API
  * handlers (src/kafka).  The server owns the loop and the connections;
@@ -41,6 +42,7 @@ struct kaas_broker {
 	struct kaas_sweeper sweeper; /* dead writers' temps (broker/sweep.h);
 	                                housekeeping thread only */
 	struct kaas_server *server; /* the server running this broker (opaque) */
+	struct kaas_authz *authz;   /* ACLs (broker/authorizer.h); NULL: all allowed */
 };
 
 /* Milliseconds of a monotonic clock (the clock of kaas_mono_ms). */

@@ -1,5 +1,6 @@
 /* config.c — kaasd settings (see config.h). */
 #include "broker/config.h"
+#include "broker/authorizer.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -177,6 +178,8 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 		rc = parse_bool(v, &c->metrics_per_partition);
 	} else if (kaas_config_security_key(key)) {
 		return kaas_config_security_apply(c, key, v);
+	} else if (kaas_config_authz_key(key)) {
+		return kaas_config_authz_apply(c, key, v);
 	} else if ((rc = apply_kafka_name(c, key, v)) != 0) {
 		return rc < 0 ? rc : 0;
 	} else if (strcmp(key, "log-io-threads") == 0) { /* issue 19: the log I/O pool */
@@ -406,4 +409,5 @@ void kaas_config_free(struct kaas_config *c)
 	c->data_url = c->cluster_url = NULL;
 	kaas_kvlist_clear(&c->topic_defaults);
 	kaas_config_security_free(c);
+	kaas_config_authz_free(c);
 }

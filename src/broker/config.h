@@ -99,6 +99,14 @@ void kaas_config_security_free(struct kaas_config *c);
 void kaas_config_advertised(const struct kaas_config *c, struct kaas_broker_info *me);
 const char *kaas_sec_protocol_name(enum kaas_sec_protocol p);
 
+/* The authorizer's settings (issue 17; broker/authorizer.h parses them). */
+struct kaas_authz_cfg {
+	int disabled;             /* authorizer.class.name set empty */
+	int allow_if_no_acl_set;  /* allow.everyone.if.no.acl.found given */
+	int allow_if_no_acl;
+	char *super_users;        /* super.users: "User:a;User:b", or NULL */
+};
+
 struct kaas_config {
 	char *data_url;         /* default ./kaas-data */
 	char *cluster_url;      /* default: <data>/__cluster */
@@ -137,6 +145,7 @@ struct kaas_config {
 	                              = 24, log.segment.bytes, message.max.bytes
 	                              ...; broker/topic_config.h), checked */
 	struct kaas_security_cfg sec; /* listeners and TLS (see above) */
+	struct kaas_authz_cfg authz;  /* authorizer (broker/authorizer.h) */
 	/* The metrics and health endpoint (server/http.c). */
 	char http_host[64];     /* http-listen: "" = no endpoint (the default) */
 	int http_port;

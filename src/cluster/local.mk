@@ -4,7 +4,8 @@ libkaas_stores_a_SOURCES = src/cluster/producer_ids.c src/cluster/producer_ids.h
 	src/cluster/group_store.c src/cluster/group_store.h src/cluster/topic_store.c \
 	src/cluster/topic_store.h
 libkaas_stores_a_SOURCES += src/cluster/membership.c src/cluster/membership.h \
-	src/cluster/assignment.c src/cluster/assignment.h src/cluster/partition_entry.h
+	src/cluster/assignment.c src/cluster/assignment.h src/cluster/partition_entry.h \
+	src/cluster/acl_store.c src/cluster/acl_store.h
 libkaas_stores_a_SOURCES += src/cluster/txn_store.c src/cluster/txn_store.h \
 	src/cluster/txn_offsets_store.c
 # SASL credentials (issue 17): SCRAM keys over libcrypto, their documents.

@@ -10,6 +10,7 @@
 #include "broker/broker.h"
 #include "broker/agent.h"
 #include "kafka/config_wire.h"
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/status_map.h"
 #include "kafka/request.h"
@@ -133,6 +134,10 @@ int kaas_api_create_topics(struct kaas_req *req)
 		if (!kaas_topic_name_valid((const char *)it->name.p, it->name.len)) {
 			err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
 			why = "topic names are 1-249 characters of [a-zA-Z0-9._-], not '.' or '..'";
+		} else if (!kaas_req_may_create_topic(req, (const char *)it->name.p,
+						      (size_t)it->name.len)) {
+			err = KAAS_KERR_TOPIC_AUTHORIZATION_FAILED; /* ACLs */
+			why = "not authorized to create the topic";
 		} else if (it->rf == 0 || it->rf < -1) {
 			err = KAAS_KERR_INVALID_REPLICATION_FACTOR;
 			why = "the replication factor must be at least 1 (or -1: the default)";
@@ -192,6 +197,8 @@ int kaas_api_delete_topics(struct kaas_req *req)
 		int16_t err;
 		if (!kaas_topic_name_valid((const char *)names[i].p, names[i].len)) {
 			err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+		} else if (!kaas_req_allowed_slice(req, KAAS_OP_DELETE, KAAS_RES_TOPIC, names[i])) {
+			err = KAAS_KERR_TOPIC_AUTHORIZATION_FAILED; /* ACLs */
 		} else {
 			char *name = kaas_kslice_dup(names[i]);
 			err = name ? topic_kerr(kaas_topics_delete(req->broker->topics, name))
@@ -242,6 +249,8 @@ int kaas_api_create_partitions(struct kaas_req *req)
 		const char *why = NULL;
 		if (!kaas_topic_name_valid((const char *)items[i].name.p, items[i].name.len)) {
 			err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+		} else if (!kaas_req_allowed_slice(req, KAAS_OP_ALTER, KAAS_RES_TOPIC, items[i].name)) {
+			err = KAAS_KERR_TOPIC_AUTHORIZATION_FAILED; /* ACLs */
 		} else {
 			char *name = kaas_kslice_dup(items[i].name);
 			err = name ? topic_kerr(kaas_topics_add_partitions(b->topics, name,

@@ -13,6 +13,7 @@
 #include "broker/broker.h"
 #include "broker/topic_config.h"
 #include "kafka/config_wire.h"
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/status_map.h"
@@ -20,6 +21,16 @@
 
 #define RES_TOPIC 2
 #define RES_BROKER 4
+
+/* ACLs: op (DESCRIBE_CONFIGS, ALTER_CONFIGS) on a topic or on the
+ * cluster (a broker resource): 0 or the error to answer. */
+static int16_t configs_refused(struct kaas_req *req, int8_t type, struct kaas_kslice name, int op)
+{
+	if (type == RES_TOPIC)
+		return kaas_req_allowed_slice(req, op, KAAS_RES_TOPIC, name)
+			       ? 0 : KAAS_KERR_TOPIC_AUTHORIZATION_FAILED;
+	return kaas_req_allowed_cluster(req, op) ? 0 : KAAS_KERR_CLUSTER_AUTHORIZATION_FAILED;
+}
 
 /* Kafka's ConfigSource and ConfigType numbers. */
 static int8_t kafka_source(enum kaas_config_source s)
@@ -228,6 +239,9 @@ int kaas_api_describe_configs(struct kaas_req *req)
 		char *name = kaas_kslice_dup(x->name);
 		if (!name) {
 			err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
+		} else if ((err = configs_refused(req, x->type, x->name,
+						  KAAS_OP_DESCRIBE_CONFIGS)) != 0) {
+			msg = "not authorized"; /* ACLs */
 		} else if (x->type == RES_TOPIC) {
 			int rc = kaas_topic_name_valid(name, x->name.len)
 					 ? kaas_topics_config_get(b->topics, name, &topic)
@@ -425,6 +439,9 @@ static int alter_configs(struct kaas_req *req, int incremental)
 					err = KAAS_KERR_INVALID_REQUEST;
 					why = "unknown config operation";
 				}
+			if (!err && (err = configs_refused(req, rs[i].type, rs[i].name,
+							   KAAS_OP_ALTER_CONFIGS)) != 0)
+				why = "not authorized"; /* ACLs */
 			if (!err)
 				err = alter_one(req->broker, &rs[i], validate_only, &why);
 			kaas_kw_i16(w, err);

@@ -23,6 +23,7 @@
 #include "broker/broker.h"
 #include "broker/agent.h"
 #include "util/logger.h"
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/req_metrics.h"
@@ -158,6 +159,8 @@ static void round_work(void *arg)
 		int16_t terr = 0;
 		if (!kaas_topic_name_valid((const char *)t->name.p, t->name.len))
 			terr = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+		else if (!kaas_req_allowed_slice(ctx->req, KAAS_OP_READ, KAAS_RES_TOPIC, t->name))
+			terr = KAAS_KERR_TOPIC_AUTHORIZATION_FAILED; /* ACLs */
 		else if (!(tp = kaas_topics_get(b->topics, (const char *)t->name.p, t->name.len)))
 			terr = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		for (int32_t j = 0; j < t->n; j++) {

@@ -8,6 +8,7 @@
  * thread: the groups' state is the loop's).  The
  * answers come from the group coordinator (broker/groups/groups.h).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +17,12 @@
 #include "broker/broker.h"
 #include "broker/agent.h"
 #include "broker/groups/groups.h"
+#include "kafka/authz.h"
 #include "kafka/group_wire.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/security.h"
+#include "util/grow.h"
 
 /* A coordinator as answered: its id and its address on the listener the
  * request came in on (host points into the kaas_broker_info it came from). */
@@ -37,6 +40,14 @@ static int16_t find_one(struct kaas_req *req, struct kaas_kslice key, int8_t typ
 {
 	int16_t err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
 	*msg = "the group's coordinator slot has no live leader";
+	/* ACLs: DESCRIBE on the group / the transactional id. */
+	if ((type == 0 || type == 1) &&
+	    !kaas_req_allowed_slice(req, KAAS_OP_DESCRIBE,
+				    type == 1 ? KAAS_RES_TRANSACTIONAL_ID : KAAS_RES_GROUP, key)) {
+		*msg = "not authorized";
+		return type == 1 ? KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+				 : KAAS_KERR_GROUP_AUTHORIZATION_FAILED;
+	}
 	if (type != 0 && type != 1)
 		*msg = "unknown coordinator key type";
 	else if (key.len >= 0)
@@ -157,6 +168,8 @@ void kaas_api_describe_groups(struct kaas_req *req)
 		struct kaas_group_info gi = { .state = "Dead" };
 		int16_t err = id.len <= 0 ? KAAS_KERR_INVALID_GROUP_ID
 			      : !s        ? KAAS_KERR_UNKNOWN_SERVER_ERROR
+			      : !kaas_req_allowed_slice(req, KAAS_OP_DESCRIBE, KAAS_RES_GROUP, id)
+					  ? KAAS_KERR_GROUP_AUTHORIZATION_FAILED /* ACLs */
 					  : kaas_group_kerr(kaas_groups_describe(g, s, &gi));
 		free(s);
 		write_group(w, v, f, id, err, &gi);
@@ -175,7 +188,36 @@ struct list_call {
 	int32_t nstates, ntypes;
 	int32_t count;
 	int counting;
+	/* ACLs: without DESCRIBE on the cluster, only the groups the
+	 * principal may DESCRIBE, decided once per group while counting
+	 * (the cache may change between the two passes; the count and the
+	 * list must agree) */
+	int check_acl;
+	unsigned char *allow; /* decision of the k-th group passing the filters */
+	size_t seen, cap;
+	int oom;
 };
+
+/* Does the group passing the filters as the call's next one pass the
+ * ACLs too (decided while counting, remembered for the writing pass)? */
+static int list_allowed(struct list_call *c, const char *id)
+{
+	if (!c->check_acl)
+		return 1;
+	size_t k = c->seen++;
+	if (c->counting) {
+		unsigned char *a = kaas_grow(c->allow, &c->cap, k, 1, 64);
+		if (!a) {
+			c->oom = 1;
+			return 0;
+		}
+		c->allow = a;
+		a[k] = (unsigned char)kaas_req_allowed(c->req, KAAS_OP_DESCRIBE, KAAS_RES_GROUP,
+							id, strlen(id));
+		return a[k];
+	}
+	return k < c->cap && c->allow && c->allow[k];
+}
 
 /* Is s in the list of n strings at kr (or the list empty)? */
 static int listed(struct kaas_kr kr, int32_t n, int flex, const char *s)
@@ -198,6 +240,8 @@ static void list_one(void *ctx, const char *id, const char *protocol_type, const
 	struct kaas_req *req = c->req;
 	int f = req->hdr.flex;
 	if (!listed(c->states, c->nstates, f, state) || !listed(c->types, c->ntypes, f, GROUP_TYPE))
+		return;
+	if (!list_allowed(c, id))
 		return;
 	c->count++;
 	if (c->counting)
@@ -238,10 +282,15 @@ void kaas_api_list_groups(struct kaas_req *req)
 	if (req->hdr.api_version >= 1)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, KAAS_KERR_NONE);
+	c.check_acl = !kaas_req_allowed_cluster(req, KAAS_OP_DESCRIBE);
 	(void)kaas_groups_list(g, list_one, &c);
 	kaas_kw_array(w, f, c.count);
 	c.counting = 0;
+	c.seen = 0;
 	(void)kaas_groups_list(g, list_one, &c);
+	free(c.allow);
+	if (c.oom)
+		w->err = -ENOMEM;
 	kaas_kw_tags(w, f);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 }

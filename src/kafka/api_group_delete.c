@@ -10,6 +10,7 @@
 
 #include "broker/broker.h"
 #include "broker/groups/groups.h"
+#include "kafka/authz.h"
 #include "kafka/group_wire.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -86,7 +87,10 @@ void kaas_api_delete_groups(struct kaas_req *req)
 	c->pending = n + 1; /* +1: held until every delete is asked */
 	for (int32_t i = 0; i < n; i++) {
 		struct delete_one *o = NULL;
-		c->g[i].group = kaas_group_id_dup(c->g[i].id, &c->g[i].err);
+		if (!kaas_req_allowed_slice(req, KAAS_OP_DELETE, KAAS_RES_GROUP, c->g[i].id))
+			c->g[i].err = KAAS_KERR_GROUP_AUTHORIZATION_FAILED; /* ACLs */
+		else
+			c->g[i].group = kaas_group_id_dup(c->g[i].id, &c->g[i].err);
 		if (c->g[i].group && !(o = malloc(sizeof *o)))
 			c->g[i].err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 		if (!o) {
@@ -133,7 +137,9 @@ static void offset_delete_answer(struct offset_delete_call *c, int16_t err)
 		kaas_kw_array(w, 0, t->n);
 		for (int32_t j = 0; j < t->n; j++) {
 			kaas_kw_i32(w, t->parts[j].partition);
-			kaas_kw_i16(w, kaas_group_kerr(t->parts[j].status));
+			kaas_kw_i16(w, t->parts[j].status == -EACCES /* ACLs: set below */
+					       ? KAAS_KERR_TOPIC_AUTHORIZATION_FAILED
+					       : kaas_group_kerr(t->parts[j].status));
 		}
 	}
 	struct kaas_req *req = c->req;
@@ -177,7 +183,10 @@ static int offset_delete_parse(struct kaas_req *req, struct offset_delete_call *
 		}
 		for (int32_t j = 0; j < np && kaas_kr_ok(r); j++) {
 			t->parts[j].partition = kaas_kr_i32(r);
-			if (!kt || t->parts[j].partition < 0 || t->parts[j].partition >= kt->npart)
+			if (!kaas_req_allowed_slice(req, KAAS_OP_READ, KAAS_RES_TOPIC, c->names[i]))
+				t->parts[j].status = -EACCES; /* ACLs: not the principal's */
+			else if (!kt || t->parts[j].partition < 0 ||
+				 t->parts[j].partition >= kt->npart)
 				t->parts[j].status = KAAS_EUNKNOWN_PARTITION;
 		}
 		kaas_topic_put(kt);
@@ -200,7 +209,9 @@ void kaas_api_offset_delete(struct kaas_req *req)
 		return;
 	}
 	int16_t err = 0;
-	if (!(c->group = kaas_group_id_dup(gid, &err))) {
+	if (!kaas_req_allowed_slice(req, KAAS_OP_DELETE, KAAS_RES_GROUP, gid))
+		err = KAAS_KERR_GROUP_AUTHORIZATION_FAILED; /* ACLs */
+	if (err || !(c->group = kaas_group_id_dup(gid, &err))) {
 		offset_delete_answer(c, err);
 		return;
 	}

@@ -14,6 +14,7 @@
 
 #include "broker/broker.h"
 #include "broker/groups/groups.h"
+#include "kafka/authz.h"
 #include "kafka/group_wire.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -145,6 +146,8 @@ void kaas_api_join_group(struct kaas_req *req)
 		req->ctx = pt;
 		req->ctx_free = free;
 	}
+	if (!err && !kaas_req_allowed_slice(req, KAAS_OP_READ, KAAS_RES_GROUP, gid))
+		err = KAAS_KERR_GROUP_AUTHORIZATION_FAILED; /* ACLs */
 	char *id = err ? NULL : kaas_group_id_dup(gid, &err);
 	char *member_id = err ? NULL : kaas_kslice_dup(mid);
 	char *ptype_s = err ? NULL : kaas_kslice_dup(ptype);
@@ -263,6 +266,8 @@ void kaas_api_sync_group(struct kaas_req *req)
 	}
 	char *id, *member_id, *iid_s;
 	int16_t err = member_ids(&ref, &id, &member_id, &iid_s);
+	if (!err && !kaas_req_allowed_slice(req, KAAS_OP_READ, KAAS_RES_GROUP, ref.group))
+		err = KAAS_KERR_GROUP_AUTHORIZATION_FAILED; /* ACLs */
 	if (!err && !assign)
 		err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	if (err) {
@@ -292,6 +297,8 @@ void kaas_api_heartbeat(struct kaas_req *req)
 	}
 	char *id, *member_id, *iid_s;
 	int16_t err = member_ids(&ref, &id, &member_id, &iid_s);
+	if (!err && !kaas_req_allowed_slice(req, KAAS_OP_READ, KAAS_RES_GROUP, ref.group))
+		err = KAAS_KERR_GROUP_AUTHORIZATION_FAILED; /* ACLs */
 	if (!err)
 		err = kaas_group_kerr(kaas_groups_heartbeat(req->broker->groups, id, member_id, iid_s,
 							    ref.generation));
@@ -376,8 +383,10 @@ void kaas_api_leave_group(struct kaas_req *req)
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
-	int16_t err = 0;
-	char *id = kaas_group_id_dup(gid, &err);
+	int16_t err = KAAS_KERR_GROUP_AUTHORIZATION_FAILED; /* ACLs */
+	char *id = NULL;
+	if (kaas_req_allowed_slice(req, KAAS_OP_READ, KAAS_RES_GROUP, gid) && (err = 0) == 0)
+		id = kaas_group_id_dup(gid, &err);
 	if (id)
 		err = leave_ids(&l);
 	if (id && !err)

@@ -16,6 +16,7 @@
 
 #include "broker/broker.h"
 #include "broker/groups/groups.h"
+#include "kafka/authz.h"
 #include "kafka/group_wire.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -154,6 +155,8 @@ static int16_t part_kerr(int status)
 		return KAAS_KERR_OFFSET_METADATA_TOO_LARGE;
 	if (status == -EINVAL)
 		return KAAS_KERR_INVALID_REQUEST;
+	if (status == -EACCES) /* set here: the topic is not the principal's to read */
+		return KAAS_KERR_TOPIC_AUTHORIZATION_FAILED;
 	return kaas_group_kerr(status);
 }
 
@@ -218,6 +221,14 @@ void kaas_api_offset_commit(struct kaas_req *req)
 	c->rq.group = kaas_group_id_dup(ref.group, &err);
 	if (!err && (!c->rq.member_id || oom))
 		err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
+	/* ACLs: READ on the group, and on each topic (the others' partitions
+	 * are answered TOPIC_AUTHORIZATION_FAILED and not committed). */
+	if (!err && !kaas_req_allowed_slice(req, KAAS_OP_READ, KAAS_RES_GROUP, ref.group))
+		err = KAAS_KERR_GROUP_AUTHORIZATION_FAILED;
+	for (int32_t i = 0; !err && i < c->rq.batch.nt; i++)
+		if (!kaas_req_allowed_slice(req, KAAS_OP_READ, KAAS_RES_TOPIC, c->names[i]))
+			for (int32_t j = 0; j < c->rq.batch.topics[i].n; j++)
+				c->rq.batch.topics[i].parts[j].status = -EACCES;
 	if (err) {
 		write_commit(c, err);
 		return;
@@ -246,9 +257,22 @@ static void write_fetch_topics(struct offsets_call *c, int16_t perr,
 			       const struct kaas_offset_batch *b)
 {
 	KAAS_REQ_IO(c->req);
-	kaas_kw_array(w, f, b->nt);
+	/* ACLs: a fetch of every topic answers only those the principal may
+	 * describe (decided once: the count must match what is written). */
+	char *hide = c->all ? calloc((size_t)b->nt + 1, 1) : NULL;
+	int32_t shown = b->nt;
+	for (int32_t i = 0; hide && i < b->nt; i++) {
+		const char *tn = b->topics[i].name ? b->topics[i].name : "";
+		hide[i] = !kaas_req_allowed(c->req, KAAS_OP_DESCRIBE, KAAS_RES_TOPIC, tn, strlen(tn));
+		shown -= hide[i];
+	}
+	if (c->all && !hide)
+		w->err = -ENOMEM;
+	kaas_kw_array(w, f, shown);
 	for (int32_t i = 0; i < b->nt; i++) {
 		const struct kaas_offset_topic *t = &b->topics[i];
+		if (hide && hide[i])
+			continue;
 		if (c->all)
 			kaas_kw_str(w, f, t->name);
 		else
@@ -262,6 +286,7 @@ static void write_fetch_topics(struct offsets_call *c, int16_t perr,
 		}
 		kaas_kw_tags(w, f);
 	}
+	free(hide);
 }
 
 /* Answer a fetch (v8+: one group's entry, then the next group). */
@@ -308,7 +333,16 @@ static void fetch_group(struct offsets_call *c, struct kaas_kr *in)
 	(void)parse_topics(in, c, 0, v, f); /* checked whole before */
 	kaas_kr_tags(in, f);
 	int16_t err = 0;
-	if (!(c->rq.group = kaas_group_id_dup(c->gid, &err))) {
+	/* ACLs: DESCRIBE on the group; a named topic the principal may not
+	 * describe is looked up as no topic (no offsets: nothing learnt). */
+	if (!kaas_req_allowed_slice(c->req, KAAS_OP_DESCRIBE, KAAS_RES_GROUP, c->gid))
+		err = KAAS_KERR_GROUP_AUTHORIZATION_FAILED;
+	for (int32_t i = 0; !err && !c->all && i < c->rq.batch.nt; i++)
+		if (!kaas_req_allowed_slice(c->req, KAAS_OP_DESCRIBE, KAAS_RES_TOPIC, c->names[i])) {
+			free((char *)c->rq.batch.topics[i].name);
+			c->rq.batch.topics[i].name = NULL;
+		}
+	if (err || !(c->rq.group = kaas_group_id_dup(c->gid, &err))) {
 		struct kaas_offset_batch none = { 0 };
 		write_fetch(c, err, c->all ? &none : &c->rq.batch);
 		return;

@@ -9,6 +9,7 @@
 #include "broker/broker.h"
 #include "util/logger.h"
 #include "cluster/producer_ids.h"
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "util/status.h"
@@ -35,7 +36,9 @@ int kaas_api_init_producer_id(struct kaas_req *req)
 		return KAAS_REQ_CLOSE;
 	int64_t pid = -1;
 	int16_t err = 0, epoch = 0;
-	if (txn.len >= 0) {
+	if ((err = kaas_req_init_pid_refused(req, txn)) != 0) {
+		/* ACLs (kafka/authz.h) */
+	} else if (txn.len >= 0) {
 		char *id = kaas_txn_id_dup(txn);
 		err = KAAS_KERR_INVALID_REQUEST;
 		if (id)

@@ -18,6 +18,7 @@
 #include "broker/broker.h"
 #include "broker/agent.h"
 #include "util/logger.h"
+#include "kafka/authz.h"
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -163,6 +164,8 @@ int kaas_api_list_offsets(struct kaas_req *req)
 		int16_t terr = 0;
 		if (!kaas_topic_name_valid((const char *)name.p, name.len))
 			terr = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+		else if (!kaas_req_allowed_slice(req, KAAS_OP_DESCRIBE, KAAS_RES_TOPIC, name))
+			terr = KAAS_KERR_TOPIC_AUTHORIZATION_FAILED; /* ACLs */
 		else if (!(tp = kaas_topics_get(b->topics, (const char *)name.p, name.len)))
 			terr = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		kaas_kw_strn(w, f, name.p, name.len);

@@ -1,12 +1,14 @@
 /* api_metadata.c — Metadata 0..12 (9+ flexible), with auto-creation of
  * topics.  kaas has no topic ids yet: v10+ answers the zero id, and a topic
  * asked for by id alone is UNKNOWN_TOPIC_ID. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/broker.h"
 #include "broker/agent.h"
 #include "util/logger.h"
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/wire_cluster.h"
@@ -126,14 +128,31 @@ int kaas_api_metadata(struct kaas_req *req)
 	if (all) {
 		int k = 0;
 		struct kaas_topic **list = kaas_topics_list(b->topics, &k);
-		kaas_kw_array(w, f, k);
+		/* ACLs: only the topics the principal may describe (decided
+		 * once: the count must match what is written). */
+		char *hide = calloc((size_t)k + 1, 1);
+		int shown = 0;
 		for (int i = 0; i < k; i++) {
+			const char *tn = list[i]->name;
+			hide[i] = hide && !kaas_req_allowed(req, KAAS_OP_DESCRIBE, KAAS_RES_TOPIC,
+							    tn, strlen(tn));
+			shown += !hide || !hide[i];
+		}
+		if (!hide)
+			w->err = -ENOMEM;
+		kaas_kw_array(w, f, shown);
+		for (int i = 0; i < k; i++) {
+			if (hide && hide[i]) {
+				kaas_topic_put(list[i]);
+				continue;
+			}
 			write_topic(w, b, v,
 				    list[i]->offline ? KAAS_KERR_KAFKA_STORAGE_ERROR : KAAS_KERR_NONE,
 				    list[i]->name, (int)strlen(list[i]->name), list[i]);
 			kaas_topic_put(list[i]);
 		}
 		free(list);
+		free(hide);
 	} else {
 		kaas_kw_array(w, f, n);
 		for (int32_t i = 0; i < n; i++) {
@@ -147,8 +166,18 @@ int kaas_api_metadata(struct kaas_req *req)
 				write_topic(w, b, v, KAAS_KERR_INVALID_TOPIC_EXCEPTION, nm, len, NULL);
 				continue;
 			}
-			struct kaas_topic *tp = lookup_topic(b, names[i], allow_create);
-			if (tp)
+			if (!kaas_req_allowed(req, KAAS_OP_DESCRIBE, KAAS_RES_TOPIC, nm, (size_t)len)) {
+				write_topic(w, b, v, KAAS_KERR_TOPIC_AUTHORIZATION_FAILED, nm, len,
+					    NULL); /* ACLs */
+				continue;
+			}
+			int may_create = allow_create && b->cfg.auto_create &&
+					 kaas_req_may_create_topic(req, nm, (size_t)len);
+			struct kaas_topic *tp = lookup_topic(b, names[i], may_create);
+			if (!tp && allow_create && b->cfg.auto_create && !may_create)
+				write_topic(w, b, v, KAAS_KERR_TOPIC_AUTHORIZATION_FAILED, nm, len,
+					    NULL); /* may not create it */
+			else if (tp)
 				write_topic(w, b, v,
 					    tp->offline ? KAAS_KERR_KAFKA_STORAGE_ERROR : KAAS_KERR_NONE,
 					    nm, len, tp);

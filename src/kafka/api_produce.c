@@ -38,6 +38,7 @@
 #include "broker/idempotence.h"
 #include "broker/agent.h"
 #include "util/logger.h"
+#include "kafka/authz.h"
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
@@ -379,8 +380,9 @@ void kaas_api_produce(struct kaas_req *req)
 	if (!ctx)
 		return;
 	ctx->req = req;
+	struct kaas_kslice txn_id = { NULL, -1 };
 	if (v >= 3)
-		(void)kaas_kr_nstr(r, f); /* transactional_id */
+		txn_id = kaas_kr_nstr(r, f); /* transactional_id */
 	ctx->acks = kaas_kr_i16(r);
 	(void)kaas_kr_i32(r); /* timeout_ms */
 	void *arr;
@@ -410,10 +412,17 @@ void kaas_api_produce(struct kaas_req *req)
 			terr = KAAS_KERR_INVALID_REQUIRED_ACKS;
 		else if (!kaas_topic_name_valid((const char *)t->name.p, t->name.len))
 			terr = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
+		else if (txn_id.len >= 0 && !kaas_req_allowed_slice(req, KAAS_OP_WRITE,
+								   KAAS_RES_TRANSACTIONAL_ID, txn_id))
+			terr = KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED; /* ACLs */
+		else if (!kaas_req_allowed_slice(req, KAAS_OP_WRITE, KAAS_RES_TOPIC, t->name))
+			terr = KAAS_KERR_TOPIC_AUTHORIZATION_FAILED;
 		else if (!(t->topic = kaas_topics_get(b->topics, (const char *)t->name.p,
 						      t->name.len))) {
 			terr = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
-			auto_create(b, t->name);
+			if (kaas_req_may_create_topic(req, (const char *)t->name.p,
+						      (size_t)t->name.len))
+				auto_create(b, t->name);
 		}
 		for (int32_t j = 0; j < t->n; j++) {
 			struct pp *p = &t->parts[j];

@@ -60,6 +60,9 @@ const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_DESCRIBE_TOPIC_PARTITIONS, 0, 0, 0, 0, "DescribeTopicPartitions" },
 	{ KAAS_API_DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, 0, 0, "DescribeUserScramCredentials" },
 	{ KAAS_API_ALTER_USER_SCRAM_CREDENTIALS, 0, 0, 0, 0, "AlterUserScramCredentials" },
+	{ KAAS_API_DESCRIBE_ACLS,        0, 0, 3, 2, "DescribeAcls" },
+	{ KAAS_API_CREATE_ACLS,          0, 0, 3, 2, "CreateAcls" },
+	{ KAAS_API_DELETE_ACLS,          0, 0, 3, 2, "DeleteAcls" },
 	{ -1, 0, 0, 0, 0, NULL },
 };
 

@@ -21,6 +21,8 @@ libkaas_kafka_a_SOURCES += src/kafka/security.h src/kafka/security.c
 # SASL authentication and SCRAM credentials (issue 17).
 libkaas_kafka_a_SOURCES += src/kafka/sasl.h src/kafka/sasl.c src/kafka/api_sasl.c \
 	src/kafka/api_scram_users.c
+libkaas_kafka_a_SOURCES += src/kafka/authz.h src/kafka/authz.c src/kafka/authz_table.c \
+	src/kafka/api_acls.c
 # Produce and Fetch outcomes as metrics (issue 18).
 libkaas_kafka_a_SOURCES += src/kafka/req_metrics.h src/kafka/req_metrics.c
 # issue 15: the admin APIs (DescribeCluster, DescribeLogDirs, DeleteRecords,

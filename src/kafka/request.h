@@ -102,6 +102,8 @@ kaas_pool_fn kaas_api_versions, kaas_api_metadata, kaas_api_list_offsets,
 kaas_pool_fn kaas_api_describe_cluster, kaas_api_describe_log_dirs, kaas_api_delete_records,
 	kaas_api_offset_for_leader_epoch, kaas_api_describe_producers,
 	kaas_api_describe_topic_partitions;
+/* The ACL APIs (api_acls.c, issue 17). */
+kaas_pool_fn kaas_api_create_acls, kaas_api_describe_acls, kaas_api_delete_acls;
 
 /* What every handler starts from, keyed off the request's version: its
  * body reader r, response writer w, version v and f, whether v is a

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "util/logger.h"
 #include "util/metrics.h"
@@ -65,6 +66,9 @@ static const struct api_entry handlers[] = {
 	{ KAAS_API_SASL_AUTHENTICATE, NULL, kaas_api_sasl_authenticate },
 	{ KAAS_API_DESCRIBE_USER_SCRAM_CREDENTIALS, NULL, kaas_api_describe_user_scram_credentials },
 	{ KAAS_API_ALTER_USER_SCRAM_CREDENTIALS, NULL, kaas_api_alter_user_scram_credentials },
+	{ KAAS_API_DESCRIBE_ACLS, NULL, kaas_api_describe_acls },
+	{ KAAS_API_CREATE_ACLS, NULL, kaas_api_create_acls },
+	{ KAAS_API_DELETE_ACLS, NULL, kaas_api_delete_acls },
 	{ -1, NULL, NULL },
 };
 
@@ -166,6 +170,10 @@ void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
 	if (!kaas_security_admit(&c->sec, req)) {
 		kaas_warn("connection %s: %s may not send API %d", c->peer, c->sec.principal,
 			  req->hdr.api_key);
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	if (!kaas_authz_admit(req)) { /* an API missing from kafka/authz.c */
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}

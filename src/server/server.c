@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/authorizer.h"
 #include "broker/agent.h"
 #include "server/http.h"
 #include "util/metrics.h"
@@ -127,6 +128,8 @@ static void stop_services(struct kaas_broker *b)
 	kaas_idem_stop(b);
 	kaas_creds_free(b->creds);
 	b->creds = NULL;
+	kaas_authz_free(b->authz);
+	b->authz = NULL;
 	if (b->server)
 		kaas_http_set_agent(b->server->http, NULL);
 	kaas_agent_stop(b->agent);
@@ -200,6 +203,8 @@ static int serve(struct kaas_broker *b)
 		rc = kaas_txns_start(b, b->cfg.transaction_max_timeout_ms, &b->txns);
 	if (rc >= 0 && !(b->creds = kaas_creds_new(b->cluster, b->cfg.heartbeat_ms)))
 		rc = -ENOMEM;
+	if (rc >= 0 && (rc = kaas_authz_new(b->cluster, &b->cfg, &b->authz)) >= 0)
+		rc = kaas_authz_start(b->authz); /* ACLs (issue 17) */
 	if (rc < 0) {
 		kaas_error("cannot set up the group coordinator / producer ids: %s (%s)",
 			   kaas_strerror(rc), kaas_sub_errdetail());

@@ -20,7 +20,7 @@ static void usage(FILE *out)
 		"directory, file:///abs/path, nfs://server/export/path?..., or fault+...\n"
 		"--json: one JSON document on stdout instead of a table.\n"
 		"\n"
-		"commands (read-only but user add/delete):\n"
+		"commands (read-only but user add/delete and acl add/remove):\n"
 		"  status [--watch-ms N]\n"
 		"      Brokers and their liveness (a heartbeat counter that moves within N ms,\n"
 		"      default 1000), the controller, the assignment, and per topic its id,\n"
@@ -43,6 +43,10 @@ static void usage(FILE *out)
 		"      write): add reads the password from stdin's first line and stores only\n"
 		"      salted keys (default SCRAM-SHA-512, 8192 iterations); delete removes one\n"
 		"      mechanism's credential or all of them.\n"
+		"  acl add|remove --principal User:NAME (--topic T | --group G | --cluster |\n"
+		"          --transactional-id X) --operation OP [--prefixed] [--host H] [--deny]\n"
+		"  acl list [--principal P] [--topic T | --group G | --cluster | --transactional-id X]\n"
+		"      ACL bindings on the cluster volume (brokers follow within a heartbeat).\n"
 		"  substrate-check [--renames N] [--rounds N] [--procs N] [--only KEY[,KEY...]]\n"
 		"                  [--peer URL2] URL\n"
 		"      Qualify a volume before trusting it with data: probe the contract's three\n"
@@ -143,7 +147,7 @@ static const struct {
 } commands[] = {
 	{"status", kctl_cmd_status}, {"groups", kctl_cmd_groups},
 	{"verify", kctl_cmd_verify}, {"dump-log", kctl_cmd_dump_log},
-	{"trash", kctl_cmd_trash}, {"user", kctl_cmd_user},
+	{"trash", kctl_cmd_trash}, {"user", kctl_cmd_user}, {"acl", kctl_cmd_acl},
 };
 
 static int is_global(const char *arg, const char *name)

@@ -7,7 +7,8 @@
  * corruption, 2 the command could not run (bad usage, a bad URL, an
  * unreachable server, a missing topic); the message on stderr says which.
  * Every command only reads the volume, but `user add` and `user delete`
- * (kaasctl_user.c), which write SASL credentials in the cluster directory.
+ * (kaasctl_user.c), which write SASL credentials in the cluster directory,
+ * and `acl add` and `acl remove` (kaasctl_acl.c), which write ACL bindings.
  */
 #ifndef KAAS_TOOLS_KAASCTL_H
 #define KAAS_TOOLS_KAASCTL_H
@@ -95,5 +96,6 @@ int kctl_cmd_verify(struct kctl *k, int argc, char **argv);
 int kctl_cmd_dump_log(struct kctl *k, int argc, char **argv);
 int kctl_cmd_trash(struct kctl *k, int argc, char **argv);
 int kctl_cmd_user(struct kctl *k, int argc, char **argv);
+int kctl_cmd_acl(struct kctl *k, int argc, char **argv); /* writes: acl add/remove */
 
 #endif

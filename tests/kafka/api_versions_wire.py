@@ -320,6 +320,7 @@ def main(hostport):
                  lambda d: ok_if(d["Responses"][0]["ErrorCode"] == 0 and
                                  d["Responses"][0]["Name"] == "wc%d" % v, "delete"))
     admin_wire.main(c, versions, exchange, ok_if, fail, record_batch)
+    acls(c, versions)
 
 
 def sasl(hostport, versions):
@@ -358,6 +359,32 @@ def sasl(hostport, versions):
     for v in versions("DescribeUserScramCredentials"):
         exchange(c, "DescribeUserScramCredentials", v, {"Users": [{"Name": "wire"}]},
                  lambda d: ok_if(d["Results"][0]["ErrorCode"] == 91, "RESOURCE_NOT_FOUND"))
+
+
+def acls(c, versions):
+    """Every version of the ACL APIs, on topics no other exchange uses
+    (a binding on a topic restricts it for other principals)."""
+    def acl(v, **kw):
+        d = {"ResourceType": 2, "ResourceName": "wacl%d" % v, "ResourcePatternType": 3,
+             "Principal": "User:wire", "Host": "*", "Operation": 3, "PermissionType": 3}
+        d.update(kw)
+        return d
+
+    def flt(v):
+        return {"ResourceTypeFilter": 2, "ResourceNameFilter": "wacl%d" % v,
+                "PatternTypeFilter": 3, "PrincipalFilter": None, "HostFilter": None,
+                "Operation": 1, "PermissionType": 1}
+    for v in versions("CreateAcls"):
+        exchange(c, "CreateAcls", v, {"Creations": [acl(v), acl(v, Operation=4)]},
+                 lambda d: ok_if([x["ErrorCode"] for x in d["Results"]] == [0, 0], "create"))
+    for v in versions("DescribeAcls"):
+        exchange(c, "DescribeAcls", v, flt(v), lambda d: ok_if(
+            d["ErrorCode"] == 0 and len(d["Resources"]) == 1 and
+            sorted(a["Operation"] for a in d["Resources"][0]["Acls"]) == [3, 4], "describe"))
+    for v in versions("DeleteAcls"):
+        exchange(c, "DeleteAcls", v, {"Filters": [flt(v)]}, lambda d: ok_if(
+            d["FilterResults"][0]["ErrorCode"] == 0 and
+            len(d["FilterResults"][0]["MatchingAcls"]) == 2, "delete"))
 
 
 def groups(c, versions):

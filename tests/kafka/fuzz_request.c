@@ -204,6 +204,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case KAAS_API_OFFSET_FOR_LEADER_EPOCH: kaas_api_offset_for_leader_epoch(req); break;
 		case KAAS_API_DESCRIBE_PRODUCERS: kaas_api_describe_producers(req); break;
 		case KAAS_API_DESCRIBE_TOPIC_PARTITIONS: kaas_api_describe_topic_partitions(req); break;
+		case KAAS_API_CREATE_ACLS: kaas_api_create_acls(req); break;
+		case KAAS_API_DESCRIBE_ACLS: kaas_api_describe_acls(req); break;
+		case KAAS_API_DELETE_ACLS: kaas_api_delete_acls(req); break;
 		case KAAS_API_FETCH:
 			kaas_api_fetch(req);
 			uv_run(broker.loop, UV_RUN_DEFAULT);

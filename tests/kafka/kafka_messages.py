@@ -362,3 +362,35 @@ api("AlterUserScramCredentials", 51, 0,
     [F("ThrottleTimeMs", "int32"),
      F("Results", "[]", fields=[F("User", S), F("ErrorCode", "int16"),
                                 F("ErrorMessage", S, nullable="0+")])])
+# The ACL APIs (issue 17): v1+ carry the pattern type.
+_ACL_FILTER = [F("ResourceTypeFilter", "int8"), F("ResourceNameFilter", S, nullable="0+"),
+               F("PatternTypeFilter", "int8", "1+"), F("PrincipalFilter", S, nullable="0+"),
+               F("HostFilter", S, nullable="0+"), F("Operation", "int8"),
+               F("PermissionType", "int8")]
+
+api("DescribeAcls", 29, 2, _ACL_FILTER,
+    [F("ThrottleTimeMs", "int32"), F("ErrorCode", "int16"), F("ErrorMessage", S, nullable="0+"),
+     F("Resources", "[]", fields=[F("ResourceType", "int8"), F("ResourceName", S),
+                                  F("PatternType", "int8", "1+"),
+                                  F("Acls", "[]", fields=[F("Principal", S), F("Host", S),
+                                                          F("Operation", "int8"),
+                                                          F("PermissionType", "int8")])])])
+
+api("CreateAcls", 30, 2,
+    [F("Creations", "[]", fields=[F("ResourceType", "int8"), F("ResourceName", S),
+                                  F("ResourcePatternType", "int8", "1+"), F("Principal", S),
+                                  F("Host", S), F("Operation", "int8"),
+                                  F("PermissionType", "int8")])],
+    [F("ThrottleTimeMs", "int32"),
+     F("Results", "[]", fields=[F("ErrorCode", "int16"), F("ErrorMessage", S, nullable="0+")])])
+
+api("DeleteAcls", 31, 2,
+    [F("Filters", "[]", fields=_ACL_FILTER)],
+    [F("ThrottleTimeMs", "int32"),
+     F("FilterResults", "[]", fields=[
+         F("ErrorCode", "int16"), F("ErrorMessage", S, nullable="0+"),
+         F("MatchingAcls", "[]", fields=[
+             F("ErrorCode", "int16"), F("ErrorMessage", S, nullable="0+"),
+             F("ResourceType", "int8"), F("ResourceName", S), F("PatternType", "int8", "1+"),
+             F("Principal", S), F("Host", S), F("Operation", "int8"),
+             F("PermissionType", "int8")])])])

@@ -25,3 +25,10 @@ EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/mb-lib.sh tests/multibroker
 # A topic config changed through one broker, applied by another.
 TESTS += tests/multibroker/topic_config_follow.sh
 EXTRA_DIST += tests/multibroker/topic_config_follow.sh
+# ACLs made through one broker, enforced by another (kafka-python's admin
+# client; normal suite only: the ACL code is in the sanitizer suite through
+# tests/security).
+if !SANITIZERS
+TESTS += tests/multibroker/acl_follow.sh
+endif
+EXTRA_DIST += tests/multibroker/acl_follow.sh tests/multibroker/acl_follow.py

@@ -2,7 +2,11 @@
 check_PROGRAMS += tests/security/test_broker_listeners
 tests_security_test_broker_listeners_SOURCES = tests/security/test_broker_listeners.c
 tests_security_test_broker_listeners_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/security/test_authz
+tests_security_test_authz_SOURCES = tests/security/test_authz.c
+tests_security_test_authz_LDADD = $(TEST_LIBS)
 SECURITY_TESTS = tests/security/config_errors.sh tests/security/tls_roundtrip.sh \
+	tests/security/acl_matrix.sh \
 	tests/security/tls_client_auth.sh tests/security/tls_plaintext_client.sh \
 	tests/security/listeners_two.sh tests/security/listeners_brokers.sh tests/security/tls_reload.sh \
 	tests/security/tls_half_open.sh
@@ -12,6 +16,7 @@ SECURITY_TESTS += tests/security/sasl_wire.sh
 if !SANITIZERS
 SECURITY_TESTS += tests/security/sasl_kcat.sh tests/security/sasl_confluent.sh
 endif
-TESTS += tests/security/test_broker_listeners $(SECURITY_TESTS)
+TESTS += tests/security/test_broker_listeners tests/security/test_authz $(SECURITY_TESTS)
 EXTRA_DIST += tests/security/tls-lib.sh $(SECURITY_TESTS) tests/security/sasl_wire.py \
-	tests/security/sasl_confluent.py tests/security/sasl_kcat.sh tests/security/sasl_confluent.sh
+	tests/security/sasl_confluent.py tests/security/sasl_kcat.sh tests/security/sasl_confluent.sh \
+	tests/security/acl_matrix.py

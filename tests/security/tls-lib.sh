@@ -15,12 +15,18 @@
 #                              port of listener NAME (in LOG, default
 #                              $KAASD_LOG)
 #   kssl ARGS...               kcat over SSL to the SSL listener, trusting the CA
+#   TLS_ACL_LINES              config lines tls_kaasd_start adds first: by
+#                              default allow.everyone.if.no.acl.found = true
+#                              (an SSL listener makes it default to false; the
+#                              listener and TLS tests are not about ACLs); the
+#                              ACL tests set TLS_ACL_LINES=()
 
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
 . "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
 command -v openssl >/dev/null 2>&1 || kaas_skip "the openssl CLI is not installed"
 TLS_KAASD_ARGS=()
+TLS_ACL_LINES=("allow.everyone.if.no.acl.found = true")
 TLS="$KAAS_SCRATCH/tls"
 mkdir -p "$TLS"
 
@@ -47,7 +53,7 @@ tls_serial() {
 tls_kaasd_start() {
 	KAASD_RUN=$((KAASD_RUN + 1))
 	KAASD_LOG="$KAAS_SCRATCH/kaasd.$KAASD_RUN.log"
-	printf '%s\n' "$@" >"$KAAS_SCRATCH/kaas.$KAASD_RUN.conf"
+	printf '%s\n' "${TLS_ACL_LINES[@]}" "$@" >"$KAAS_SCRATCH/kaas.$KAASD_RUN.conf"
 	"$KAASD" --data "$KAAS_SCRATCH/data" --config "$KAAS_SCRATCH/kaas.$KAASD_RUN.conf" \
 		--group-initial-rebalance-delay-ms 0 "${TLS_KAASD_ARGS[@]}" 2>"$KAASD_LOG" &
 	KAASD_PID=$!
