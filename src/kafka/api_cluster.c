@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/wire_cluster.h"
@@ -29,7 +30,10 @@ int kaas_api_describe_cluster(struct kaas_req *req)
 		return KAAS_REQ_CLOSE;
 	int16_t err = KAAS_KERR_NONE;
 	const char *why = NULL;
-	if (endpoint == ENDPOINT_CONTROLLERS) {
+	if (!kaas_req_allowed_cluster(req, KAAS_OP_DESCRIBE)) { /* ACLs */
+		err = KAAS_KERR_CLUSTER_AUTHORIZATION_FAILED;
+		why = "not authorized to DESCRIBE the cluster";
+	} else if (endpoint == ENDPOINT_CONTROLLERS) {
 		err = KAAS_KERR_MISMATCHED_ENDPOINT_TYPE;
 		why = "kaas brokers answer for endpoint type 1 (brokers); there are no controller "
 		      "endpoints";
@@ -149,9 +153,21 @@ int kaas_api_describe_log_dirs(struct kaas_req *req)
 		free(asks);
 		return KAAS_REQ_CLOSE;
 	}
+	kaas_kw_i32(w, 0); /* throttle */
+	if (!kaas_req_allowed_cluster(req, KAAS_OP_DESCRIBE)) {
+		/* ACLs: no log dirs (v3+ says why, as Kafka) */
+		if (v >= 3)
+			kaas_kw_i16(w, KAAS_KERR_CLUSTER_AUTHORIZATION_FAILED);
+		kaas_kw_array(w, f, 0);
+		kaas_kw_tags(w, f);
+		for (int i = 0; i < k; i++)
+			kaas_topic_put(list[i]);
+		free(list);
+		free(asks);
+		return KAAS_REQ_RESPOND;
+	}
 	struct kaas_statfs st;
 	int have_st = kaas_sub_statfs(b->data, "", &st) == 0;
-	kaas_kw_i32(w, 0); /* throttle */
 	if (v >= 3)
 		kaas_kw_i16(w, KAAS_KERR_NONE);
 	kaas_kw_array(w, f, 1); /* one log dir: the data volume */

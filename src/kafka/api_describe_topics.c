@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/wire_cluster.h"
@@ -134,26 +135,29 @@ static void write_answer(struct kaas_req *req, const struct dtp_topic *t, int32_
 }
 
 /* The topics to answer, sorted by name, duplicates dropped: those asked
- * (nt > 0, names already in t[].name), else every listed topic.  Returns
+ * (nt > 0, names already in t[].name), else every listed topic the
+ * principal may DESCRIBE (ACLs hide the others, as in Metadata).  Returns
  * their count, or -1 (out of memory). */
-static int32_t gather(struct kaas_broker *b, struct dtp_topic **t, int32_t nt)
+static int32_t gather(struct kaas_req *req, struct dtp_topic **t, int32_t nt)
 {
 	if (nt == 0) {
-		int k = 0;
-		struct kaas_topic **list = kaas_topics_list(b->topics, &k);
+		int k = 0, kept = 0;
+		struct kaas_topic **list = kaas_topics_list(req->broker->topics, &k);
 		free(*t);
 		*t = list ? calloc((size_t)k + 1, sizeof(**t)) : NULL;
 		for (int i = 0; i < k; i++) {
-			if (*t) {
-				(*t)[i].tp = list[i];
-				(*t)[i].name = (struct kaas_kslice){ (const uint8_t *)list[i]->name,
-								     (int32_t)strlen(list[i]->name) };
+			const char *nm = list[i]->name;
+			if (*t && kaas_req_allowed(req, KAAS_OP_DESCRIBE, KAAS_RES_TOPIC, nm,
+						   strlen(nm))) {
+				(*t)[kept].tp = list[i];
+				(*t)[kept++].name = (struct kaas_kslice){ (const uint8_t *)nm,
+									  (int32_t)strlen(nm) };
 			} else {
 				kaas_topic_put(list[i]);
 			}
 		}
 		free(list);
-		nt = *t ? k : -1;
+		nt = *t ? kept : -1;
 	}
 	if (nt <= 0)
 		return nt;
@@ -195,14 +199,16 @@ int kaas_api_describe_topic_partitions(struct kaas_req *req)
 	int asked = nt > 0;
 	for (int32_t i = 0; i < nt; i++) {
 		const char *nm = (const char *)t[i].name.p;
-		if (!kaas_topic_name_valid(nm, t[i].name.len))
+		if (!kaas_req_allowed_slice(req, KAAS_OP_DESCRIBE, KAAS_RES_TOPIC, t[i].name))
+			t[i].err = KAAS_KERR_TOPIC_AUTHORIZATION_FAILED; /* ACLs */
+		else if (!kaas_topic_name_valid(nm, t[i].name.len))
 			t[i].err = KAAS_KERR_INVALID_TOPIC_EXCEPTION;
 		else if (!(t[i].tp = kaas_topics_get(b->topics, nm, t[i].name.len)))
 			t[i].err = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		else if (t[i].tp->offline)
 			t[i].err = KAAS_KERR_KAFKA_STORAGE_ERROR;
 	}
-	if ((nt = gather(b, &t, nt)) < 0)
+	if ((nt = gather(req, &t, nt)) < 0)
 		return KAAS_REQ_CLOSE;
 	int cursor_asked = !asked || cursor.len < 0;
 	for (int32_t i = 0; i < nt && !cursor_asked; i++)

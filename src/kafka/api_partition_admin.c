@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "broker/broker.h"
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/status_map.h"
@@ -68,16 +69,24 @@ static const struct kaas_wire_topics_shape epoch_shape =
 	KAAS_WIRE_TOPICS_SHAPE(struct pa_topic, struct pa_part, 8, read_epoch_part);
 
 /* Run fn on every partition: with its log when this broker leads it, else
- * with the partition's error set. */
+ * with the partition's error set.  A topic the principal may not `op`
+ * (ACLs) gets TOPIC_AUTHORIZATION_FAILED on every partition, before its
+ * existence is looked at, as Kafka answers. */
 typedef void part_fn(struct kaas_req *req, struct kaas_kslice topic, struct kaas_log *log,
 		     struct pa_part *p);
 
-static void each_part(struct kaas_req *req, struct pa_topic *topics, int32_t nt, part_fn *fn)
+static void each_part(struct kaas_req *req, struct pa_topic *topics, int32_t nt, int op,
+		      part_fn *fn)
 {
 	struct kaas_broker *b = req->broker;
 	for (int32_t i = 0; i < nt; i++) {
 		struct pa_topic *t = &topics[i];
 		struct kaas_topic *tp = NULL;
+		if (!kaas_req_allowed_slice(req, op, KAAS_RES_TOPIC, t->name)) {
+			for (int32_t j = 0; j < t->n; j++)
+				t->parts[j].err = KAAS_KERR_TOPIC_AUTHORIZATION_FAILED;
+			continue;
+		}
 		if (kaas_topic_name_valid((const char *)t->name.p, t->name.len))
 			tp = kaas_topics_get(b->topics, (const char *)t->name.p, t->name.len);
 		for (int32_t j = 0; j < t->n; j++) {
@@ -149,7 +158,7 @@ int kaas_api_delete_records(struct kaas_req *req)
 		kaas_wire_topics_free(arr, nt, &delete_shape);
 		return KAAS_REQ_CLOSE;
 	}
-	each_part(req, arr, nt, delete_one);
+	each_part(req, arr, nt, KAAS_OP_DELETE, delete_one);
 	return answer(req, &delete_shape, arr, nt, 1, write_delete_part);
 }
 
@@ -198,7 +207,7 @@ int kaas_api_offset_for_leader_epoch(struct kaas_req *req)
 		kaas_wire_topics_free(arr, nt, &epoch_shape);
 		return KAAS_REQ_CLOSE;
 	}
-	each_part(req, arr, nt, epoch_one);
+	each_part(req, arr, nt, KAAS_OP_DESCRIBE, epoch_one);
 	return answer(req, &epoch_shape, arr, nt, v >= 2, write_epoch_part);
 }
 
@@ -260,6 +269,6 @@ int kaas_api_describe_producers(struct kaas_req *req)
 		kaas_wire_topics_free(topics, nt, &delete_shape);
 		return KAAS_REQ_CLOSE;
 	}
-	each_part(req, topics, nt, producers_one);
+	each_part(req, topics, nt, KAAS_OP_READ, producers_one);
 	return answer(req, &delete_shape, topics, nt, 1, write_producers_part);
 }

@@ -19,6 +19,7 @@
 #include "broker/broker.h"
 #include "broker/credentials.h"
 #include "cluster/credential_store.h"
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "util/logger.h"
@@ -82,6 +83,8 @@ int kaas_api_describe_user_scram_credentials(struct kaas_req *req)
 {
 	KAAS_REQ_IO(req);
 	struct rows rs = { 0 };
+	/* ACLs: DESCRIBE on the cluster, else nothing is read */
+	int denied = !kaas_req_allowed_cluster(req, KAAS_OP_DESCRIBE);
 	int32_t n = kaas_kr_array(r, f, 2);
 	int rc = 0;
 	for (int32_t i = 0; i < n && kaas_kr_ok(r) && rc == 0; i++) {
@@ -97,7 +100,7 @@ int kaas_api_describe_user_scram_credentials(struct kaas_req *req)
 			u->msg = "Cannot describe SCRAM credentials for the same user twice in a single request";
 		} else if (!(u = row_for(&rs, name, 1))) {
 			rc = -ENOMEM;
-		} else {
+		} else if (!denied) {
 			for (enum kaas_scram_mech m = KAAS_SCRAM_SHA_256; m <= KAAS_SCRAM_SHA_512; m++) {
 				struct kaas_scram_cred cred;
 				int g = kaas_cred_get(req->broker->cluster, name, m, &cred);
@@ -122,15 +125,18 @@ int kaas_api_describe_user_scram_credentials(struct kaas_req *req)
 		return KAAS_REQ_CLOSE;
 	}
 	int16_t top = KAAS_KERR_NONE;
-	if (rc == 0 && n <= 0) /* null or empty: every user with a credential */
+	if (rc == 0 && n <= 0 && !denied) /* null or empty: every user with a credential */
 		rc = kaas_cred_each(req->broker->cluster, collect, &rs);
 	if (rc < 0) {
 		kaas_warn("DescribeUserScramCredentials: %s (%s)", kaas_strerror(rc), kaas_sub_errdetail());
 		top = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	}
+	if (denied)
+		top = KAAS_KERR_CLUSTER_AUTHORIZATION_FAILED;
 	kaas_kw_i32(w, 0); /* throttle_time_ms */
 	kaas_kw_i16(w, top);
-	kaas_kw_str(w, f, top ? "the credentials could not be listed" : NULL);
+	kaas_kw_str(w, f, denied ? "not authorized to DESCRIBE the cluster"
+			  : top ? "the credentials could not be listed" : NULL);
 	kaas_kw_array(w, f, top ? 0 : (int32_t)rs.n);
 	for (size_t i = 0; !top && i < rs.n; i++) {
 		struct user_row *u = &rs.r[i];
@@ -272,9 +278,15 @@ int kaas_api_alter_user_scram_credentials(struct kaas_req *req)
 		return KAAS_REQ_CLOSE;
 	}
 	/* A user's changes are refused together when any is bad or two name
-	 * one mechanism; otherwise each is made. */
+	 * one mechanism; otherwise each is made.  ACLs: ALTER on the cluster,
+	 * else every change is refused before any is made. */
+	int denied = !kaas_req_allowed_cluster(req, KAAS_OP_ALTER);
 	for (size_t i = 0; i < nch; i++) {
 		struct user_row *u = row_for(&rs, ch[i].user, 0);
+		if (denied && !u->err) {
+			u->err = KAAS_KERR_CLUSTER_AUTHORIZATION_FAILED;
+			u->msg = "not authorized to ALTER the cluster";
+		}
 		for (size_t j = 0; !u->err && j < i; j++)
 			if (strcmp(ch[j].user, ch[i].user) == 0 && ch[j].mech == ch[i].mech) {
 				u->err = KAAS_KERR_DUPLICATE_RESOURCE;

@@ -11,6 +11,7 @@
 #include "broker/broker.h"
 #include "broker/topics.h"
 #include "broker/txn/txn.h"
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/status_map.h"
@@ -60,8 +61,11 @@ int kaas_api_add_partitions_to_txn(struct kaas_req *req)
 	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
 		struct kaas_kslice name = kaas_kr_str(r, f);
 		int32_t np = kaas_kr_array(r, f, 4);
+		/* ACLs: WRITE on each topic (refused ones answered below) */
+		int denied = !kaas_req_allowed_slice(req, KAAS_OP_WRITE, KAAS_RES_TOPIC, name);
 		for (int32_t j = 0; j < np && kaas_kr_ok(r); j++) {
-			unknown |= !known_partition(b, name, kaas_kr_i32(r));
+			int32_t p = kaas_kr_i32(r);
+			unknown |= denied || !known_partition(b, name, p);
 			n++;
 		}
 		kaas_kr_tags(r, f);
@@ -75,6 +79,8 @@ int kaas_api_add_partitions_to_txn(struct kaas_req *req)
 	int16_t all = KAAS_KERR_NONE;
 	if (!id)
 		all = KAAS_KERR_INVALID_REQUEST;
+	else if (!kaas_req_allowed(req, KAAS_OP_WRITE, KAAS_RES_TRANSACTIONAL_ID, id, strlen(id)))
+		all = KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED; /* ACLs */
 	else if (!parts)
 		all = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
 	struct kaas_kr again;
@@ -104,8 +110,10 @@ int kaas_api_add_partitions_to_txn(struct kaas_req *req)
 			int32_t p = kaas_kr_i32(&again);
 			int16_t err = all;
 			if (!all && unknown)
-				err = known_partition(b, name, p) ? KAAS_KERR_OPERATION_NOT_ATTEMPTED
-								  : KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
+				err = !kaas_req_allowed_slice(req, KAAS_OP_WRITE, KAAS_RES_TOPIC, name)
+					      ? KAAS_KERR_TOPIC_AUTHORIZATION_FAILED
+				      : known_partition(b, name, p) ? KAAS_KERR_OPERATION_NOT_ATTEMPTED
+								    : KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 			kaas_kw_i32(w, p);
 			kaas_kw_i16(w, err);
 			kaas_kw_tags(w, f);
@@ -135,7 +143,11 @@ int kaas_api_add_offsets_to_txn(struct kaas_req *req)
 	}
 	char *g = group.len >= 0 ? kaas_kslice_dup(group) : NULL;
 	int16_t err = KAAS_KERR_INVALID_REQUEST;
-	if (id && g)
+	if (id && !kaas_req_allowed(req, KAAS_OP_WRITE, KAAS_RES_TRANSACTIONAL_ID, id, strlen(id)))
+		err = KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED; /* ACLs */
+	else if (g && !kaas_req_allowed(req, KAAS_OP_READ, KAAS_RES_GROUP, g, strlen(g)))
+		err = KAAS_KERR_GROUP_AUTHORIZATION_FAILED;
+	else if (id && g)
 		err = kaas_txn_kerr(kaas_txns_add_group(req->broker->txns, id, pid, pepoch, g), v, 2);
 	kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, err);
@@ -158,7 +170,9 @@ int kaas_api_end_txn(struct kaas_req *req)
 		return KAAS_REQ_CLOSE;
 	}
 	int16_t err = KAAS_KERR_INVALID_REQUEST;
-	if (id)
+	if (id && !kaas_req_allowed(req, KAAS_OP_WRITE, KAAS_RES_TRANSACTIONAL_ID, id, strlen(id)))
+		err = KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED; /* ACLs */
+	else if (id)
 		err = kaas_txn_kerr(kaas_txns_end(req->broker->txns, id, pid, pepoch, commit != 0),
 				    v, 2);
 	kaas_kw_i32(w, 0);

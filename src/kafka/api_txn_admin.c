@@ -10,6 +10,7 @@
 
 #include "broker/broker.h"
 #include "broker/txn/txn.h"
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/txn_wire.h"
@@ -74,6 +75,12 @@ int kaas_api_describe_transactions(struct kaas_req *req)
 		struct kaas_kslice s = kaas_kr_str(&ids, f);
 		char *id = kaas_txn_id_dup(s);
 		struct kaas_txn_doc d;
+		if (!kaas_req_allowed_slice(req, KAAS_OP_DESCRIBE, KAAS_RES_TRANSACTIONAL_ID, s)) {
+			/* ACLs: nothing read */
+			write_description(w, f, s, KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, NULL);
+			free(id);
+			continue;
+		}
 		int rc = id ? kaas_txns_describe(req->broker->txns, id, &d) : KAAS_ETXN_UNKNOWN;
 		write_description(w, f, s, kaas_txn_kerr(rc, 1, 0), rc == 0 ? &d : NULL);
 		if (rc == 0)
@@ -85,6 +92,7 @@ int kaas_api_describe_transactions(struct kaas_req *req)
 }
 
 struct list_filter {
+	struct kaas_req *req;          /* ACLs: only the ids it may DESCRIBE */
 	struct kaas_kr states;
 	int32_t nstates;
 	struct kaas_kr pids;
@@ -110,7 +118,9 @@ static int wanted(struct list_filter *lf, const struct kaas_txn_doc *d)
 static void list_each(void *ctx, const struct kaas_txn_doc *d)
 {
 	struct list_filter *lf = ctx;
-	if (!wanted(lf, d))
+	if (!wanted(lf, d) ||
+	    !kaas_req_allowed(lf->req, KAAS_OP_DESCRIBE, KAAS_RES_TRANSACTIONAL_ID, d->txn_id,
+			      strlen(d->txn_id)))
 		return;
 	lf->count++;
 	kaas_kw_str(&lf->body, lf->f, d->txn_id);
@@ -132,7 +142,7 @@ int kaas_api_list_transactions(struct kaas_req *req)
 {
 	KAAS_REQ_IO(req);
 	(void)v;
-	struct list_filter lf = { .f = f };
+	struct list_filter lf = { .req = req, .f = f };
 	lf.nstates = kaas_kr_array(r, f, 1);
 	lf.states = *r;
 	for (int32_t i = 0; i < lf.nstates && kaas_kr_ok(r); i++)

@@ -11,6 +11,7 @@
 
 #include "broker/broker.h"
 #include "broker/groups/groups.h"
+#include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/txn_wire.h"
@@ -21,6 +22,8 @@ struct txn_offsets_call {
 	struct kaas_req *req;
 	struct kaas_group_txn_commit rq;
 	struct kaas_kslice *names;     /* the topics' names as sent */
+	int16_t refused;               /* ACLs: the whole request's error, or 0 */
+	unsigned char *topic_refused;  /* ACLs: per topic, READ refused */
 };
 
 static void call_free(void *arg)
@@ -35,6 +38,7 @@ static void call_free(void *arg)
 	}
 	free(b->topics);
 	free(c->names);
+	free(c->topic_refused);
 	free((char *)c->rq.group);
 	free((char *)c->rq.txn_id);
 	free(c);
@@ -87,7 +91,7 @@ static void write_answer(struct txn_offsets_call *c, int status)
 	struct kaas_req *req = c->req;
 	KAAS_REQ_IO(req);
 	const struct kaas_offset_batch *b = &c->rq.batch;
-	int16_t top = kaas_txn_kerr(status, v, 3);
+	int16_t top = c->refused ? c->refused : kaas_txn_kerr(status, v, 3);
 	kaas_kw_i32(w, 0);
 	kaas_kw_array(w, f, b->nt);
 	for (int32_t i = 0; i < b->nt; i++) {
@@ -96,7 +100,11 @@ static void write_answer(struct txn_offsets_call *c, int status)
 		for (int32_t j = 0; j < b->topics[i].n; j++) {
 			const struct kaas_offset_part *p = &b->topics[i].parts[j];
 			int16_t err = top;
-			if (p->status == KAAS_ETXN_STATE)
+			if (!c->refused && c->topic_refused && c->topic_refused[i])
+				err = KAAS_KERR_TOPIC_AUTHORIZATION_FAILED;
+			else if (c->refused)
+				;
+			else if (p->status == KAAS_ETXN_STATE)
 				err = KAAS_KERR_OFFSET_METADATA_TOO_LARGE;
 			else if (p->status)
 				err = kaas_txn_kerr(p->status, v, 3);
@@ -145,6 +153,30 @@ void kaas_api_txn_offset_commit(struct kaas_req *req)
 		 * is no group (INVALID_GROUP_ID would need its own status). */
 		write_answer(c, KAAS_ETXN_PID_MAPPING);
 		return;
+	}
+	/* ACLs: WRITE on the transactional id, READ on the group, READ on
+	 * each topic (a refused topic's offsets are not taken), as Kafka. */
+	struct kaas_offset_batch *bt = &c->rq.batch;
+	if (!kaas_req_allowed_slice(req, KAAS_OP_WRITE, KAAS_RES_TRANSACTIONAL_ID, id))
+		c->refused = KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+	else if (!kaas_req_allowed_slice(req, KAAS_OP_READ, KAAS_RES_GROUP, group))
+		c->refused = KAAS_KERR_GROUP_AUTHORIZATION_FAILED;
+	if (c->refused) {
+		write_answer(c, 0);
+		return;
+	}
+	c->topic_refused = calloc((size_t)bt->nt + 1, 1);
+	if (!c->topic_refused) {
+		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	for (int32_t i = 0; i < bt->nt; i++) {
+		if (kaas_req_allowed_slice(req, KAAS_OP_READ, KAAS_RES_TOPIC, c->names[i]))
+			continue;
+		c->topic_refused[i] = 1;
+		for (int32_t j = 0; j < bt->topics[i].n; j++)
+			if (!bt->topics[i].parts[j].status)
+				bt->topics[i].parts[j].status = KAAS_EUNKNOWN_PARTITION;
 	}
 	kaas_groups_txn_commit(req->broker->groups, &c->rq, commit_done, c);
 }

@@ -42,18 +42,27 @@ const struct kaas_authz_api kaas_authz_table[] = {
 	{ KAAS_API_CREATE_ACLS, H, "ALTER cluster" },
 	{ KAAS_API_DELETE_ACLS, H, "ALTER cluster" },
 	/* The SASL exchange (issue 17, authentication) needs no ACL. */
-	{ 17 /* SaslHandshake */, KAAS_AUTHZ_NONE, "nothing" },
-	{ 36 /* SaslAuthenticate */, KAAS_AUTHZ_NONE, "nothing" },
-	/* To map at merge (Kafka's rule; the handler must check it first):
-	 *   AddPartitionsToTxn 24: WRITE transactional id, WRITE topic
-	 *   AddOffsetsToTxn 25: WRITE transactional id, READ group
-	 *   EndTxn 26: WRITE transactional id
-	 *   TxnOffsetCommit 28: WRITE transactional id, READ group, READ topic
-	 *   DescribeTransactions 65 / ListTransactions 66: DESCRIBE transactional id
-	 *   DeleteRecords 21: DELETE topic; OffsetForLeaderEpoch 23: DESCRIBE topic
-	 *   DescribeLogDirs 35, DescribeCluster 60: DESCRIBE cluster
-	 *   DescribeProducers 61: READ topic; DescribeTopicPartitions 75: DESCRIBE topic
-	 *   DescribeUserScramCredentials 50: DESCRIBE cluster; Alter... 51: ALTER cluster */
+	{ KAAS_API_SASL_HANDSHAKE, KAAS_AUTHZ_NONE, "nothing" },
+	{ KAAS_API_SASL_AUTHENTICATE, KAAS_AUTHZ_NONE, "nothing" },
+	/* Transactions (issue 16). */
+	{ KAAS_API_ADD_PARTITIONS_TO_TXN, H, "WRITE transactional id, WRITE topic "
+					     "(TOPIC_AUTHORIZATION_FAILED, others "
+					     "OPERATION_NOT_ATTEMPTED)" },
+	{ KAAS_API_ADD_OFFSETS_TO_TXN, H, "WRITE transactional id, READ group" },
+	{ KAAS_API_END_TXN, H, "WRITE transactional id" },
+	{ KAAS_API_TXN_OFFSET_COMMIT, H, "WRITE transactional id, READ group, READ topic" },
+	{ KAAS_API_DESCRIBE_TRANSACTIONS, H, "DESCRIBE transactional id" },
+	{ KAAS_API_LIST_TRANSACTIONS, H, "the transactional ids it may DESCRIBE" },
+	/* The admin APIs of issue 15. */
+	{ KAAS_API_DELETE_RECORDS, H, "DELETE topic (TOPIC_AUTHORIZATION_FAILED per partition)" },
+	{ KAAS_API_OFFSET_FOR_LEADER_EPOCH, H, "DESCRIBE topic" },
+	{ KAAS_API_DESCRIBE_LOG_DIRS, H, "DESCRIBE cluster" },
+	{ KAAS_API_DESCRIBE_CLUSTER, H, "DESCRIBE cluster" },
+	{ KAAS_API_DESCRIBE_PRODUCERS, H, "READ topic" },
+	{ KAAS_API_DESCRIBE_TOPIC_PARTITIONS, H, "DESCRIBE topic (hidden when listing all)" },
+	/* SCRAM credentials (issue 17). */
+	{ KAAS_API_DESCRIBE_USER_SCRAM_CREDENTIALS, H, "DESCRIBE cluster" },
+	{ KAAS_API_ALTER_USER_SCRAM_CREDENTIALS, H, "ALTER cluster" },
 	{ -1, KAAS_AUTHZ_NONE, NULL },
 };
 
