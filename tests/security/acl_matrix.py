@@ -183,12 +183,39 @@ def calls():
         ("DescribeAcls", 3, acl_filter(), lambda d: d["ErrorCode"], CLUSTER_AUTH),
         ("DeleteAcls", 3, {"Filters": [acl_filter(2, "zz", 3)]},
          lambda d: d["FilterResults"][0]["ErrorCode"], CLUSTER_AUTH),
+        # The admin APIs of issue 15.
+        ("DeleteRecords", 2, {"Topics": [{"Name": "mt", "Partitions": [
+            {"PartitionIndex": 0, "Offset": 0}]}], "TimeoutMs": 5000},
+         lambda d: p0(d, "Topics", "Partitions"), TOPIC_AUTH),
+        ("OffsetForLeaderEpoch", 4, {"ReplicaId": -1, "Topics": [{"Topic": "mt", "Partitions": [
+            {"Partition": 0, "CurrentLeaderEpoch": -1, "LeaderEpoch": 0}]}]},
+         lambda d: p0(d, "Topics", "Partitions"), TOPIC_AUTH),
+        ("DescribeLogDirs", 4, {"Topics": None}, lambda d: d["ErrorCode"], CLUSTER_AUTH),
+        ("DescribeCluster", 1, {"IncludeClusterAuthorizedOperations": False, "EndpointType": 1},
+         lambda d: d["ErrorCode"], CLUSTER_AUTH),
+        ("DescribeProducers", 0, {"Topics": [{"Name": "mt", "PartitionIndexes": [0]}]},
+         lambda d: p0(d, "Topics", "Partitions"), TOPIC_AUTH),
+        ("DescribeTopicPartitions", 0, {"Topics": [{"Name": "mt"}],
+                                        "ResponsePartitionLimit": 100, "Cursor": None},
+         lambda d: d["Topics"][0]["ErrorCode"], TOPIC_AUTH),
+        # SCRAM credentials (issue 17).
+        ("DescribeUserScramCredentials", 0, {"Users": [{"Name": "nobody"}]},
+         lambda d: d["ErrorCode"], CLUSTER_AUTH),
+        ("AlterUserScramCredentials", 0, {"Deletions": [{"Name": "nobody", "Mechanism": 1}],
+                                          "Upsertions": []},
+         lambda d: d["Results"][0]["ErrorCode"], CLUSTER_AUTH),
     ]
+
+
+# Served APIs that need no binding and are not in the matrix: the SASL
+# exchange (on this SSL listener kaasd answers ILLEGAL_SASL_STATE and closes
+# the connection; tests/security/sasl_wire.sh covers it).
+NO_ACL = {"SaslHandshake", "SaslAuthenticate"}
 
 
 # What alice is granted for the second pass (topic 2, group 3, cluster 4;
 # READ 3 WRITE 4 CREATE 5 DELETE 6 ALTER 7 DESCRIBE_CONFIGS 10 ALTER_CONFIGS 11).
-GRANTS = [acl(2, "mt", 4), acl(2, "mt", 3), acl(2, "mt", 7), acl(2, "mt", 11),
+GRANTS = [acl(2, "mt", 4), acl(2, "mt", 3), acl(2, "mt", 6), acl(2, "mt", 7), acl(2, "mt", 11),
           acl(2, "mt2", 5), acl(2, "mt2", 6), acl(3, "mg", 3), acl(3, "mg", 6),
           acl(4, "kafka-cluster", 7), acl(4, "kafka-cluster", 10)]
 
@@ -215,7 +242,7 @@ def main(hostport, tls, dirs):
     names = {n for (n, _, _, _, _) in calls()}
     for key in served:
         name = [n for n, x in API.items() if x[0] == key]
-        if not name or name[0] not in names:
+        if not name or (name[0] not in names and name[0] not in NO_ACL):
             fail("API %d (%s) is served but not in the ACL matrix" % (key, name))
     # Set up as the super user: topic mt with a record, group mg with an offset.
     admin_ok(admin, "CreateTopics", 5, {"Topics": [{"Name": "mt", "NumPartitions": 1,
