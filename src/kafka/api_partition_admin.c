@@ -10,9 +10,9 @@
  *     the epochs stamped in the segment names (kaas_log_epoch_end), after
  *     the current-leader-epoch check of v2+ (FENCED_LEADER_EPOCH /
  *     UNKNOWN_LEADER_EPOCH).
- *   DescribeProducers 0: the producer state the log keeps (idempotent
- *     producers; kaas has no transactions: no coordinator epoch, no open
- *     transaction).
+ *   DescribeProducers 0: the producer state the log keeps (the last
+ *     sequence, and the first offset of an open transaction; the
+ *     coordinator epoch is not kept per partition: -1).
  * Work queue (DeleteRecords writes the manifest).
  */
 #include <errno.h>
@@ -236,8 +236,8 @@ static void write_producers_part(struct kaas_kw *w, struct kaas_kslice topic, co
 		kaas_kw_i32(w, s->epoch);
 		kaas_kw_i32(w, s->n ? s->batches[s->n - 1].last_seq : -1);
 		kaas_kw_i64(w, s->last_timestamp);
-		kaas_kw_i32(w, -1); /* coordinator epoch: no transactions */
-		kaas_kw_i64(w, -1); /* current transaction start offset: none */
+		kaas_kw_i32(w, -1); /* coordinator epoch: not kept per partition */
+		kaas_kw_i64(w, s->txn_first_offset); /* its open transaction's start, -1 */
 		kaas_kw_tags(w, 1);
 	}
 	free(p->producers);
