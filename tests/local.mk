@@ -25,3 +25,4 @@ include tests/layers/local.mk
 include tests/security/local.mk
 include tests/tools/local.mk
 include tests/metrics/local.mk
+include tests/txn/local.mk

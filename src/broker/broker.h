@@ -35,6 +35,7 @@ struct kaas_broker {
 	char cluster_id[23];
 	struct kaas_groups *groups;  /* the group coordinator (groups.h) */
 	struct kaas_pid_alloc *pids; /* producer ids (cluster/producer_ids.h) */
+	struct kaas_txns *txns;      /* the transaction coordinator (broker/txn/txn.h) */
 	struct kaas_sweeper sweeper; /* dead writers' temps (broker/sweep.h);
 	                                housekeeping thread only */
 	struct kaas_server *server; /* the server running this broker (opaque) */

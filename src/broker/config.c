@@ -156,6 +156,10 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 		   strcmp(key, "group.initial.rebalance.delay.ms") == 0) {
 		rc = parse_long(v, 0, 600000, &x);
 		c->group_initial_rebalance_delay_ms = (int32_t)x;
+	} else if (strcmp(key, "transaction-max-timeout-ms") == 0 ||
+		   strcmp(key, "transaction.max.timeout.ms") == 0) {
+		rc = parse_long(v, 1, INT32_MAX, &x);
+		c->transaction_max_timeout_ms = (int32_t)x;
 	} else if (strcmp(key, "max-request-bytes") == 0) {
 		rc = parse_long(v, 1024, 1L << 30, &x);
 		c->max_request_bytes = (size_t)x;
@@ -295,6 +299,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	c->liveness_ms = 3000;
 	c->coordinator_slots = 16;
 	c->group_initial_rebalance_delay_ms = 3000;
+	c->transaction_max_timeout_ms = 900000;
 	c->metrics_per_partition = 1;
 	int adv_set = 0;
 	const char *env = getenv("KAAS_CLUSTER_DIR");

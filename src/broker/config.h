@@ -109,6 +109,9 @@ struct kaas_config {
 	uint32_t liveness_ms;   /* cluster: a broker whose heartbeat counter has
 	                           not moved for this long is dead (default 3000) */
 	int32_t coordinator_slots; /* group-coordinator slots (default 16) */
+	int32_t transaction_max_timeout_ms; /* transaction.max.timeout.ms: the
+	                              largest transaction timeout a producer may
+	                              ask for (default 900000, as Kafka) */
 	int32_t group_initial_rebalance_delay_ms; /* the first rebalance of an
 	                              Empty group waits this long for more
 	                              members (default 3000, as Kafka) */

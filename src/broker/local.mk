@@ -13,3 +13,6 @@ libkaas_broker_a_SOURCES += src/broker/groups/groups.h src/broker/groups/interna
 	src/broker/groups/coordinator.c src/broker/groups/rebalance.c \
 	src/broker/groups/membership.c src/broker/groups/offsets.c src/broker/groups/queries.c src/broker/groups/lag.c \
 	src/broker/idempotence.h src/broker/idempotence.c
+libkaas_broker_a_SOURCES += src/broker/txn/txn.h src/broker/txn/internal.h \
+	src/broker/txn/coordinator.c src/broker/txn/driver.c src/broker/txn/markers.c \
+	src/broker/groups/txn_offsets.c

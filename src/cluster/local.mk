@@ -5,3 +5,5 @@ libkaas_stores_a_SOURCES = src/cluster/producer_ids.c src/cluster/producer_ids.h
 	src/cluster/topic_store.h
 libkaas_stores_a_SOURCES += src/cluster/membership.c src/cluster/membership.h \
 	src/cluster/assignment.c src/cluster/assignment.h src/cluster/partition_entry.h
+libkaas_stores_a_SOURCES += src/cluster/txn_store.c src/cluster/txn_store.h \
+	src/cluster/txn_offsets_store.c

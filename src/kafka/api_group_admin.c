@@ -1,7 +1,8 @@
 /*
  * api_group_admin.c — the wire side of the group queries: FindCoordinator
- * 0–5 (3+ flexible, 4+ batched; the work queue: a group's coordinator is
- * the leader of its coordinator slot in the cluster assignment),
+ * 0–5 (3+ flexible, 4+ batched; the work queue: a group's or a
+ * transactional id's coordinator is the leader of its coordinator slot in
+ * the cluster assignment),
  * DescribeGroups 0–5 (5 flexible) and ListGroups 0–3 (3 flexible; loop
  * thread: the groups' state is the loop's).  The
  * answers come from the group coordinator (broker/groups/groups.h).
@@ -26,15 +27,16 @@ struct node {
 	int32_t port;
 };
 
-/* Find the coordinator of one key (a group id; type 1, transactions, is
- * not served): its Kafka error, *msg, and *out when found (*who holds it). */
+/* Find the coordinator of one key (type 0 a group id, 1 a transactional id:
+ * both map to the same coordinator slots): its Kafka error, *msg, and *out
+ * when found (*who holds it). */
 static int16_t find_one(struct kaas_req *req, struct kaas_kslice key, int8_t type,
 			struct kaas_broker_info *who, struct node *out, const char **msg)
 {
 	int16_t err = KAAS_KERR_COORDINATOR_NOT_AVAILABLE;
 	*msg = "the group's coordinator slot has no live leader";
-	if (type != 0)
-		*msg = "transactions are not supported";
+	if (type != 0 && type != 1)
+		*msg = "unknown coordinator key type";
 	else if (key.len >= 0)
 		err = kaas_group_kerr(kaas_groups_find_coordinator(
 			req->broker->groups, key.len ? (const char *)key.p : "", (size_t)key.len, who));

@@ -19,6 +19,7 @@
 #include "kafka/group_wire.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "util/status.h"
 
 #define METADATA_MAX 4096
 
@@ -34,6 +35,8 @@ struct offsets_call {
 	int32_t ngroups, gi;           /* their count, the one being fetched */
 	struct kaas_kslice gid;        /* its id as sent */
 	struct kaas_completion next;   /* the next group, started from the loop */
+	int require_stable;            /* OffsetFetch v7+: pending transactional
+	                                  offsets answer UNSTABLE_OFFSET_COMMIT */
 };
 
 /* Free what c holds of one group's batch (c is reused for the next group
@@ -251,8 +254,12 @@ static void write_fetch_topics(struct offsets_call *c, int16_t perr,
 		else
 			kaas_kw_strn(w, f, c->names[i].p, c->names[i].len);
 		kaas_kw_array(w, f, t->n);
-		for (int32_t j = 0; j < t->n; j++)
-			fetch_part(w, v, f, &t->parts[j], c->all ? 0 : perr);
+		for (int32_t j = 0; j < t->n; j++) {
+			int16_t e = c->all ? 0 : perr;
+			if (!e && c->require_stable && t->parts[j].status == KAAS_EUNSTABLE_OFFSET)
+				e = KAAS_KERR_UNSTABLE_OFFSET_COMMIT; /* KIP-447 */
+			fetch_part(w, v, f, &t->parts[j], e);
+		}
 		kaas_kw_tags(w, f);
 	}
 }
@@ -352,7 +359,7 @@ void kaas_api_offset_fetch(struct kaas_req *req)
 		batch_reset(c);
 	}
 	if (v >= 7)
-		(void)kaas_kr_i8(r); /* require_stable: no transactions, every offset is stable */
+		c->require_stable = kaas_kr_i8(r) != 0;
 	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r) || c->ngroups < 0) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);

@@ -12,7 +12,10 @@
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "util/status.h"
+#include "broker/txn/txn.h"
+#include "kafka/txn_wire.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int kaas_api_init_producer_id(struct kaas_req *req)
@@ -20,18 +23,26 @@ int kaas_api_init_producer_id(struct kaas_req *req)
 	struct kaas_broker *b = req->broker;
 	KAAS_REQ_IO(req);
 	struct kaas_kslice txn = kaas_kr_nstr(r, f);
-	(void)kaas_kr_i32(r); /* transaction_timeout_ms */
+	int32_t timeout_ms = kaas_kr_i32(r);
+	int64_t req_pid = -1;
+	int16_t req_epoch = -1;
 	if (req->hdr.api_version >= 3) {
-		(void)kaas_kr_i64(r); /* producer_id: a new one is handed out */
-		(void)kaas_kr_i16(r); /* producer_epoch */
+		req_pid = kaas_kr_i64(r); /* idempotent: a new one is handed out */
+		req_epoch = kaas_kr_i16(r);
 	}
 	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r))
 		return KAAS_REQ_CLOSE;
 	int64_t pid = -1;
-	int16_t err = 0;
+	int16_t err = 0, epoch = 0;
 	if (txn.len >= 0) {
-		err = KAAS_KERR_INVALID_REQUEST; /* transactions are not served */
+		char *id = kaas_txn_id_dup(txn);
+		err = KAAS_KERR_INVALID_REQUEST;
+		if (id)
+			err = kaas_txn_kerr(kaas_txns_init_producer(b->txns, id, timeout_ms, req_pid,
+								    req_epoch, &pid, &epoch),
+					    v, 4);
+		free(id);
 	} else {
 		int rc = kaas_pid_next(b->pids, &pid);
 		if (rc < 0) {
@@ -43,8 +54,8 @@ int kaas_api_init_producer_id(struct kaas_req *req)
 	}
 	kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, err);
-	kaas_kw_i64(w, pid);
-	kaas_kw_i16(w, err ? -1 : 0);
+	kaas_kw_i64(w, err ? -1 : pid);
+	kaas_kw_i16(w, err ? -1 : epoch);
 	kaas_kw_tags(w, f);
 	return KAAS_REQ_RESPOND;
 }

@@ -42,6 +42,13 @@ const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_DELETE_GROUPS,        0, 0, 2, 2, "DeleteGroups" },
 	{ KAAS_API_INCREMENTAL_ALTER_CONFIGS, 0, 0, 1, 1, "IncrementalAlterConfigs" },
 	{ KAAS_API_OFFSET_DELETE,        0, 0, 0, NONE, "OffsetDelete" },
+	/* transactions (txn-coord) */
+	{ KAAS_API_ADD_PARTITIONS_TO_TXN, 0, 0, 3, 3, "AddPartitionsToTxn" },
+	{ KAAS_API_ADD_OFFSETS_TO_TXN,   0, 0, 3, 3, "AddOffsetsToTxn" },
+	{ KAAS_API_END_TXN,              0, 0, 3, 3, "EndTxn" },
+	{ KAAS_API_TXN_OFFSET_COMMIT,    0, 0, 3, 3, "TxnOffsetCommit" },
+	{ KAAS_API_DESCRIBE_TRANSACTIONS, 0, 0, 0, 0, "DescribeTransactions" },
+	{ KAAS_API_LIST_TRANSACTIONS,    0, 0, 0, 0, "ListTransactions" },
 	{ -1, 0, 0, 0, 0, NULL },
 };
 

@@ -82,6 +82,11 @@ kaas_loop_fn kaas_api_produce, kaas_api_fetch, kaas_api_join_group, kaas_api_syn
 	kaas_api_heartbeat, kaas_api_leave_group, kaas_api_offset_commit, kaas_api_offset_fetch,
 	kaas_api_describe_groups, kaas_api_list_groups, kaas_api_delete_groups,
 	kaas_api_offset_delete;
+/* Transactions (txn-coord): TxnOffsetCommit goes through the group
+ * coordinator on the loop; the others wait on the coordinator's volume. */
+kaas_loop_fn kaas_api_txn_offset_commit;
+kaas_pool_fn kaas_api_add_partitions_to_txn, kaas_api_add_offsets_to_txn, kaas_api_end_txn,
+	kaas_api_describe_transactions, kaas_api_list_transactions;
 /* Work queue: everything that may wait on the volume (Metadata may create a
  * topic, InitProducerId may claim a block of ids), and ApiVersions
  * (memory only). */

@@ -33,6 +33,14 @@
  *   KAAS_EFENCED_INSTANCE          FENCED_INSTANCE_ID
  *   KAAS_EMEMBER_ID_REQUIRED       MEMBER_ID_REQUIRED
  *   KAAS_EPROTOCOL_MISMATCH        INCONSISTENT_GROUP_PROTOCOL
+ *   KAAS_ETXN_CONCURRENT           CONCURRENT_TRANSACTIONS
+ *   KAAS_ETXN_STATE                INVALID_TXN_STATE
+ *   KAAS_ETXN_PID_MAPPING          INVALID_PRODUCER_ID_MAPPING
+ *   KAAS_ETXN_TIMEOUT              INVALID_TRANSACTION_TIMEOUT
+ *   KAAS_ETXN_FENCED               PRODUCER_FENCED (handlers of versions
+ *                                  before KIP-588: INVALID_PRODUCER_EPOCH)
+ *   KAAS_EUNSTABLE_OFFSET          UNSTABLE_OFFSET_COMMIT
+ *   KAAS_ETXN_UNKNOWN              TRANSACTIONAL_ID_NOT_FOUND
  *   another status                 UNKNOWN_SERVER_ERROR
  * One context overrides: topic administration (api_admin.c) answers a fence
  * or an offline topic with KAFKA_STORAGE_ERROR (the volume refused it).

@@ -47,6 +47,13 @@ static const struct api_entry handlers[] = {
 	{ KAAS_API_OFFSET_DELETE, kaas_api_offset_delete, NULL },
 	{ KAAS_API_INCREMENTAL_ALTER_CONFIGS, NULL, kaas_api_incremental_alter_configs },
 	{ KAAS_API_CREATE_PARTITIONS, NULL, kaas_api_create_partitions },
+	/* transactions (txn-coord) */
+	{ KAAS_API_ADD_PARTITIONS_TO_TXN, NULL, kaas_api_add_partitions_to_txn },
+	{ KAAS_API_ADD_OFFSETS_TO_TXN, NULL, kaas_api_add_offsets_to_txn },
+	{ KAAS_API_END_TXN, NULL, kaas_api_end_txn },
+	{ KAAS_API_TXN_OFFSET_COMMIT, kaas_api_txn_offset_commit, NULL },
+	{ KAAS_API_DESCRIBE_TRANSACTIONS, NULL, kaas_api_describe_transactions },
+	{ KAAS_API_LIST_TRANSACTIONS, NULL, kaas_api_list_transactions },
 	{ -1, NULL, NULL },
 };
 

@@ -16,6 +16,7 @@
 #include "util/metrics.h"
 #include "broker/groups/groups.h"
 #include "broker/idempotence.h"
+#include "broker/txn/txn.h"
 #include "server/internal.h"
 #include "util/logger.h"
 #include "util/status.h"
@@ -118,6 +119,8 @@ static void stop_services(struct kaas_broker *b)
 {
 	kaas_worker_stop(b->produce_worker);
 	b->produce_worker = NULL;
+	kaas_txns_stop(b->txns); /* before the groups and topics it uses */
+	b->txns = NULL;
 	kaas_groups_destroy(b->groups);
 	b->groups = NULL;
 	kaas_idem_stop(b);
@@ -190,6 +193,8 @@ static int serve(struct kaas_broker *b)
 	rc = kaas_groups_init(b, &b->groups);
 	if (rc >= 0)
 		rc = kaas_idem_start(b);
+	if (rc >= 0)
+		rc = kaas_txns_start(b, b->cfg.transaction_max_timeout_ms, &b->txns);
 	if (rc < 0) {
 		kaas_error("cannot set up the group coordinator / producer ids: %s (%s)",
 			   kaas_strerror(rc), kaas_sub_errdetail());

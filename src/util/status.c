@@ -62,6 +62,20 @@ const char *kaas_strerror(int rc)
 		return "invalid producer fields in a batch";
 	case KAAS_EINDOUBT:
 		return "outcome not known yet: may be on the volume";
+	case KAAS_ETXN_CONCURRENT:
+		return "the previous transaction is still completing";
+	case KAAS_ETXN_STATE:
+		return "not allowed in the transaction's state";
+	case KAAS_ETXN_PID_MAPPING:
+		return "producer id not mapped to the transactional id";
+	case KAAS_ETXN_TIMEOUT:
+		return "transaction timeout out of range";
+	case KAAS_ETXN_FENCED:
+		return "producer fenced by a newer epoch of its transactional id";
+	case KAAS_EUNSTABLE_OFFSET:
+		return "a transactional offset commit is pending";
+	case KAAS_ETXN_UNKNOWN:
+		return "unknown transactional id";
 	default:
 		return KAAS_IS_STATUS(rc) ? "unknown kaas status" : strerror(-rc);
 	}

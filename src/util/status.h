@@ -61,6 +61,18 @@
  *                      durable, or its write or fsync failed after it was
  *                      queued): it may be on the volume.
  *
+ * The transaction coordinator's (broker/txn/txn.h), numbered from +60:
+ *   KAAS_ETXN_CONCURRENT  the previous transaction is still completing (or
+ *                         the id is being taken over): retry.
+ *   KAAS_ETXN_STATE       the request does not fit the transaction's state.
+ *   KAAS_ETXN_PID_MAPPING the producer id is not the transactional id's.
+ *   KAAS_ETXN_TIMEOUT     a transaction timeout above the maximum (or <= 0).
+ *   KAAS_ETXN_FENCED      a newer producer epoch owns the transactional id
+ *                         (PRODUCER_FENCED; INVALID_PRODUCER_EPOCH for the
+ *                         versions before KIP-588).
+ *   KAAS_EUNSTABLE_OFFSET a transactional offset commit is pending.
+ *   KAAS_ETXN_UNKNOWN     no such transactional id.
+ *
  * The substrate never returns these; kaas_sub_fail passes them through
  * unchanged (a negative argument is returned as is), so a fence may be
  * reported with a detail: `return kaas_sub_fail(KAAS_EFENCED, "...")`.
@@ -97,6 +109,13 @@
 #define KAAS_EPRODUNKNOWN (-(KAAS_STATUS_BASE + 44))
 #define KAAS_EBADBATCH (-(KAAS_STATUS_BASE + 45))
 #define KAAS_EINDOUBT (-(KAAS_STATUS_BASE + 46))
+#define KAAS_ETXN_CONCURRENT (-(KAAS_STATUS_BASE + 60))
+#define KAAS_ETXN_STATE (-(KAAS_STATUS_BASE + 61))
+#define KAAS_ETXN_PID_MAPPING (-(KAAS_STATUS_BASE + 62))
+#define KAAS_ETXN_TIMEOUT (-(KAAS_STATUS_BASE + 63))
+#define KAAS_ETXN_FENCED (-(KAAS_STATUS_BASE + 64))
+#define KAAS_EUNSTABLE_OFFSET (-(KAAS_STATUS_BASE + 65))
+#define KAAS_ETXN_UNKNOWN (-(KAAS_STATUS_BASE + 66))
 
 /* Is rc one of the statuses above (not an errno)? */
 #define KAAS_IS_STATUS(rc) ((rc) <= -KAAS_STATUS_BASE)

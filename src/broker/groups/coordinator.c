@@ -85,6 +85,7 @@ static void group_free(struct group *gr)
 		kaas_groups_member_free(m);
 	}
 	kaas_group_offsets_free(&gr->offs);
+	kaas_groups_txn_free(gr);
 	free(gr->id);
 	free(gr->protocol_type);
 	free(gr->protocol);

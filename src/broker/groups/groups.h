@@ -261,6 +261,23 @@ struct kaas_group_commit {
 	struct kaas_offset_batch batch;
 };
 
+struct kaas_group_txn_commit {
+	const char *group, *txn_id;
+	int64_t producer_id;
+	int16_t producer_epoch;
+	struct kaas_offset_batch batch;
+};
+/* TxnOffsetCommit (loop thread).  rq must stay valid until done.
+ * Completes with 0 once the offsets are held pending on the volume (they
+ * become committed offsets when the transaction commits, and are dropped
+ * when it aborts), or with the coordinator errors, KAAS_ETXN_FENCED,
+ * KAAS_ETXN_PID_MAPPING, KAAS_ETXN_STATE (the transaction does not hold the
+ * group: AddOffsetsToTxn first) or -ENOMEM.  OffsetFetch reports a
+ * partition with pending offsets with status KAAS_EUNSTABLE_OFFSET (and
+ * its last committed offset). */
+void kaas_groups_txn_commit(struct kaas_groups *g, struct kaas_group_txn_commit *rq,
+			    kaas_offsets_done done, void *ctx);
+
 /* OffsetCommit (loop thread).  rq must stay valid until done.  Completes
  * with 0 once every partition not refused is durable (partitions of unknown
  * topics get KAAS_EUNKNOWN_PARTITION), or with the coordinator errors

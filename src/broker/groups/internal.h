@@ -17,6 +17,7 @@
 
 #include "broker/groups/groups.h"
 #include "cluster/group_store.h"
+#include "cluster/txn_store.h"
 
 enum group_state {
 	GROUP_EMPTY = 0,
@@ -70,6 +71,10 @@ struct group {
 	int reload;               /* dropped while an op ran: unload when it is done */
 	size_t noffs;             /* committed offsets after the last op (loop
 	                             thread's copy of offs.n: ListGroups) */
+	/* transactional offsets not yet decided (txn_offsets.c; the work
+	 * thread's while op_running, read by the loop's answers otherwise) */
+	struct kaas_txn_pending *txnp;
+	size_t ntxnp;
 };
 
 struct kaas_groups {
@@ -137,5 +142,18 @@ const char *kaas_groups_choose_protocol(const struct group *gr);
 void kaas_groups_try_complete(struct group *gr);
 /* Members left: rebalance (or finish one), free the group if it is empty. */
 void kaas_groups_member_left(struct group *gr);
+
+/* ---- txn_offsets.c (transactional offsets, KIP-98) */
+
+/* Work thread, group loaded: apply the pending transactional offsets whose
+ * transaction committed, drop those of aborted ones, keep the rest in
+ * gr->txnp.  0 or a status (the op fails: reload). */
+int kaas_groups_txn_settle(struct group *gr);
+/* Work thread: hold rq's offsets pending for its transaction.  0 or a
+ * status. */
+int kaas_groups_txn_work(struct group *gr, struct kaas_group_txn_commit *rq);
+/* Loop: is a transactional offset of topic/partition pending? */
+int kaas_groups_txn_unstable(const struct group *gr, const char *topic, int32_t partition);
+void kaas_groups_txn_free(struct group *gr);
 
 #endif

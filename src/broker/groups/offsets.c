@@ -26,6 +26,7 @@ struct group_op {
 	struct group_op *next;
 	struct group *gr;
 	struct kaas_group_commit *commit; /* a commit's request, else NULL */
+	struct kaas_group_txn_commit *txn; /* a TxnOffsetCommit's, else NULL */
 	struct kaas_offset_batch *batch;  /* what to fetch or erase (NULL: all) */
 	int erase;                /* DeleteGroups / OffsetDelete */
 	int members;              /* an erase: the group had members when queued */
@@ -114,6 +115,10 @@ static void answer(struct group_op *op)
 		op->done(op->ctx, op->status, &op->commit->batch);
 		return;
 	}
+	if (op->txn) {
+		op->done(op->ctx, op->status, &op->txn->batch);
+		return;
+	}
 	struct group *gr = op->gr;
 	const struct kaas_group_offsets *g = gr && gr->loaded && !op->status ? &gr->offs : NULL;
 	if (!op->batch) {
@@ -135,6 +140,8 @@ static void answer(struct group_op *op)
 			if (c && !same_incarnation(gr->reg->b, c))
 				c = NULL; /* an earlier incarnation's: none */
 			set_part(&t->parts[j], c);
+			if (g && t->name && kaas_groups_txn_unstable(gr, t->name, t->parts[j].partition))
+				t->parts[j].status = KAAS_EUNSTABLE_OFFSET;
 		}
 	}
 	op->done(op->ctx, op->status, op->batch);
@@ -230,6 +237,22 @@ static void op_work(void *arg)
 			return;
 		}
 		gr->loaded = 1;
+		gr->ntxnp = 1; /* not known yet: settle below reads them */
+	}
+	if (gr->ntxnp || op->txn) {
+		op->rc = kaas_groups_txn_settle(gr);
+		if (op->rc < 0) {
+			gr->loaded = 0;
+			return;
+		}
+	}
+	if (op->txn) {
+		int rc = kaas_groups_txn_work(gr, op->txn);
+		if (rc == KAAS_ETXN_FENCED || rc == KAAS_ETXN_PID_MAPPING || rc == KAAS_ETXN_STATE)
+			op->status = rc; /* an answer, not a failure */
+		else
+			op->rc = rc;
+		return;
 	}
 	if (op->erase) {
 		op->rc = erase_work(gr, op->batch, op->members);
@@ -417,7 +440,7 @@ void kaas_groups_fetch(struct kaas_groups *g, const char *group, struct kaas_off
 	op->ctx = ctx;
 	int err;
 	struct group *gr = op_group(g, group, &err);
-	if (err || (gr->loaded && !gr->op_running && !gr->ops_head)) {
+	if (err || (gr->loaded && !gr->op_running && !gr->ops_head && !gr->ntxnp)) {
 		op->status = err;
 		op->gr = gr;
 		answer(op);
@@ -504,4 +527,26 @@ void kaas_groups_delete_offsets(struct kaas_groups *g, const char *group,
 				struct kaas_offset_batch *batch, kaas_offsets_done done, void *ctx)
 {
 	erase(g, group, batch, done, ctx);
+}
+
+void kaas_groups_txn_commit(struct kaas_groups *g, struct kaas_group_txn_commit *rq,
+			    kaas_offsets_done done, void *ctx)
+{
+	GROUPS_ON_LOOP(g);
+	struct group_op *op = calloc(1, sizeof(*op));
+	if (!op) {
+		done(ctx, -ENOMEM, &rq->batch);
+		return;
+	}
+	op->txn = rq;
+	op->done = done;
+	op->ctx = ctx;
+	int err;
+	struct group *gr = op_group(g, rq->group, &err);
+	if (err) {
+		refuse(op, gr, err);
+		return;
+	}
+	check_partitions(g->b, &rq->batch);
+	enqueue(gr, op);
 }

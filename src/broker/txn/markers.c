@@ -1,0 +1,270 @@
+/*
+ * markers.c — how the coordinator has a partition's leader write a
+ * transaction marker.
+ *
+ * This broker leads the partition: a direct call, kaas_log_append_marker_sync
+ * on its open log.  Another broker leads it: a request document on the
+ * cluster volume,
+ *
+ *   <cluster>/txn-markers/req-<h:016x>.json    written by the coordinator
+ *   <cluster>/txn-markers/done-<h:016x>.json   written by the leader once
+ *                                              the marker is durable
+ *
+ * h = FNV-1a 64 of (transactional id, transaction seq, topic, partition,
+ * kind), so a re-drive names the same request.  Every broker's txn thread
+ * lists txn-markers/ every tick and serves the requests of partitions it
+ * leads (whoever leads the partition when it looks: no address to go
+ * stale when leadership moves).  Before appending it re-reads the
+ * transaction's state and serves only a request whose transaction is
+ * still in that Prepare state (a request left from a finished transaction
+ * is removed, never applied to a later one).  The log writes a marker only
+ * once per (producer, epoch, kind), so a marker requested twice, or
+ * written directly and then requested, lands once.  The coordinator
+ * removes both files after it wrote Complete*; files a crash left are
+ * removed by the serving side once their transaction moved on.
+ *
+ * Why a request file and not a broker-to-broker RPC: kaas brokers only
+ * talk through the volume (DESIGN.md); the file survives the crash of
+ * either side, the leader needs no address book, and the contract gives
+ * exactly what is needed (replace for the request and the reply).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/agent.h"
+#include "broker/broker.h"
+#include "broker/topics.h"
+#include "broker/txn/internal.h"
+#include "contract/doc.h"
+#include "log/log.h"
+#include "util/logger.h"
+#include "util/status.h"
+#include "util/step.h"
+
+#define MARKERS_DIR "txn-markers"
+#define REQ_KIND "txn-marker-request"
+#define DONE_KIND "txn-marker-done"
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ c[i]) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t request_hash(const struct kaas_txn_doc *d, const struct kaas_txn_part *part,
+			     int commit)
+{
+	uint64_t h = 1469598103934665603ull;
+	h = fnv(h, d->txn_id, strlen(d->txn_id) + 1);
+	h = fnv(h, &d->seq, sizeof d->seq);
+	h = fnv(h, part->topic, strlen(part->topic) + 1);
+	h = fnv(h, &part->partition, sizeof part->partition);
+	return fnv(h, &commit, sizeof commit);
+}
+
+static void file_path(char *out, size_t size, const char *kind, uint64_t h)
+{
+	snprintf(out, size, MARKERS_DIR "/%s-%016" PRIx64 ".json", kind, h);
+}
+
+/* Append the marker on this broker's log of part: 1 durable, 0 not led
+ * here (or not open yet), or a failure. */
+static int append_here(struct kaas_txns *t, const char *topic, int32_t partition, int64_t pid,
+		       int16_t pepoch, int commit, uint64_t coord_epoch)
+{
+	struct kaas_broker *b = t->b;
+	uint32_t lepoch;
+	if (!b->agent || !kaas_agent_lease(b->agent, topic, partition, &lepoch))
+		return 0;
+	struct kaas_topic *kt = kaas_topics_get(b->topics, topic, (int)strlen(topic));
+	if (!kt)
+		return 0;
+	int rc = 0;
+	if (partition < kt->npart && kt->parts[partition].log) {
+		int64_t off = kaas_log_append_marker_sync(kt->parts[partition].log, pid, pepoch,
+							  commit, (int32_t)coord_epoch);
+		rc = off >= 0 ? 1 : (int)off;
+	}
+	kaas_topic_put(kt);
+	return rc;
+}
+
+/* Is there a file `name` in the listing? */
+static int listed(const struct kaas_dirlist *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->names[i], name))
+			return 1;
+	return 0;
+}
+
+int kaas_txn_marker(struct kaas_txns *t, const struct kaas_txn_doc *d,
+		    const struct kaas_txn_part *part, int commit)
+{
+	int rc = append_here(t, part->topic, part->partition, d->producer_id, d->producer_epoch,
+			     commit, d->epoch);
+	if (rc != 0)
+		return rc;
+	struct kaas_substrate *cl = t->b->cluster;
+	uint64_t h = request_hash(d, part, commit);
+	char req[128], done[128];
+	file_path(req, sizeof req, "req", h);
+	file_path(done, sizeof done, "done", h);
+	/* A listing, not a lookup by name: it is fresh (close-to-open on the
+	 * directory), a lookup may be a cached "no such file". */
+	struct kaas_dirlist l;
+	rc = kaas_sub_mkdirs(cl, MARKERS_DIR, 0755);
+	if (rc == 0)
+		rc = kaas_sub_list(cl, MARKERS_DIR, &l);
+	if (rc < 0)
+		return rc;
+	int is_done = listed(&l, strchr(done, '/') + 1);
+	int requested = listed(&l, strchr(req, '/') + 1);
+	kaas_dirlist_free(&l);
+	if (is_done)
+		return 1;
+	if (requested)
+		return 0;
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return -ENOMEM;
+	cJSON_AddStringToObject(o, "txn_id", d->txn_id);
+	kaas_json_add_u64(o, "seq", d->seq);
+	kaas_json_add_u64(o, "coordinator_epoch", d->epoch);
+	kaas_json_add_i64(o, "producer_id", d->producer_id);
+	kaas_json_add_i64(o, "producer_epoch", d->producer_epoch);
+	cJSON_AddBoolToObject(o, "commit", commit);
+	cJSON_AddStringToObject(o, "topic", part->topic);
+	kaas_json_add_i64(o, "partition", part->partition);
+	rc = kaas_doc_write(cl, req, REQ_KIND, 1, o);
+	cJSON_Delete(o);
+	return rc < 0 ? rc : 0;
+}
+
+void kaas_txn_markers_forget(struct kaas_txns *t, const struct kaas_txn_doc *d)
+{
+	int commit = d->state == KAAS_TXN_COMPLETE_COMMIT;
+	for (size_t i = 0; i < d->nparts; i++) {
+		uint64_t h = request_hash(d, &d->parts[i], commit);
+		char path[128];
+		file_path(path, sizeof path, "req", h);
+		(void)kaas_sub_unlink(t->b->cluster, path);
+		file_path(path, sizeof path, "done", h);
+		(void)kaas_sub_unlink(t->b->cluster, path);
+	}
+}
+
+/* ------------------------------------------------------- the leader's side */
+
+struct request {
+	char *txn_id, *topic;
+	uint64_t seq, coord_epoch;
+	int64_t pid, pepoch;
+	int32_t partition;
+	int commit;
+};
+
+static int read_request(struct kaas_substrate *cl, const char *path, struct request *q)
+{
+	cJSON *o;
+	int rc = kaas_doc_read(cl, path, REQ_KIND, 1, &o, NULL);
+	if (rc < 0)
+		return rc;
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "txn_id");
+	const cJSON *topic = cJSON_GetObjectItemCaseSensitive(o, "topic");
+	const cJSON *commit = cJSON_GetObjectItemCaseSensitive(o, "commit");
+	int64_t p;
+	memset(q, 0, sizeof *q);
+	if (!cJSON_IsString(id) || !cJSON_IsString(topic) || !cJSON_IsBool(commit) ||
+	    kaas_json_get_u64(o, "seq", &q->seq) || kaas_json_get_u64(o, "coordinator_epoch",
+								    &q->coord_epoch) ||
+	    kaas_json_get_i64(o, "producer_id", &q->pid) ||
+	    kaas_json_get_i64(o, "producer_epoch", &q->pepoch) ||
+	    kaas_json_get_i64(o, "partition", &p) || p < 0 || p > INT32_MAX) {
+		cJSON_Delete(o);
+		return kaas_sub_fail(EBADMSG, "%s: malformed marker request", path);
+	}
+	q->partition = (int32_t)p;
+	q->commit = cJSON_IsTrue(commit);
+	q->txn_id = strdup(id->valuestring);
+	q->topic = strdup(topic->valuestring);
+	cJSON_Delete(o);
+	if (!q->txn_id || !q->topic) {
+		free(q->txn_id);
+		free(q->topic);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Is the request's transaction still waiting for this marker?  1 yes, 0 it
+ * moved on (the request is stale), -errno unknown. */
+static int still_wanted(struct kaas_substrate *cl, const struct request *q)
+{
+	struct kaas_txn_doc d;
+	int rc = kaas_txn_peek(cl, q->txn_id, &d);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	enum kaas_txn_state want = q->commit ? KAAS_TXN_PREPARE_COMMIT : KAAS_TXN_PREPARE_ABORT;
+	rc = d.seq == q->seq && d.producer_id == q->pid && d.state == want;
+	kaas_txn_doc_free(&d);
+	return rc;
+}
+
+/* Serve one request file: append, reply, remove; or remove it stale. */
+static void serve_one(struct kaas_txns *t, const char *name)
+{
+	struct kaas_substrate *cl = t->b->cluster;
+	char path[512], done[512];
+	snprintf(path, sizeof path, MARKERS_DIR "/%s", name);
+	snprintf(done, sizeof done, MARKERS_DIR "/done-%s", name + 4);
+	struct request q;
+	if (read_request(cl, path, &q) < 0)
+		return;
+	uint32_t lepoch;
+	if (!kaas_agent_lease(t->b->agent, q.topic, q.partition, &lepoch))
+		goto out; /* another broker's to serve */
+	int wanted = still_wanted(cl, &q);
+	if (wanted == 0) {
+		(void)kaas_sub_unlink(cl, path);
+		goto out;
+	}
+	if (wanted < 0)
+		goto out;
+	kaas_step("txn.marker.before-append");
+	int rc = append_here(t, q.topic, q.partition, q.pid, (int16_t)q.pepoch, q.commit,
+			     q.coord_epoch);
+	if (rc == 1) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "txn_id", q.txn_id);
+		kaas_json_add_u64(o, "seq", q.seq);
+		rc = o ? kaas_doc_write(cl, done, DONE_KIND, 1, o) : -ENOMEM;
+		cJSON_Delete(o);
+		if (rc == 0)
+			(void)kaas_sub_unlink(cl, path);
+	}
+	if (rc < 0)
+		kaas_warn("marker for %s/%d (transactional id %s) not written yet: %s (%s)", q.topic,
+			  q.partition, q.txn_id, kaas_strerror(rc), kaas_sub_errdetail());
+out:
+	free(q.txn_id);
+	free(q.topic);
+}
+
+void kaas_txn_markers_serve(struct kaas_txns *t)
+{
+	struct kaas_dirlist l;
+	if (kaas_sub_list(t->b->cluster, MARKERS_DIR, &l) < 0)
+		return;
+	for (size_t i = 0; i < l.n; i++)
+		if (!strncmp(l.names[i], "req-", 4) && strlen(l.names[i]) == 4 + 16 + 5)
+			serve_one(t, l.names[i]);
+	kaas_dirlist_free(&l);
+}

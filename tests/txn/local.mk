@@ -1,0 +1,14 @@
+# tests/txn: transactions (issue 16, the coordinator side): librdkafka's and
+# confluent-kafka's transactional producers, fencing, the coordinator and a
+# producer killed mid-transaction.
+check_PROGRAMS += tests/txn/txn_client
+tests_txn_txn_client_SOURCES = tests/txn/txn_client.c
+tests_txn_txn_client_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
+tests_txn_txn_client_LDADD = $(RDKAFKA_LIBS)
+TXN_TESTS = tests/txn/rdkafka_txn.sh tests/txn/coordinator_kill.sh tests/txn/producer_kill.sh
+TESTS += $(TXN_TESTS)
+# Python client over code the sanitizer suite covers with librdkafka: normal suite only.
+if !SANITIZERS
+TESTS += tests/txn/confluent_txn.sh
+endif
+EXTRA_DIST += $(TXN_TESTS) tests/txn/txn-lib.sh tests/txn/confluent_txn.sh tests/txn/confluent_txn.py
