@@ -15,7 +15,11 @@
  *                                generation G+1: its init fences the old one)
  *       transaction.timeout.ms is 10 s.  Prints "transactions N committed C
  *       aborted A unknown U" on stderr at the end.  Exit 0.
- *   chaos_txn check LOGFILE READFILE
+ *   chaos_txn lso BOOTSTRAP TOPIC NPART OUTFILE
+ *       Until SIGTERM, every 200 ms: ListOffsets latest at read_committed
+ *       (the last stable offset) of every partition; each change appended
+ *       to OUTFILE as "PARTITION LSO".
+ *   chaos_txn check LOGFILE READFILE [LSOFILE]
  *       READFILE: what "CHAOS_ISOLATION=read_committed chaos_client consume"
  *       read ("TOPIC PARTITION OFFSET VALUE"; its ends are the last stable
  *       offsets).
@@ -29,6 +33,7 @@
  *         order                a transaction's records in one partition out
  *                              of order
  *         unlogged_visible     a record of a transaction never logged
+ *         lso_backwards        (LSOFILE) a partition's LSO went down
  */
 #include <signal.h>
 #include <stdio.h>
@@ -181,6 +186,49 @@ static int produce(const char *bootstrap, const char *topic, int npart, const ch
 	return 0;
 }
 
+/* ---------------------------------------------------------------- lso */
+
+/* Every 200 ms until SIGTERM, ListOffsets latest at read_committed (the
+ * LSO) of every partition; each change appended to OUTFILE as "PARTITION
+ * LSO".  Exit 0. */
+static int watch_lso(const char *bootstrap, const char *topic, int npart, const char *file)
+{
+	FILE *out = fopen(file, "a");
+	if (!out) {
+		perror(file);
+		return 2;
+	}
+	char err[512];
+	rd_kafka_conf_t *c = conf_for(bootstrap);
+	rd_kafka_conf_set(c, "isolation.level", "read_committed", err, sizeof(err));
+	rd_kafka_conf_set(c, "group.id", "chaos-txn-lso", err, sizeof(err));
+	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof(err));
+	if (!rk) {
+		fprintf(stderr, "chaos_txn: %s\n", err);
+		fclose(out);
+		return 2;
+	}
+	int64_t *last = calloc((size_t)npart, sizeof *last);
+	for (int p = 0; p < npart; p++)
+		last[p] = -1;
+	while (!stop) {
+		for (int p = 0; p < npart && !stop; p++) {
+			int64_t lo, hi;
+			if (rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi, 2000) ||
+			    hi == last[p])
+				continue;
+			fprintf(out, "%d %lld\n", p, (long long)hi);
+			fflush(out);
+			last[p] = hi;
+		}
+		usleep(200000);
+	}
+	free(last);
+	rd_kafka_destroy(rk);
+	fclose(out);
+	return 0;
+}
+
 /* -------------------------------------------------------------- check */
 
 struct txn {
@@ -194,9 +242,10 @@ struct txn {
 
 static struct txn *txns;
 static size_t ntxns;
-static int nviol, by_kind[7];
+static int nviol, by_kind[8];
 static const char *const kinds[] = { "aborted_visible", "committed_missing", "committed_partial",
-				     "unknown_partial", "duplicate", "order", "unlogged_visible" };
+				     "unknown_partial", "duplicate", "order", "unlogged_visible",
+				     "lso_backwards" };
 
 static void violation(int kind, const char *what)
 {
@@ -213,7 +262,29 @@ static struct txn *find_txn(const char *tag)
 	return NULL;
 }
 
-static int check(const char *logfile, const char *readfile)
+/* The LSO file of watch_lso: a partition's LSO never goes down. */
+static void check_lso(const char *lsofile)
+{
+	FILE *f = fopen(lsofile, "r");
+	if (!f)
+		return;
+	long long last[64], v;
+	int p;
+	memset(last, 0xff, sizeof last);
+	while (fscanf(f, "%d %lld", &p, &v) == 2) {
+		if (p < 0 || p >= 64)
+			continue;
+		if (v < last[p]) {
+			char what[120];
+			snprintf(what, sizeof what, "partition %d: LSO %lld after %lld", p, v, last[p]);
+			violation(7, what);
+		}
+		last[p] = v;
+	}
+	fclose(f);
+}
+
+static int check(const char *logfile, const char *readfile, const char *lsofile)
 {
 	FILE *lf = fopen(logfile, "r"), *rf = fopen(readfile, "r");
 	if (!lf || !rf) {
@@ -283,8 +354,10 @@ static int check(const char *logfile, const char *readfile)
 		else if (t->outcome == 2 && t->seen && t->seen < t->k)
 			violation(3, what);
 	}
+	if (lsofile)
+		check_lso(lsofile);
 	printf("],\"violation_count\":%d,\"by_kind\":{", nviol);
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 8; i++)
 		printf("%s\"%s\":%d", i ? "," : "", kinds[i], by_kind[i]);
 	printf("},\"transactions\":%zu}\n", ntxns);
 	fclose(lf);
@@ -300,9 +373,15 @@ int main(int argc, char **argv)
 		return produce(argv[2], argv[3], atoi(argv[4]), argv[5], argv[6],
 			       argc > 7 ? atol(argv[7]) : 20000);
 	}
-	if (argc == 4 && strcmp(argv[1], "check") == 0)
-		return check(argv[2], argv[3]);
+	if (argc >= 4 && strcmp(argv[1], "check") == 0)
+		return check(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
+	if (argc == 6 && strcmp(argv[1], "lso") == 0) {
+		signal(SIGTERM, on_term);
+		signal(SIGINT, on_term);
+		return watch_lso(argv[2], argv[3], atoi(argv[4]), argv[5]);
+	}
 	fprintf(stderr, "usage: chaos_txn produce BOOTSTRAP TOPIC NPART TXNID LOGFILE [PAUSE_US]\n"
-			"       chaos_txn check LOGFILE READFILE\n");
+			"       chaos_txn lso BOOTSTRAP TOPIC NPART OUTFILE\n"
+			"       chaos_txn check LOGFILE READFILE [LSOFILE]\n");
 	return 2;
 }

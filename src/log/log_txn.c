@@ -320,6 +320,16 @@ int kaas_txnidx_snapshot(struct kaas_log *log, cJSON **out)
 	if (n != ps->idx_written) {
 		ix = index_body_locked(log, &rc);
 		at = ps->next_offset;
+		/* Forget in memory too what the file leaves out (below the log
+		 * start: the first entries, by marker offset). */
+		size_t drop = 0;
+		while (ix && drop < n && ps->aborted[drop].last_offset < log->log_start)
+			drop++;
+		if (drop) {
+			memmove(ps->aborted, ps->aborted + drop, (n - drop) * sizeof *ps->aborted);
+			ps->naborted -= drop;
+			n -= drop;
+		}
 	}
 	cJSON *body = rc == 0 ? kaas_pstate_to_json(ps) : NULL;
 	pthread_mutex_unlock(&log->mu);
