@@ -50,5 +50,15 @@ unsigned char *lt_keyed_batch(const struct lt_record *r, uint32_t n, int64_t bas
 typedef int (*lt_record_cb)(void *arg, int64_t offset, int64_t ts, const char *key, int64_t klen,
 			    const char *value, int64_t vlen);
 int lt_walk_records(const unsigned char *buf, size_t len, lt_record_cb cb, void *arg);
+/* A cmocka fixture: an lt_env (tag) and one substrate on it. */
+struct lt_fx {
+	struct lt_env env;
+	struct kaas_substrate *sub;
+};
+/* *state = a new lt_fx: 0, or -1. */
+int lt_fx_setup(void **state, const char *tag);
+int lt_fx_teardown(void **state);
+/* Small segments (4 KiB), index every 256 bytes, checkpoint every 2 KiB. */
+struct kaas_log_config lt_small_cfg(void);
 
 #endif

@@ -32,6 +32,7 @@ def run(p, tag, commit):
     if commit:
         p.commit_transaction(30)
     else:
+        p.flush(30)  # on the partitions first: an abort purges what is queued
         p.abort_transaction(30)
 
 

@@ -13,7 +13,7 @@ kaas_scratch
 . "$KAAS_TOP_SRCDIR/tests/multibroker/mb-lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/txn/txn-lib.sh"
 S=$KAAS_SCRATCH
-export KAAS_PAUSE_AT=txn.complete.after-marker:2500
+export KAAS_PAUSE_AT=txn.complete.after-marker:1200
 for id in 0 1 2; do mb_start $id --num-partitions 2; done
 "$MBCLIENT" create "$(mb_bootstrap)" ka 2 || kaas_fail "create topic ka"
 "$MBCLIENT" create "$(mb_bootstrap)" kb 2 || kaas_fail "create topic kb"
@@ -35,7 +35,10 @@ mb_kill "$victim"
 echo "killed coordinator broker $victim after its first marker"
 wait "$CLIENT" || { cat "$S/client.err" >&2; tail -n 20 "$S"/kaasd.*.log >&2; kaas_fail "the commit did not complete after the coordinator died"; }
 [ "$(cat "$S/client.out")" = ok ] || kaas_fail "client: $(cat "$S/client.out")"
-grep -q 'ktx: transaction 1 CompleteCommit' "$S"/kaasd.*.log || kaas_fail "no broker logged the completion"
+# EndTxn answers once the decision is durable; the new coordinator
+# completes it (its own first marker sleeps at the step too).
+kaas_wait_for 20 bash -c "grep -q 'ktx: transaction 1 CompleteCommit' '$S'/kaasd.*.log" ||
+	{ tail -n 20 "$S"/kaasd.*.log >&2; kaas_fail "no broker logged the completion"; }
 
 committed=$(txn_read "$(mb_bootstrap)" read_committed ka kb)
 expect="ka/0 k1-0

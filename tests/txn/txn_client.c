@@ -110,6 +110,7 @@ int main(int argc, char **argv)
 		if ((e = rd_kafka_commit_transaction(p, T_MS)))
 			die("commit_transaction", e);
 	} else if (!strcmp(mode, "abort")) {
+		rd_kafka_flush(p, T_MS); /* on the partitions first: abort purges what is queued */
 		if ((e = rd_kafka_abort_transaction(p, T_MS)))
 			die("abort_transaction", e);
 	} else if (!strcmp(mode, "fence")) {
