@@ -35,7 +35,9 @@ struct fp {
 	int32_t max_bytes;
 	/* round results */
 	int16_t err;
-	int64_t hw, log_start;
+	int64_t hw, log_start, lso;
+	struct kaas_log_aborted_txn *aborted; /* read_committed: for the records */
+	int naborted;
 	void *data;                     /* copied records, or NULL */
 	size_t len;
 	struct kaas_log_slice slice;    /* records left in the segment (zero-copy) */
@@ -55,6 +57,7 @@ struct fetch_ctx {
 	uv_timer_t timer;
 	int timer_live;
 	int32_t max_wait, min_bytes, max_bytes;
+	int8_t isolation;               /* 1: read_committed */
 	int32_t nt;
 	struct ft *topics;
 	size_t total;
@@ -70,7 +73,7 @@ static void read_part(struct kaas_kr *r, int16_t v, int flex, void *part)
 {
 	(void)flex;
 	struct fp *p = part;
-	p->hw = p->log_start = -1; /* until a round reads the log */
+	p->hw = p->log_start = p->lso = -1; /* until a round reads the log */
 	p->index = kaas_kr_i32(r);
 	if (v >= 9)
 		(void)kaas_kr_i32(r); /* current leader epoch */
@@ -92,6 +95,9 @@ static void drop_data(struct fetch_ctx *ctx)
 			struct fp *p = &ctx->topics[i].parts[j];
 			free(p->data);
 			p->data = NULL;
+			free(p->aborted);
+			p->aborted = NULL;
+			p->naborted = 0;
 			if (p->has_slice)
 				kaas_log_slice_release(&p->slice);
 			p->has_slice = 0;
@@ -156,7 +162,7 @@ static void round_work(void *arg)
 			terr = KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION;
 		for (int32_t j = 0; j < t->n; j++) {
 			struct fp *p = &t->parts[j];
-			p->hw = p->log_start = -1;
+			p->hw = p->log_start = p->lso = -1;
 			p->err = terr;
 			if (terr) {
 				ctx->errors++;
@@ -184,14 +190,18 @@ static void round_work(void *arg)
 				ctx->errors++;
 				continue;
 			}
+			/* The LSO first: it is never above the watermark read after. */
+			p->lso = kaas_log_last_stable_offset(log);
 			p->hw = kaas_log_high_watermark(log);
 			p->log_start = kaas_log_start_offset(log);
+			/* read_committed reads below the LSO only. */
+			int64_t end = ctx->isolation == 1 ? p->lso : p->hw;
 			if (p->offset < p->log_start || p->offset > p->hw) {
 				p->err = KAAS_KERR_OFFSET_OUT_OF_RANGE;
 				ctx->errors++;
 				continue;
 			}
-			if (p->offset == p->hw)
+			if (p->offset >= end)
 				continue;
 			/* The bound: what is left of max_bytes, and max_bytes of
 			 * the partition; only while no partition before this one
@@ -207,7 +217,7 @@ static void round_work(void *arg)
 				ctx->more = 1;
 				continue;
 			}
-			int rc = kaas_log_read(log, p->offset, lim, &p->slice);
+			int rc = kaas_log_read_below(log, p->offset, lim, end, &p->slice);
 			if (rc == 0 && p->slice.len > 0 && (first || p->slice.len <= lim)) {
 				p->has_slice = 1;
 				p->len = p->slice.len;
@@ -225,8 +235,18 @@ static void round_work(void *arg)
 				ctx->errors++;
 			} else {
 				ctx->total += p->len;
-				if ((p->has_slice ? p->slice.next_offset : p->offset) < p->hw)
+				if ((p->has_slice ? p->slice.next_offset : p->offset) < end)
 					ctx->more = 1;
+				if (p->has_slice && ctx->isolation == 1) {
+					int n = kaas_log_aborted_txns(log, p->offset,
+								      p->slice.next_offset,
+								      &p->aborted);
+					p->naborted = n > 0 ? n : 0;
+					if (n < 0) {
+						p->err = KAAS_KERR_KAFKA_STORAGE_ERROR;
+						ctx->errors++;
+					}
+				}
 			}
 		}
 		kaas_topic_put(tp);
@@ -285,11 +305,18 @@ static void write_part(struct kaas_kw *w, struct kaas_kslice topic, const void *
 	kaas_kw_i16(w, p->err);
 	kaas_kw_i64(w, p->hw);
 	if (v >= 4)
-		kaas_kw_i64(w, p->hw); /* last stable offset */
+		kaas_kw_i64(w, p->lso); /* last stable offset (-1 with an error) */
 	if (v >= 5)
 		kaas_kw_i64(w, p->log_start);
-	if (v >= 4)
-		kaas_kw_array(w, req->hdr.flex, 0); /* aborted transactions */
+	if (v >= 4) {
+		/* The aborted transactions among the records (read_committed). */
+		kaas_kw_array(w, req->hdr.flex, p->naborted);
+		for (int i = 0; i < p->naborted; i++) {
+			kaas_kw_i64(w, p->aborted[i].producer_id);
+			kaas_kw_i64(w, p->aborted[i].first_offset);
+			kaas_kw_tags(w, req->hdr.flex);
+		}
+	}
 	if (v >= 11)
 		kaas_kw_i32(w, -1); /* preferred read replica */
 	if (!p->has_slice) {
@@ -415,7 +442,7 @@ void kaas_api_fetch(struct kaas_req *req)
 	ctx->min_bytes = kaas_kr_i32(r);
 	ctx->max_bytes = v >= 3 ? kaas_kr_i32(r) : INT32_MAX;
 	if (v >= 4)
-		(void)kaas_kr_i8(r); /* isolation level: no transactions, both are the same */
+		ctx->isolation = kaas_kr_i8(r); /* 1: read_committed, below the LSO */
 	if (v >= 7) {
 		(void)kaas_kr_i32(r); /* session id */
 		(void)kaas_kr_i32(r); /* session epoch */

@@ -145,8 +145,9 @@ int kaas_api_list_offsets(struct kaas_req *req)
 	struct kaas_broker *b = req->broker;
 	KAAS_REQ_IO(req);
 	(void)kaas_kr_i32(r); /* replica id */
+	int8_t isolation = 0;
 	if (v >= 2)
-		(void)kaas_kr_i8(r); /* isolation level */
+		isolation = kaas_kr_i8(r); /* 1 read_committed: latest is the LSO */
 	if (v >= 2)
 		kaas_kw_i32(w, 0); /* throttle */
 	int32_t nt = kaas_kr_array(r, f, 6);
@@ -197,7 +198,8 @@ int kaas_api_list_offsets(struct kaas_req *req)
 			if (!err) {
 				int rc = 0;
 				if (ts == TS_LATEST)
-					off = kaas_log_high_watermark(log);
+					off = isolation == 1 ? kaas_log_last_stable_offset(log)
+							     : kaas_log_high_watermark(log);
 				else if (ts == TS_EARLIEST || ts == TS_EARLIEST_LOCAL)
 					off = kaas_log_start_offset(log);
 				else if (ts == TS_LATEST_TIERED)

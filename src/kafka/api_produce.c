@@ -241,6 +241,13 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 			.producer_epoch = (int16_t)((bb[51] << 8) | bb[52]),
 			.base_sequence = (int32_t)be32(bb + 53),
 		};
+		/* Markers are the log's own (kaas_log_append_marker); a
+		 * transaction needs a producer id.  The log records a
+		 * transactional batch as its producer's open transaction. */
+		uint16_t attrs = (uint16_t)((bb[21] << 8) | bb[22]);
+		if ((attrs & KAAS_BATCH_ATTR_CONTROL) ||
+		    ((attrs & KAAS_BATCH_ATTR_TRANSACTIONAL) && lb.producer_id < 0))
+			return KAAS_KERR_INVALID_RECORD;
 		int64_t dup = -1;
 		/* A failed log is answered here too, before any sequence rule. */
 		int ic = kaas_idem_check(log, &lb, &dup);

@@ -211,8 +211,9 @@ struct pstate {
 	/* The aborted-transaction index, by marker offset (log_txn.c). */
 	struct kaas_log_aborted_txn *aborted;
 	size_t naborted, capaborted;
-	bool index_beside;    /* the loaded snapshot was written with an index
-	                         beside it (this version or later) */
+	int64_t idx_at;       /* next_offset of the index file on the volume
+	                         that the snapshot names (-1: none, no abort) */
+	size_t idx_written;   /* entries in that file (naborted above: write) */
 };
 
 int kaas_pstate_init(struct pstate *ps);
@@ -415,17 +416,19 @@ void kaas_logi_metrics_recovering(int delta);
 /* Load producer-state.json; *from = the offset it covers up to. */
 int kaas_pstate_load(struct kaas_log *log, int64_t *from);
 /* The aborted-transaction index beside the segments (log_txn.c), derived
- * data written with the producer snapshot, covering the same offsets.
- * kaas_txnidx_write: replace it (wlock held; epoch-checked).
- * kaas_txnidx_load: read it into log->ps (call right after
- * kaas_pstate_load, before the scans); *rebuild = 1 when it is missing,
- * torn, or covers other offsets than the producer snapshot (`covers`)
- * while the snapshot says it was written (so: rebuild), 0 otherwise.
+ * data named by the producer snapshot ("aborted_index_at": the index's
+ * next_offset; no abort lies between it and the snapshot's).
+ * kaas_txnidx_snapshot: the producer snapshot's body (*body, to write and
+ * free), consistent with the index; when aborts were added since the index
+ * was last written, the index is replaced first (wlock held).
+ * kaas_txnidx_load: read the index the snapshot names into log->ps (call
+ * right after kaas_pstate_load, before the scans); *rebuild = 1 when it is
+ * missing, torn, or another one.
  * kaas_txnidx_rebuild: derive the index below `to` from the markers in the
  * log from the log start, keeping the producer state.  0 or -errno. */
-int kaas_txnidx_write(struct kaas_log *log);
-int kaas_txnidx_load(struct kaas_log *log, int64_t covers, int snapshot_has_index,
-		     int *rebuild);
+struct cJSON;
+int kaas_txnidx_snapshot(struct kaas_log *log, struct cJSON **body);
+int kaas_txnidx_load(struct kaas_log *log, int *rebuild);
 int kaas_txnidx_rebuild(struct kaas_log *log, int64_t to);
 /* Remove segment files no manifest entry names (epoch <= ours). */
 int kaas_logi_sweep_orphans(struct kaas_log *log);

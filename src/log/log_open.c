@@ -261,7 +261,7 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		goto fail;
 	/* The aborted-transaction index, covering what the snapshot covers. */
 	int txnidx_rebuild = 0;
-	rc = kaas_txnidx_load(log, ps_from, log->ps.index_beside, &txnidx_rebuild);
+	rc = kaas_txnidx_load(log, &txnidx_rebuild);
 	if (rc < 0)
 		goto fail;
 	struct segment *L = log->nsegs ? log->segs[log->nsegs - 1] : NULL;

@@ -4,12 +4,14 @@
  *
  * The index, "<dir>/aborted-txns.json" (kaas_doc, kind kaas-aborted-txns,
  * version 1): {"next_offset": N, "aborted": [[pid, first, last], ...]}, one
- * entry per abort marker below N at or above the log start, by marker
- * offset (`last`).  Derived data: written with the producer snapshot
- * (replace), which then says "aborted_index": true and covers the same N;
- * at open a missing, torn or mismatched index is rebuilt from the markers
- * in the log.  The in-memory copy lives in log->ps (producer.c applies the
- * markers). */
+ * entry per abort marker below N at or above the log start (when written),
+ * by marker offset (`last`).  Derived data: replaced just before a producer
+ * snapshot when aborts were added since the last one (never for a
+ * partition without aborts); the snapshot names it ("aborted_index_at": N,
+ * -1 for none; no abort lies between N and the snapshot's own coverage).
+ * At open a missing, torn or other index than the one named is rebuilt
+ * from the markers in the log.  The in-memory copy lives in log->ps
+ * (producer.c applies the markers). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,19 +307,22 @@ int kaas_log_aborted_txns(struct kaas_log *log, int64_t from, int64_t to,
 	return (int)n;
 }
 
-int kaas_txnidx_write(struct kaas_log *log)
+/* The index's body for the entries in memory (mu held), or NULL (-ENOMEM,
+ * or a number JSON cannot carry exactly: *rc). */
+static cJSON *index_body_locked(struct kaas_log *log, int *rc)
 {
+	const struct pstate *ps = &log->ps;
+	*rc = -ENOMEM;
 	cJSON *body = cJSON_CreateObject();
 	cJSON *arr = body ? cJSON_AddArrayToObject(body, "aborted") : NULL;
-	pthread_mutex_lock(&log->mu);
-	const struct pstate *ps = &log->ps;
 	int ok = arr && kaas_json_add_i64(body, "next_offset", ps->next_offset) == 0;
 	for (size_t i = 0; ok && i < ps->naborted; i++) {
 		const struct kaas_log_aborted_txn *e = &ps->aborted[i];
 		if (e->last_offset < log->log_start)
 			continue; /* below the log: dropped */
 		if (e->producer_id > ((int64_t)1 << 53)) {
-			ok = 0; /* not exact in JSON */
+			*rc = -ERANGE; /* not exact in JSON */
+			ok = 0;
 			break;
 		}
 		cJSON *t = cJSON_CreateArray();
@@ -326,11 +331,46 @@ int kaas_txnidx_write(struct kaas_log *log)
 		     cJSON_AddItemToArray(t, cJSON_CreateNumber((double)e->first_offset)) &&
 		     cJSON_AddItemToArray(t, cJSON_CreateNumber((double)e->last_offset));
 	}
+	if (!ok) {
+		cJSON_Delete(body);
+		return NULL;
+	}
+	*rc = 0;
+	return body;
+}
+
+int kaas_txnidx_snapshot(struct kaas_log *log, cJSON **out)
+{
+	*out = NULL;
+	int rc = 0;
+	cJSON *ix = NULL;
+	pthread_mutex_lock(&log->mu);
+	struct pstate *ps = &log->ps;
+	/* Only when aborts were added since the last write: a partition
+	 * without transactions never writes one. */
+	int64_t at = ps->idx_at;
+	size_t n = ps->naborted;
+	if (n != ps->idx_written) {
+		ix = index_body_locked(log, &rc);
+		at = ps->next_offset;
+	}
+	cJSON *body = rc == 0 ? kaas_pstate_to_json(ps) : NULL;
 	pthread_mutex_unlock(&log->mu);
-	int rc = ok ? kaas_doc_write(log->sub, log->txnidx_path, TXNIDX_KIND, TXNIDX_VERSION, body)
-		    : -ENOMEM;
-	cJSON_Delete(body);
-	return rc;
+	if (rc == 0 && (!body || kaas_json_add_i64(body, "aborted_index_at", at) < 0))
+		rc = -ENOMEM;
+	if (rc == 0 && ix)
+		rc = kaas_doc_write(log->sub, log->txnidx_path, TXNIDX_KIND, TXNIDX_VERSION, ix);
+	cJSON_Delete(ix);
+	if (rc < 0) {
+		cJSON_Delete(body);
+		return rc;
+	}
+	pthread_mutex_lock(&log->mu);
+	ps->idx_at = at;
+	ps->idx_written = n;
+	pthread_mutex_unlock(&log->mu);
+	*out = body;
+	return 0;
 }
 
 /* An exact non-negative integer below 2^53 (the index's numbers). */
@@ -344,14 +384,14 @@ static int num_at(const cJSON *t, int i, int64_t *v)
 	return 0;
 }
 
-static int load_body(struct kaas_log *log, const cJSON *body, int64_t covers)
+static int load_body(struct kaas_log *log, const cJSON *body, int64_t at)
 {
 	int64_t next;
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(body, "aborted");
 	if (kaas_json_get_i64(body, "next_offset", &next) < 0 || !cJSON_IsArray(arr))
 		return -EBADMSG;
-	if (next != covers)
-		return -ESTALE; /* another checkpoint's: rebuild */
+	if (next != at)
+		return -ESTALE; /* not the one the snapshot names: rebuild */
 	const cJSON *t;
 	int64_t prev = -1;
 	cJSON_ArrayForEach(t, arr) {
@@ -366,14 +406,17 @@ static int load_body(struct kaas_log *log, const cJSON *body, int64_t covers)
 	return 0;
 }
 
-int kaas_txnidx_load(struct kaas_log *log, int64_t covers, int snapshot_has_index, int *rebuild)
+int kaas_txnidx_load(struct kaas_log *log, int *rebuild)
 {
 	*rebuild = 0;
+	int64_t at = log->ps.idx_at;
+	if (at < 0)
+		return 0; /* no abort below the snapshot: no index */
 	cJSON *body = NULL;
 	int ver = 0;
 	int rc = kaas_doc_read(log->sub, log->txnidx_path, TXNIDX_KIND, TXNIDX_VERSION, &body, &ver);
 	if (rc == 0) {
-		rc = load_body(log, body, covers);
+		rc = load_body(log, body, at);
 		cJSON_Delete(body);
 	}
 	if (rc == -ENOMEM)
@@ -382,8 +425,9 @@ int kaas_txnidx_load(struct kaas_log *log, int64_t covers, int snapshot_has_inde
 		return rc; /* the volume's answer: try the open again */
 	if (rc < 0) {
 		log->ps.naborted = 0;
-		*rebuild = snapshot_has_index;
+		*rebuild = 1;
 	}
+	log->ps.idx_written = log->ps.naborted;
 	return 0;
 }
 

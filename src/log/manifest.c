@@ -231,17 +231,14 @@ int kaas_manifest_write(struct kaas_log *log)
 int kaas_pstate_write(struct kaas_log *log)
 {
 	int rc = kaas_manifest_check_epoch(log);
-	if (rc == 0) /* the aborted-transaction index beside, same coverage */
-		rc = kaas_txnidx_write(log);
 	if (rc < 0)
 		return rc;
-	pthread_mutex_lock(&log->mu);
-	cJSON *body = kaas_pstate_to_json(&log->ps);
-	if (body)
-		kaas_json_add_u64(body, "epoch", log->epoch);
-	pthread_mutex_unlock(&log->mu);
-	if (!body)
-		return -ENOMEM;
+	/* The snapshot, and first the aborted-transaction index it names. */
+	cJSON *body = NULL;
+	rc = kaas_txnidx_snapshot(log, &body);
+	if (rc < 0)
+		return rc;
+	kaas_json_add_u64(body, "epoch", log->epoch);
 	rc = kaas_doc_write(log->sub, log->pstate_path, PSTATE_KIND, PSTATE_VERSION, body);
 	cJSON_Delete(body);
 	return rc;

@@ -21,6 +21,7 @@ int kaas_pstate_init(struct pstate *ps)
 {
 	memset(ps, 0, sizeof *ps);
 	ps->nb = 64;
+	ps->idx_at = -1;
 	ps->tab = calloc(ps->nb, sizeof *ps->tab);
 	return ps->tab ? 0 : -ENOMEM;
 }
@@ -185,8 +186,7 @@ cJSON *kaas_pstate_to_json(const struct pstate *ps)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON *arr = root ? cJSON_AddArrayToObject(root, "producers") : NULL;
-	if (!arr || kaas_json_add_i64(root, "next_offset", ps->next_offset) < 0 ||
-	    !cJSON_AddTrueToObject(root, "aborted_index"))
+	if (!arr || kaas_json_add_i64(root, "next_offset", ps->next_offset) < 0)
 		goto fail;
 	for (size_t i = 0; i < ps->nb; i++) {
 		for (struct producer *p = ps->tab[i]; p; p = p->next) {
@@ -297,6 +297,11 @@ int kaas_pstate_from_json(struct pstate *ps, const cJSON *body)
 		if (trc < 0)
 			return trc;
 	}
-	ps->index_beside = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(body, "aborted_index"));
+	/* Older snapshots have none: no transactions then. */
+	ps->idx_at = -1;
+	if (cJSON_GetObjectItemCaseSensitive(body, "aborted_index_at") &&
+	    (kaas_json_get_i64(body, "aborted_index_at", &ps->idx_at) < 0 || ps->idx_at < -1 ||
+	     ps->idx_at > ps->next_offset))
+		return -EBADMSG;
 	return 0;
 }

@@ -15,6 +15,9 @@
  *                                read TOPIC to the end with Fetch requests
  *                                of several max_bytes/partition_max_bytes
  *                                pairs, checking each answer's bounds
+ *   rawclient HOST:PORT txn-lso TOPIC
+ *                                an open transaction holds the LSO
+ *                                (rawclient_txn.c)
  *   rawclient HOST:PORT time-offsets TOPIC CODEC [append]
  *                                ListOffsets by timestamp inside a batch
  *                                (see rawclient_time_offsets.c);
@@ -310,6 +313,8 @@ int main(int argc, char **argv)
 		return raw_time_offsets(fd, argv[3], atoi(argv[4]),
 				    argc > 5 && strcmp(argv[5], "append") == 0,
 				    strcmp(mode, "time-offsets-check") == 0);
+	if (strncmp(mode, "txn-lso", 7) == 0 && argc > 3)
+		return raw_txn_lso(fd, argv[3], strcmp(mode, "txn-lso-check") == 0);
 	if ((strncmp(mode, "old-offsets", 11) == 0 || strcmp(mode, "refused-old") == 0) && argc > 3)
 		return raw_old_versions(fd, mode, argv[3], argc > 4 ? argv[4] : NULL);
 	return raw_fail("unknown mode");

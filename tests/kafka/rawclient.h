@@ -37,5 +37,7 @@ int raw_time_offsets(int fd, const char *topic, int codec, int log_append, int c
 /* old-offsets, old-offsets-check TOPIC GROUP and refused-old TOPIC
  * (rawclient_old_versions.c): exit status. */
 int raw_old_versions(int fd, const char *mode, const char *topic, const char *group);
+/* txn-lso TOPIC (rawclient_txn.c): exit status. */
+int raw_txn_lso(int fd, const char *topic, int check_only);
 
 #endif

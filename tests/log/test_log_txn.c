@@ -148,6 +148,12 @@ static void test_marker_once_and_lso(void **state)
 	assert_int_equal(kaas_log_append_marker_sync(log, 7, 3, 1, 5), 10);
 	assert_int_equal(kaas_log_aborted_txns(log, 0, 100, &(struct kaas_log_aborted_txn *){ NULL }), 0);
 	assert_int_equal(kaas_log_close(log), 0);
+	/* No abort: no index file is written. */
+	char *ix = kaas_path_join(f->env.dir, "aborted-txns.json");
+	char *buf = NULL;
+	size_t len = 0;
+	assert_int_equal(kaas_sub_read_all(f->sub, ix, 1 << 20, &buf, &len), -ENOENT);
+	free(ix);
 
 	/* After a reopen the marker is still known: no second one. */
 	assert_int_equal(kaas_log_open(f->sub, f->env.dir, 2, &c, &log), 0);
