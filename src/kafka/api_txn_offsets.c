@@ -23,17 +23,22 @@ struct txn_offsets_call {
 	struct kaas_kslice *names;     /* the topics' names as sent */
 };
 
+/* What one topic of the batch owns. */
+static void topic_free(struct kaas_offset_topic *t)
+{
+	for (int32_t j = 0; t->parts && j < t->n; j++)
+		free((char *)t->parts[j].metadata);
+	free(t->parts);
+	free((char *)t->name);
+}
+
 static void call_free(void *arg)
 {
 	struct txn_offsets_call *c = arg;
-	struct kaas_offset_batch *b = &c->rq.batch;
-	for (int32_t i = 0; b->topics && i < b->nt; i++) {
-		for (int32_t j = 0; j < b->topics[i].n; j++)
-			free((char *)b->topics[i].parts[j].metadata);
-		free(b->topics[i].parts);
-		free((char *)b->topics[i].name);
-	}
-	free(b->topics);
+	if (c->rq.batch.topics)
+		for (int32_t i = 0; i < c->rq.batch.nt; i++)
+			topic_free(&c->rq.batch.topics[i]);
+	free(c->rq.batch.topics);
 	free(c->names);
 	free((char *)c->rq.group);
 	free((char *)c->rq.txn_id);
