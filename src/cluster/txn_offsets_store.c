@@ -78,11 +78,11 @@ int kaas_txn_pending_write(struct kaas_substrate *cluster, const char *group,
 	for (size_t i = 0; i < p->offs.n; i++) {
 		const struct kaas_committed *c = &p->offs.items[i];
 		cJSON *o = kaas_partition_entry_add(arr, c->topic, c->partition);
+		cJSON_AddStringToObject(o, "topic_id", c->topic_id); /* "" when unknown */
 		kaas_json_add_i64(o, "offset", c->offset);
-		kaas_json_add_i64(o, "leader_epoch", c->leader_epoch);
 		if (c->metadata)
 			cJSON_AddStringToObject(o, "metadata", c->metadata);
-		cJSON_AddStringToObject(o, "topic_id", c->topic_id);
+		kaas_json_add_i64(o, "leader_epoch", c->leader_epoch);
 	}
 	snprintf(path, sizeof path, "%s/" PENDING_PREFIX "%020" PRId64 "-%020" PRIu64 ".json", dir,
 		 p->producer_id, p->epoch);

@@ -342,11 +342,11 @@ int kaas_txn_open(struct kaas_substrate *cluster, const char *txn_id, uint64_t e
 	snprintf(fence, sizeof fence, "%s/fence", dir);
 	snprintf(note, sizeof note, "txn coordinator: host %s\n", cluster->host);
 	rc = kaas_fence_claim(cluster, fence, epoch, note, "txn.open.before-fence-claim");
-	if (rc == KAAS_FENCE_SUPERSEDED || rc == -EEXIST)
-		return kaas_sub_fail(KAAS_EFENCED, "transactional id '%s': coordinator epoch %" PRIu64
-				     " superseded or another coordinator's", txn_id, epoch);
+	if (rc == -EEXIST)
+		rc = KAAS_FENCE_SUPERSEDED; /* another coordinator's epoch: as good as fenced */
 	if (rc < 0)
-		return rc;
+		return rc != KAAS_EFENCED ? rc : kaas_sub_fail(KAAS_EFENCED, "transactional id '%s': "
+				"coordinator epoch %" PRIu64 " superseded", txn_id, epoch);
 	/* 2. Then the newest state (what a zombie wrote before our claim included). */
 	uint64_t e = 0;
 	rc = newest_state(cluster, dir, &e);

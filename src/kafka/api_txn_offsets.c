@@ -50,25 +50,24 @@ static void call_free(void *arg)
 static int parse_topics(struct kaas_kr *r, struct txn_offsets_call *c, int16_t v, int f)
 {
 	struct kaas_offset_batch *b = &c->rq.batch;
-	int32_t nt = kaas_kr_array(r, f, 3);
-	if (!kaas_kr_ok(r) || nt < 0)
-		return -1;
-	b->topics = calloc((size_t)nt + 1, sizeof *b->topics);
-	c->names = calloc((size_t)nt + 1, sizeof *c->names);
-	if (!b->topics || !c->names)
-		return -1;
-	b->nt = nt;
-	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
+	void *topics = NULL;
+	b->nt = kaas_kr_array_alloc(r, f, 3, sizeof *b->topics, &topics);
+	b->topics = topics;
+	int oom = b->nt > 0 && !(c->names = calloc((size_t)b->nt, sizeof *c->names));
+	if (b->nt < 0 || oom)
+		b->nt = 0; /* nothing to free below */
+	for (int32_t i = 0; i < b->nt && kaas_kr_ok(r); i++) {
 		struct kaas_offset_topic *t = &b->topics[i];
-		c->names[i] = kaas_kr_str(r, f);
-		int32_t np = kaas_kr_array(r, f, 4);
-		if (!kaas_kr_ok(r) || np < 0 || !(t->parts = calloc((size_t)np + 1, sizeof *t->parts)))
-			return -1;
-		t->n = np;
-		struct kaas_kslice name = c->names[i];
+		struct kaas_kslice name = kaas_kr_str(r, f);
+		void *parts = NULL;
+		c->names[i] = name;
+		t->n = kaas_kr_array_alloc(r, f, 4, sizeof *t->parts, &parts);
+		t->parts = parts;
+		if (t->n < 0)
+			t->n = 0;
 		if (name.len > 0 && !memchr(name.p, 0, (size_t)name.len))
 			t->name = kaas_kslice_dup(name);
-		for (int32_t j = 0; j < np && kaas_kr_ok(r); j++) {
+		for (int32_t j = 0; j < t->n && kaas_kr_ok(r); j++) {
 			struct kaas_offset_part *p = &t->parts[j];
 			p->partition = kaas_kr_i32(r);
 			p->offset = kaas_kr_i64(r);
@@ -84,7 +83,7 @@ static int parse_topics(struct kaas_kr *r, struct txn_offsets_call *c, int16_t v
 		}
 		kaas_kr_tags(r, f);
 	}
-	return kaas_kr_ok(r) ? 0 : -1;
+	return kaas_kr_ok(r) && !oom ? 0 : -1;
 }
 
 static void write_answer(struct txn_offsets_call *c, int status)
