@@ -86,6 +86,14 @@ static int parse_topics(struct kaas_kr *r, struct txn_offsets_call *c, int16_t v
 	return kaas_kr_ok(r) && !oom ? 0 : -1;
 }
 
+/* A partition's answer: its own refusal, else the request's error. */
+static int16_t part_error(const struct kaas_offset_part *p, int16_t top, int16_t v)
+{
+	if (p->status == KAAS_ETXN_STATE) /* its metadata was refused */
+		return KAAS_KERR_OFFSET_METADATA_TOO_LARGE;
+	return p->status ? kaas_txn_kerr(p->status, v, 3) : top;
+}
+
 static void write_answer(struct txn_offsets_call *c, int status)
 {
 	struct kaas_req *req = c->req;
@@ -95,17 +103,12 @@ static void write_answer(struct txn_offsets_call *c, int status)
 	kaas_kw_i32(w, 0);
 	kaas_kw_array(w, f, b->nt);
 	for (int32_t i = 0; i < b->nt; i++) {
+		const struct kaas_offset_topic *t = &b->topics[i];
 		kaas_kw_strn(w, f, c->names[i].p, c->names[i].len);
-		kaas_kw_array(w, f, b->topics[i].n);
-		for (int32_t j = 0; j < b->topics[i].n; j++) {
-			const struct kaas_offset_part *p = &b->topics[i].parts[j];
-			int16_t err = top;
-			if (p->status == KAAS_ETXN_STATE)
-				err = KAAS_KERR_OFFSET_METADATA_TOO_LARGE;
-			else if (p->status)
-				err = kaas_txn_kerr(p->status, v, 3);
+		kaas_kw_array(w, f, t->n);
+		for (const struct kaas_offset_part *p = t->parts; p < t->parts + t->n; p++) {
 			kaas_kw_i32(w, p->partition);
-			kaas_kw_i16(w, err);
+			kaas_kw_i16(w, part_error(p, top, v));
 			kaas_kw_tags(w, f);
 		}
 		kaas_kw_tags(w, f);
