@@ -18,11 +18,7 @@
 
 static int group_dir(const char *group, char *out, size_t size)
 {
-	char enc[256];
-	int rc = kaas_group_dirname(group, enc, sizeof enc);
-	if (rc == 0)
-		snprintf(out, size, KAAS_GROUPS_DIR "/%s", enc);
-	return rc;
+	return kaas_txn_named_dir(KAAS_GROUPS_DIR, group, out, size);
 }
 
 /* Parse "<prefix><20 digits>-<20 digits><suffix>": 0 with both, else -1. */
@@ -82,24 +78,16 @@ int kaas_txn_pending_write(struct kaas_substrate *cluster, const char *group,
 	for (size_t i = 0; i < p->offs.n; i++) {
 		const struct kaas_committed *c = &p->offs.items[i];
 		cJSON *o = kaas_partition_entry_add(arr, c->topic, c->partition);
+		cJSON_AddStringToObject(o, "topic_id", c->topic_id); /* "" when unknown */
 		kaas_json_add_i64(o, "offset", c->offset);
-		kaas_json_add_i64(o, "leader_epoch", c->leader_epoch);
 		if (c->metadata)
 			cJSON_AddStringToObject(o, "metadata", c->metadata);
-		cJSON_AddStringToObject(o, "topic_id", c->topic_id);
+		kaas_json_add_i64(o, "leader_epoch", c->leader_epoch);
 	}
 	snprintf(path, sizeof path, "%s/" PENDING_PREFIX "%020" PRId64 "-%020" PRIu64 ".json", dir,
 		 p->producer_id, p->epoch);
-	rc = kaas_doc_write(cluster, path, PENDING_KIND, 1, b);
-	cJSON_Delete(b);
-	if (rc < 0)
-		return rc;
 	snprintf(fence, sizeof fence, "%s/" KAAS_GROUP_FENCE_DIR, dir);
-	rc = kaas_fence_check(cluster, fence, p->epoch, NULL);
-	if (rc == KAAS_FENCE_SUPERSEDED || rc == -ENOENT)
-		return kaas_sub_fail(KAAS_EFENCED, "group '%s': transactional offsets fenced at "
-				     "epoch %" PRIu64, group, p->epoch);
-	return rc;
+	return kaas_txn_write_fenced(cluster, path, PENDING_KIND, b, fence, p->epoch);
 }
 
 static int read_pending(struct kaas_substrate *cluster, const char *path, const char *group,
@@ -208,17 +196,8 @@ static void unlink_matching(struct kaas_substrate *cluster, const char *group,
 			    int (*match)(void *ctx, const char *name), void *ctx)
 {
 	char dir[512];
-	struct kaas_dirlist l;
-	if (group_dir(group, dir, sizeof dir) < 0 || kaas_sub_list(cluster, dir, &l) < 0)
-		return;
-	for (size_t i = 0; i < l.n; i++) {
-		if (!match(ctx, l.names[i]))
-			continue;
-		char path[1024];
-		snprintf(path, sizeof path, "%s/%s", dir, l.names[i]);
-		(void)kaas_sub_unlink(cluster, path);
-	}
-	kaas_dirlist_free(&l);
+	if (group_dir(group, dir, sizeof dir) == 0)
+		kaas_txn_unlink_matching(cluster, dir, match, ctx);
 }
 
 static int pending_of(void *ctx, const char *name)

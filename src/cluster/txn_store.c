@@ -38,12 +38,53 @@ static int state_parse(const char *name, enum kaas_txn_state *out)
 	return -EINVAL;
 }
 
-static int txn_dir(const char *txn_id, char *out, size_t size)
+int kaas_txn_named_dir(const char *root, const char *name, char *out, size_t size)
 {
 	char enc[256];
-	int rc = kaas_group_dirname(txn_id, enc, sizeof enc);
+	int rc = kaas_group_dirname(name, enc, sizeof enc);
 	if (rc == 0)
-		snprintf(out, size, KAAS_TXNS_DIR "/%s", enc);
+		snprintf(out, size, "%s/%s", root, enc);
+	return rc;
+}
+
+static int txn_dir(const char *txn_id, char *out, size_t size)
+{
+	return kaas_txn_named_dir(KAAS_TXNS_DIR, txn_id, out, size);
+}
+
+/* List dir: 1 with *l, 0 when it does not exist (nothing in it), -errno. */
+static int list_if_any(struct kaas_substrate *sub, const char *dir, struct kaas_dirlist *l)
+{
+	int rc = kaas_sub_list(sub, dir, l);
+	return rc == -ENOENT ? 0 : rc < 0 ? rc : 1;
+}
+
+void kaas_txn_unlink_matching(struct kaas_substrate *sub, const char *dir,
+			      int (*match)(void *ctx, const char *name), void *ctx)
+{
+	struct kaas_dirlist l;
+	if (list_if_any(sub, dir, &l) <= 0)
+		return;
+	for (size_t i = 0; i < l.n; i++) {
+		char path[1024];
+		snprintf(path, sizeof path, "%s/%s", dir, l.names[i]);
+		if (match(ctx, l.names[i]))
+			(void)kaas_sub_unlink(sub, path);
+	}
+	kaas_dirlist_free(&l);
+}
+
+int kaas_txn_write_fenced(struct kaas_substrate *sub, const char *path, const char *kind,
+			  cJSON *body, const char *fence, uint64_t epoch)
+{
+	int rc = kaas_doc_write(sub, path, kind, 1, body);
+	cJSON_Delete(body);
+	if (rc == 0) {
+		rc = kaas_fence_check(sub, fence, epoch, NULL);
+		if (rc == KAAS_FENCE_SUPERSEDED || rc == -ENOENT)
+			rc = kaas_sub_fail(KAAS_EFENCED, "%s: written at epoch %" PRIu64
+					   ", which %s no longer holds", path, epoch, fence);
+	}
 	return rc;
 }
 
@@ -68,10 +109,8 @@ static int state_epoch(const char *name, uint64_t *e)
 static int newest_state(struct kaas_substrate *sub, const char *dir, uint64_t *e)
 {
 	struct kaas_dirlist l;
-	int rc = kaas_sub_list(sub, dir, &l);
-	if (rc == -ENOENT)
-		return 0;
-	if (rc < 0)
+	int rc = list_if_any(sub, dir, &l);
+	if (rc <= 0)
 		return rc;
 	int found = 0;
 	for (size_t i = 0; i < l.n; i++) {
@@ -303,11 +342,11 @@ int kaas_txn_open(struct kaas_substrate *cluster, const char *txn_id, uint64_t e
 	snprintf(fence, sizeof fence, "%s/fence", dir);
 	snprintf(note, sizeof note, "txn coordinator: host %s\n", cluster->host);
 	rc = kaas_fence_claim(cluster, fence, epoch, note, "txn.open.before-fence-claim");
-	if (rc == KAAS_FENCE_SUPERSEDED || rc == -EEXIST)
-		return kaas_sub_fail(KAAS_EFENCED, "transactional id '%s': coordinator epoch %" PRIu64
-				     " superseded or another coordinator's", txn_id, epoch);
+	if (rc == -EEXIST)
+		rc = KAAS_FENCE_SUPERSEDED; /* another coordinator's epoch: as good as fenced */
 	if (rc < 0)
-		return rc;
+		return rc != KAAS_EFENCED ? rc : kaas_sub_fail(KAAS_EFENCED, "transactional id '%s': "
+				"coordinator epoch %" PRIu64 " superseded", txn_id, epoch);
 	/* 2. Then the newest state (what a zombie wrote before our claim included). */
 	uint64_t e = 0;
 	rc = newest_state(cluster, dir, &e);
@@ -337,62 +376,38 @@ int kaas_txn_open(struct kaas_substrate *cluster, const char *txn_id, uint64_t e
 	return rc;
 }
 
-/* Remove state documents below `below` (failures: the next write retries). */
-static void prune_states(struct kaas_substrate *sub, const char *dir, uint64_t below)
+static int state_below(void *ctx, const char *name)
 {
-	struct kaas_dirlist l;
-	if (kaas_sub_list(sub, dir, &l) < 0)
-		return;
-	for (size_t i = 0; i < l.n; i++) {
-		uint64_t e;
-		if (state_epoch(l.names[i], &e) == 0 && e < below) {
-			char path[1024];
-			snprintf(path, sizeof path, "%s/%s", dir, l.names[i]);
-			(void)kaas_sub_unlink(sub, path);
-		}
-	}
-	kaas_dirlist_free(&l);
+	uint64_t e;
+	return state_epoch(name, &e) == 0 && e < *(const uint64_t *)ctx;
 }
 
 int kaas_txn_write(struct kaas_substrate *cluster, const struct kaas_txn_doc *d)
 {
 	char dir[512], path[600], fence[600];
 	int rc = txn_dir(d->txn_id, dir, sizeof dir);
-	if (rc < 0)
-		return rc;
-	snprintf(path, sizeof path, "%s/" STATE_PREFIX "%020" PRIu64 STATE_SUFFIX, dir, d->epoch);
-	cJSON *b = doc_json(d);
+	cJSON *b = rc < 0 ? NULL : doc_json(d);
 	if (!b)
-		return -ENOMEM;
-	rc = kaas_doc_write(cluster, path, STATE_KIND, STATE_VERSION, b);
-	cJSON_Delete(b);
-	if (rc < 0)
-		return rc;
+		return rc < 0 ? rc : -ENOMEM;
+	snprintf(path, sizeof path, "%s/" STATE_PREFIX "%020" PRIu64 STATE_SUFFIX, dir, d->epoch);
 	snprintf(fence, sizeof fence, "%s/fence", dir);
-	rc = kaas_fence_check(cluster, fence, d->epoch, NULL);
-	if (rc == KAAS_FENCE_SUPERSEDED || rc == -ENOENT)
-		return kaas_sub_fail(KAAS_EFENCED, "transactional id '%s': write fenced at coordinator "
-				     "epoch %" PRIu64, d->txn_id, d->epoch);
-	if (rc < 0)
-		return rc;
-	prune_states(cluster, dir, d->epoch);
-	return 0;
+	rc = kaas_txn_write_fenced(cluster, path, STATE_KIND, b, fence, d->epoch);
+	if (rc == 0) /* older epochs' documents: now, or after the next write */
+		kaas_txn_unlink_matching(cluster, dir, state_below, (void *)&d->epoch);
+	return rc;
 }
 
 int kaas_txn_list_dirs(struct kaas_substrate *cluster,
 		       void (*each)(void *ctx, const char *enc), void *ctx)
 {
 	struct kaas_dirlist l;
-	int rc = kaas_sub_list(cluster, KAAS_TXNS_DIR, &l);
-	if (rc == -ENOENT)
-		return 0;
-	if (rc < 0)
-		return rc;
-	for (size_t i = 0; i < l.n; i++)
+	int rc = list_if_any(cluster, KAAS_TXNS_DIR, &l);
+	for (size_t i = 0; rc > 0 && i < l.n; i++)
 		if (l.names[i][0] != '.' && l.types[i] == KAAS_FT_DIR)
 			each(ctx, l.names[i]);
-	kaas_dirlist_free(&l);
-	return 0;
+	if (rc > 0)
+		kaas_dirlist_free(&l);
+	return rc < 0 ? rc : 0;
 }
 
 /* ------------------------------------------------- outcomes for groups */
@@ -400,11 +415,9 @@ int kaas_txn_list_dirs(struct kaas_substrate *cluster,
 static int outcome_path(const char *group, char *dir, size_t size, char *prefix, size_t psize,
 			int64_t pid, int commit)
 {
-	char enc[256];
-	int rc = kaas_group_dirname(group, enc, sizeof enc);
+	int rc = kaas_txn_named_dir(KAAS_GROUPS_DIR, group, dir, size);
 	if (rc < 0)
 		return rc;
-	snprintf(dir, size, KAAS_GROUPS_DIR "/%s", enc);
 	snprintf(prefix, psize, "txn-%s-%020" PRId64, commit ? "commit" : "abort", pid);
 	return 0;
 }

@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "cluster/group_store.h"
 #include "substrate/substrate.h"
 
@@ -154,6 +156,18 @@ void kaas_txn_pending_remove(struct kaas_substrate *cluster, const char *group,
 void kaas_txn_outcomes_prune(struct kaas_substrate *cluster, const char *group,
 			     int (*keep)(void *ctx, int64_t pid, uint64_t seq), void *ctx);
 void kaas_txn_pending_free(struct kaas_txn_pending *p);
+
+/* Helpers of the two store files.  <root>/<kaas_group_dirname(name)>: 0 or
+ * -ENAMETOOLONG. */
+int kaas_txn_named_dir(const char *root, const char *name, char *out, size_t size);
+/* Unlink each name in dir for which match(ctx, name) holds (failures are
+ * left for the next call; a missing dir is empty). */
+void kaas_txn_unlink_matching(struct kaas_substrate *sub, const char *dir,
+			      int (*match)(void *ctx, const char *name), void *ctx);
+/* Write body (consumed) as a v1 document of `kind` at path, then check that
+ * `fence` holds no epoch above `epoch`: 0, KAAS_EFENCED, or -errno. */
+int kaas_txn_write_fenced(struct kaas_substrate *sub, const char *path, const char *kind,
+			  cJSON *body, const char *fence, uint64_t epoch);
 void kaas_txn_pending_free_all(struct kaas_txn_pending *v, size_t n);
 
 #endif

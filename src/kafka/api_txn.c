@@ -46,13 +46,27 @@ static int known_partition(struct kaas_broker *b, struct kaas_kslice topic, int3
 	return ok;
 }
 
+/* The fields a producer's request to its coordinator starts with. */
+struct producer_ref {
+	struct kaas_kslice id;
+	int64_t pid;
+	int16_t epoch;
+};
+
+static void read_producer(struct kaas_kr *r, int f, struct producer_ref *p)
+{
+	p->id = kaas_kr_str(r, f);
+	p->pid = kaas_kr_i64(r);
+	p->epoch = kaas_kr_i16(r);
+}
+
 int kaas_api_add_partitions_to_txn(struct kaas_req *req)
 {
 	KAAS_REQ_IO(req);
 	struct kaas_broker *b = req->broker;
-	char *id = kaas_txn_id_dup(kaas_kr_str(r, f));
-	int64_t pid = kaas_kr_i64(r);
-	int16_t pepoch = kaas_kr_i16(r);
+	struct producer_ref pr;
+	read_producer(r, f, &pr);
+	char *id = kaas_txn_id_dup(pr.id);
 	/* First pass: count and check the partitions; the second answers. */
 	int32_t nt = kaas_kr_array(r, f, 1);
 	const uint8_t *topics_at = r->p;
@@ -96,7 +110,7 @@ int kaas_api_add_partitions_to_txn(struct kaas_req *req)
 		kaas_kr_tags(&again, f);
 	}
 	if (!all && !unknown)
-		all = kaas_txn_kerr(kaas_txns_add_partitions(b->txns, id, pid, pepoch, parts, k), v, 2);
+		all = kaas_txn_kerr(kaas_txns_add_partitions(b->txns, id, pr.pid, pr.epoch, parts, k), v, 2);
 	/* The answer, in the request's order. */
 	kaas_kw_i32(w, 0);
 	kaas_kw_array(w, f, nt);
@@ -129,55 +143,59 @@ int kaas_api_add_partitions_to_txn(struct kaas_req *req)
 	return KAAS_REQ_RESPOND;
 }
 
-int kaas_api_add_offsets_to_txn(struct kaas_req *req)
+/* The answer of AddOffsetsToTxn and EndTxn: throttle time and one error. */
+static int answer_error(struct kaas_req *req, int16_t err)
 {
 	KAAS_REQ_IO(req);
-	char *id = kaas_txn_id_dup(kaas_kr_str(r, f));
-	int64_t pid = kaas_kr_i64(r);
-	int16_t pepoch = kaas_kr_i16(r);
-	struct kaas_kslice group = kaas_kr_str(r, f);
-	kaas_kr_tags(r, f);
-	if (!kaas_kr_ok(r)) {
-		free(id);
-		return KAAS_REQ_CLOSE;
-	}
-	char *g = group.len >= 0 ? kaas_kslice_dup(group) : NULL;
-	int16_t err = KAAS_KERR_INVALID_REQUEST;
-	if (id && !kaas_req_allowed(req, KAAS_OP_WRITE, KAAS_RES_TRANSACTIONAL_ID, id, strlen(id)))
-		err = KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED; /* ACLs */
-	else if (g && !kaas_req_allowed(req, KAAS_OP_READ, KAAS_RES_GROUP, g, strlen(g)))
-		err = KAAS_KERR_GROUP_AUTHORIZATION_FAILED;
-	else if (id && g)
-		err = kaas_txn_kerr(kaas_txns_add_group(req->broker->txns, id, pid, pepoch, g), v, 2);
+	(void)r;
+	(void)v;
 	kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, err);
 	kaas_kw_tags(w, f);
+	return KAAS_REQ_RESPOND;
+}
+
+int kaas_api_add_offsets_to_txn(struct kaas_req *req)
+{
+	KAAS_REQ_IO(req);
+	struct producer_ref p;
+	read_producer(r, f, &p);
+	struct kaas_kslice group = kaas_kr_str(r, f);
+	kaas_kr_tags(r, f);
+	if (!kaas_kr_ok(r))
+		return KAAS_REQ_CLOSE;
+	(void)w;
+	char *id = kaas_txn_id_dup(p.id), *g = group.len >= 0 ? kaas_kslice_dup(group) : NULL;
+	int16_t err = !id || !g ? KAAS_KERR_INVALID_REQUEST
+		      /* ACLs: WRITE on the transactional id, READ on the group */
+		      : !kaas_req_allowed(req, KAAS_OP_WRITE, KAAS_RES_TRANSACTIONAL_ID, id, strlen(id))
+			      ? KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+		      : !kaas_req_allowed(req, KAAS_OP_READ, KAAS_RES_GROUP, g, strlen(g))
+			      ? KAAS_KERR_GROUP_AUTHORIZATION_FAILED
+			      : kaas_txn_kerr(kaas_txns_add_group(req->broker->txns, id, p.pid,
+								  p.epoch, g), v, 2);
 	free(g);
 	free(id);
-	return KAAS_REQ_RESPOND;
+	return answer_error(req, err);
 }
 
 int kaas_api_end_txn(struct kaas_req *req)
 {
 	KAAS_REQ_IO(req);
-	char *id = kaas_txn_id_dup(kaas_kr_str(r, f));
-	int64_t pid = kaas_kr_i64(r);
-	int16_t pepoch = kaas_kr_i16(r);
-	int8_t commit = kaas_kr_i8(r);
+	struct producer_ref p;
+	read_producer(r, f, &p);
+	int commit = kaas_kr_i8(r) != 0;
 	kaas_kr_tags(r, f);
-	if (!kaas_kr_ok(r)) {
-		free(id);
+	if (!kaas_kr_ok(r))
 		return KAAS_REQ_CLOSE;
-	}
-	int16_t err = KAAS_KERR_INVALID_REQUEST;
-	if (id && !kaas_req_allowed(req, KAAS_OP_WRITE, KAAS_RES_TRANSACTIONAL_ID, id, strlen(id)))
-		err = KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED; /* ACLs */
-	else if (id)
-		err = kaas_txn_kerr(kaas_txns_end(req->broker->txns, id, pid, pepoch, commit != 0),
-				    v, 2);
-	kaas_kw_i32(w, 0);
-	kaas_kw_i16(w, err);
-	kaas_kw_tags(w, f);
+	(void)w;
+	char *id = kaas_txn_id_dup(p.id);
+	int16_t err = !id ? KAAS_KERR_INVALID_REQUEST
+		      /* ACLs: WRITE on the transactional id */
+		      : !kaas_req_allowed(req, KAAS_OP_WRITE, KAAS_RES_TRANSACTIONAL_ID, id, strlen(id))
+			      ? KAAS_KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+			      : kaas_txn_kerr(kaas_txns_end(req->broker->txns, id, p.pid, p.epoch,
+							    commit), v, 2);
 	free(id);
-	return KAAS_REQ_RESPOND;
+	return answer_error(req, err);
 }

@@ -60,15 +60,14 @@ int kaas_api_describe_transactions(struct kaas_req *req)
 {
 	KAAS_REQ_IO(req);
 	(void)v;
+	struct kaas_kr ids = *r; /* read again below, as they are answered */
 	int32_t n = kaas_kr_array(r, f, 1);
-	const uint8_t *ids_at = r->p;
 	for (int32_t i = 0; i < n && kaas_kr_ok(r); i++)
 		(void)kaas_kr_str(r, f);
 	kaas_kr_tags(r, f);
 	if (!kaas_kr_ok(r) || n < 0)
 		return KAAS_REQ_CLOSE;
-	struct kaas_kr ids;
-	kaas_kr_init(&ids, ids_at, (size_t)(r->end - ids_at));
+	(void)kaas_kr_array(&ids, f, 1);
 	kaas_kw_i32(w, 0);
 	kaas_kw_array(w, f, n);
 	for (int32_t i = 0; i < n; i++) {

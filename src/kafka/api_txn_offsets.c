@@ -26,17 +26,22 @@ struct txn_offsets_call {
 	unsigned char *topic_refused;  /* ACLs: per topic, READ refused */
 };
 
+/* What one topic of the batch owns. */
+static void topic_free(struct kaas_offset_topic *t)
+{
+	for (int32_t j = 0; t->parts && j < t->n; j++)
+		free((char *)t->parts[j].metadata);
+	free(t->parts);
+	free((char *)t->name);
+}
+
 static void call_free(void *arg)
 {
 	struct txn_offsets_call *c = arg;
-	struct kaas_offset_batch *b = &c->rq.batch;
-	for (int32_t i = 0; b->topics && i < b->nt; i++) {
-		for (int32_t j = 0; j < b->topics[i].n; j++)
-			free((char *)b->topics[i].parts[j].metadata);
-		free(b->topics[i].parts);
-		free((char *)b->topics[i].name);
-	}
-	free(b->topics);
+	if (c->rq.batch.topics)
+		for (int32_t i = 0; i < c->rq.batch.nt; i++)
+			topic_free(&c->rq.batch.topics[i]);
+	free(c->rq.batch.topics);
 	free(c->names);
 	free(c->topic_refused);
 	free((char *)c->rq.group);
@@ -49,25 +54,24 @@ static void call_free(void *arg)
 static int parse_topics(struct kaas_kr *r, struct txn_offsets_call *c, int16_t v, int f)
 {
 	struct kaas_offset_batch *b = &c->rq.batch;
-	int32_t nt = kaas_kr_array(r, f, 3);
-	if (!kaas_kr_ok(r) || nt < 0)
-		return -1;
-	b->topics = calloc((size_t)nt + 1, sizeof *b->topics);
-	c->names = calloc((size_t)nt + 1, sizeof *c->names);
-	if (!b->topics || !c->names)
-		return -1;
-	b->nt = nt;
-	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
+	void *topics = NULL;
+	b->nt = kaas_kr_array_alloc(r, f, 3, sizeof *b->topics, &topics);
+	b->topics = topics;
+	int oom = b->nt > 0 && !(c->names = calloc((size_t)b->nt, sizeof *c->names));
+	if (b->nt < 0 || oom)
+		b->nt = 0; /* nothing to free below */
+	for (int32_t i = 0; i < b->nt && kaas_kr_ok(r); i++) {
 		struct kaas_offset_topic *t = &b->topics[i];
-		c->names[i] = kaas_kr_str(r, f);
-		int32_t np = kaas_kr_array(r, f, 4);
-		if (!kaas_kr_ok(r) || np < 0 || !(t->parts = calloc((size_t)np + 1, sizeof *t->parts)))
-			return -1;
-		t->n = np;
-		struct kaas_kslice name = c->names[i];
+		struct kaas_kslice name = kaas_kr_str(r, f);
+		void *parts = NULL;
+		c->names[i] = name;
+		t->n = kaas_kr_array_alloc(r, f, 4, sizeof *t->parts, &parts);
+		t->parts = parts;
+		if (t->n < 0)
+			t->n = 0;
 		if (name.len > 0 && !memchr(name.p, 0, (size_t)name.len))
 			t->name = kaas_kslice_dup(name);
-		for (int32_t j = 0; j < np && kaas_kr_ok(r); j++) {
+		for (int32_t j = 0; j < t->n && kaas_kr_ok(r); j++) {
 			struct kaas_offset_part *p = &t->parts[j];
 			p->partition = kaas_kr_i32(r);
 			p->offset = kaas_kr_i64(r);
@@ -83,7 +87,15 @@ static int parse_topics(struct kaas_kr *r, struct txn_offsets_call *c, int16_t v
 		}
 		kaas_kr_tags(r, f);
 	}
-	return kaas_kr_ok(r) ? 0 : -1;
+	return kaas_kr_ok(r) && !oom ? 0 : -1;
+}
+
+/* A partition's answer: its own refusal, else the request's error. */
+static int16_t part_error(const struct kaas_offset_part *p, int16_t top, int16_t v)
+{
+	if (p->status == KAAS_ETXN_STATE) /* its metadata was refused */
+		return KAAS_KERR_OFFSET_METADATA_TOO_LARGE;
+	return p->status ? kaas_txn_kerr(p->status, v, 3) : top;
 }
 
 static void write_answer(struct txn_offsets_call *c, int status)
@@ -95,21 +107,15 @@ static void write_answer(struct txn_offsets_call *c, int status)
 	kaas_kw_i32(w, 0);
 	kaas_kw_array(w, f, b->nt);
 	for (int32_t i = 0; i < b->nt; i++) {
+		const struct kaas_offset_topic *t = &b->topics[i];
 		kaas_kw_strn(w, f, c->names[i].p, c->names[i].len);
-		kaas_kw_array(w, f, b->topics[i].n);
-		for (int32_t j = 0; j < b->topics[i].n; j++) {
-			const struct kaas_offset_part *p = &b->topics[i].parts[j];
-			int16_t err = top;
-			if (!c->refused && c->topic_refused && c->topic_refused[i])
-				err = KAAS_KERR_TOPIC_AUTHORIZATION_FAILED;
-			else if (c->refused)
-				;
-			else if (p->status == KAAS_ETXN_STATE)
-				err = KAAS_KERR_OFFSET_METADATA_TOO_LARGE;
-			else if (p->status)
-				err = kaas_txn_kerr(p->status, v, 3);
+		kaas_kw_array(w, f, t->n);
+		for (const struct kaas_offset_part *p = t->parts; p < t->parts + t->n; p++) {
 			kaas_kw_i32(w, p->partition);
-			kaas_kw_i16(w, err);
+			kaas_kw_i16(w, c->refused ? top
+				       : c->topic_refused && c->topic_refused[i]
+					       ? KAAS_KERR_TOPIC_AUTHORIZATION_FAILED
+					       : part_error(p, top, v));
 			kaas_kw_tags(w, f);
 		}
 		kaas_kw_tags(w, f);
@@ -165,8 +171,7 @@ void kaas_api_txn_offset_commit(struct kaas_req *req)
 		write_answer(c, 0);
 		return;
 	}
-	c->topic_refused = calloc((size_t)bt->nt + 1, 1);
-	if (!c->topic_refused) {
+	if (!(c->topic_refused = calloc((size_t)bt->nt + 1, 1))) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}

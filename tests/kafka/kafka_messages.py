@@ -394,3 +394,48 @@ api("DeleteAcls", 31, 2,
              F("ResourceType", "int8"), F("ResourceName", S), F("PatternType", "int8", "1+"),
              F("Principal", S), F("Host", S), F("Operation", "int8"),
              F("PermissionType", "int8")])])])
+# Transactions (txn-coord, issue 16).
+api("AddPartitionsToTxn", 24, 3,
+    [F("TransactionalId", S), F("ProducerId", "int64"), F("ProducerEpoch", "int16"),
+     F("Topics", "[]", fields=[F("Name", S), F("Partitions", "[]int32")])],
+    [F("ThrottleTimeMs", "int32"),
+     F("Results", "[]", fields=[F("Name", S), F("Results", "[]", fields=[
+         F("PartitionIndex", "int32"), F("PartitionErrorCode", "int16")])])])
+
+api("AddOffsetsToTxn", 25, 3,
+    [F("TransactionalId", S), F("ProducerId", "int64"), F("ProducerEpoch", "int16"),
+     F("GroupId", S)],
+    [F("ThrottleTimeMs", "int32"), F("ErrorCode", "int16")])
+
+api("EndTxn", 26, 3,
+    [F("TransactionalId", S), F("ProducerId", "int64"), F("ProducerEpoch", "int16"),
+     F("Committed", "bool")],
+    [F("ThrottleTimeMs", "int32"), F("ErrorCode", "int16")])
+
+api("TxnOffsetCommit", 28, 3,
+    [F("TransactionalId", S), F("GroupId", S), F("ProducerId", "int64"),
+     F("ProducerEpoch", "int16"), F("GenerationId", "int32", "3+"), F("MemberId", S, "3+"),
+     F("GroupInstanceId", S, "3+", nullable="3+"),
+     F("Topics", "[]", fields=[F("Name", S), F("Partitions", "[]", fields=[
+         F("PartitionIndex", "int32"), F("CommittedOffset", "int64"),
+         F("CommittedLeaderEpoch", "int32", "2+"),
+         F("CommittedMetadata", S, nullable="0+")])])],
+    [F("ThrottleTimeMs", "int32"),
+     F("Topics", "[]", fields=[F("Name", S), F("Partitions", "[]", fields=[
+         F("PartitionIndex", "int32"), F("ErrorCode", "int16")])])])
+
+api("DescribeTransactions", 65, 0,
+    [F("TransactionalIds", "[]string")],
+    [F("ThrottleTimeMs", "int32"),
+     F("TransactionStates", "[]", fields=[
+         F("ErrorCode", "int16"), F("TransactionalId", S), F("TransactionState", S),
+         F("TransactionTimeoutMs", "int32"), F("TransactionStartTimeMs", "int64"),
+         F("ProducerId", "int64"), F("ProducerEpoch", "int16"),
+         F("Topics", "[]", fields=[F("Topic", S), F("Partitions", "[]int32")])])])
+
+api("ListTransactions", 66, 0,
+    [F("StateFilters", "[]string"), F("ProducerIdFilters", "[]int64")],
+    [F("ThrottleTimeMs", "int32"), F("ErrorCode", "int16"),
+     F("UnknownStateFilters", "[]string"),
+     F("TransactionStates", "[]", fields=[F("TransactionalId", S), F("ProducerId", "int64"),
+                                          F("TransactionState", S)])])

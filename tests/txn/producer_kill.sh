@@ -32,7 +32,7 @@ for i in $(seq 1 150); do
 done
 t1=$(date +%s%3N)
 [ "$seen" = "pa/0 after" ] || { echo "$seen" >&2; tail -n 20 "$KAASD_LOG" >&2; kaas_fail "read_committed after the timeout"; }
-grep -q 'ptx: transaction 1 older than its timeout' "$KAASD_LOG" || kaas_fail "no timeout abort logged"
+grep -q "ptx: transaction 1 older than its timeout" "$KAASD_LOG" || { grep -i ptx "$KAASD_LOG" >&2; kaas_fail "no timeout abort logged"; }
 echo "aborted and visible $((t1 - t0)) ms after the kill"
 kaasd_stop
 echo PASS

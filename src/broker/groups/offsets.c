@@ -609,20 +609,16 @@ void kaas_groups_txn_commit(struct kaas_groups *g, struct kaas_group_txn_commit 
 			    kaas_offsets_done done, void *ctx)
 {
 	GROUPS_ON_LOOP(g);
-	struct group_op *op = calloc(1, sizeof(*op));
-	if (!op) {
-		done(ctx, -ENOMEM, &rq->batch);
-		return;
-	}
-	op->txn = rq;
-	op->done = done;
-	op->ctx = ctx;
 	int err;
 	struct group *gr = op_group(g, rq->group, &err);
-	if (err) {
-		refuse(op, gr, err);
+	struct group_op *op = err ? NULL : calloc(1, sizeof(*op));
+	if (!op) { /* refused, or out of memory */
+		if (gr)
+			kaas_groups_maybe_free(gr);
+		done(ctx, err ? err : -ENOMEM, &rq->batch);
 		return;
 	}
-	check_partitions(g->b, &rq->batch);
+	*op = (struct group_op){ .txn = rq, .done = done, .ctx = ctx };
+	check_partitions(g->b, &rq->batch); /* unknown topics: refused one by one */
 	enqueue(gr, op);
 }

@@ -42,6 +42,8 @@ static int slot_epoch(struct kaas_txns *t, const char *id, uint64_t *epoch)
 
 int kaas_txn_acquire(struct kaas_txns *t, const char *id, struct txn_entry **out)
 {
+	if (!t)
+		return KAAS_ENO_COORDINATOR; /* no coordinator service (tools, the fuzzer) */
 	pthread_mutex_lock(&t->mu);
 	struct txn_entry *e = t->list;
 	while (e && strcmp(e->id, id))
@@ -197,23 +199,29 @@ static int begin_or_continue(struct kaas_txns *t, struct txn_entry *e, int64_t p
 	return 0;
 }
 
-int kaas_txns_add_partitions(struct kaas_txns *t, const char *txn_id, int64_t pid, int16_t epoch,
-			     const struct kaas_txn_part *parts, size_t n)
+/* AddPartitionsToTxn (parts) and AddOffsetsToTxn (group): the members
+ * join the (possibly new) Ongoing transaction, written before answering. */
+static int add_members(struct kaas_txns *t, const char *txn_id, int64_t pid, int16_t epoch,
+		       const struct kaas_txn_part *parts, size_t n, const char *group)
 {
 	struct txn_entry *e;
 	int rc = kaas_txn_acquire(t, txn_id, &e);
 	if (rc < 0)
 		return rc;
-	enum kaas_txn_state was = e->doc.state;
+	int began = e->doc.state != KAAS_TXN_ONGOING;
 	rc = begin_or_continue(t, e, pid, epoch);
-	int changed = rc == 0 && was != KAAS_TXN_ONGOING;
+	int changed = rc == 0 && began;
 	for (size_t i = 0; rc >= 0 && i < n; i++) {
 		rc = kaas_txn_add_part(&e->doc, parts[i].topic, parts[i].partition);
 		changed |= rc > 0;
 	}
-	if (rc >= 0 && changed)
+	if (rc >= 0 && group) {
+		rc = kaas_txn_add_group(&e->doc, group);
+		changed |= rc > 0;
+	}
+	if (rc >= 0 && changed) {
 		rc = kaas_txn_commit_doc(t, e);
-	else if (rc < 0 && rc == -ENOMEM && e->epoch) {
+	} else if (rc == -ENOMEM) { /* memory and volume may differ: reload */
 		kaas_txn_doc_free(&e->doc);
 		e->epoch = 0;
 	}
@@ -221,21 +229,16 @@ int kaas_txns_add_partitions(struct kaas_txns *t, const char *txn_id, int64_t pi
 	return rc < 0 ? rc : 0;
 }
 
+int kaas_txns_add_partitions(struct kaas_txns *t, const char *txn_id, int64_t pid, int16_t epoch,
+			     const struct kaas_txn_part *parts, size_t n)
+{
+	return add_members(t, txn_id, pid, epoch, parts, n, NULL);
+}
+
 int kaas_txns_add_group(struct kaas_txns *t, const char *txn_id, int64_t pid, int16_t epoch,
 			const char *group)
 {
-	struct txn_entry *e;
-	int rc = kaas_txn_acquire(t, txn_id, &e);
-	if (rc < 0)
-		return rc;
-	enum kaas_txn_state was = e->doc.state;
-	rc = begin_or_continue(t, e, pid, epoch);
-	if (rc == 0)
-		rc = kaas_txn_add_group(&e->doc, group);
-	if (rc > 0 || (rc == 0 && was != KAAS_TXN_ONGOING))
-		rc = kaas_txn_commit_doc(t, e);
-	kaas_txn_release(e);
-	return rc < 0 ? rc : 0;
+	return add_members(t, txn_id, pid, epoch, NULL, 0, group);
 }
 
 int kaas_txns_end(struct kaas_txns *t, const char *txn_id, int64_t pid, int16_t epoch, int commit)
@@ -303,6 +306,8 @@ int kaas_txns_describe(struct kaas_txns *t, const char *txn_id, struct kaas_txn_
 int kaas_txns_list(struct kaas_txns *t, void (*each)(void *ctx, const struct kaas_txn_doc *d),
 		   void *ctx)
 {
+	if (!t)
+		return 0;
 	/* A snapshot of the ids, then each under its own lock. */
 	pthread_mutex_lock(&t->mu);
 	size_t n = 0;

@@ -163,32 +163,32 @@ int kaas_txns_start(struct kaas_broker *b, int32_t max_timeout_ms, struct kaas_t
 	struct kaas_txns *t = calloc(1, sizeof *t);
 	if (!t)
 		return -ENOMEM;
-	t->b = b;
-	t->max_timeout_ms = max_timeout_ms;
+	*t = (struct kaas_txns){ .b = b, .max_timeout_ms = max_timeout_ms };
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
 	int rc = pthread_create(&t->thread, NULL, kaas_txn_driver_main, t);
-	if (rc) {
-		pthread_cond_destroy(&t->cv);
-		pthread_mutex_destroy(&t->mu);
-		free(t);
-		return -rc;
+	if (rc == 0) {
+		t->started = 1;
+		*out = t;
+		return 0;
 	}
-	t->started = 1;
-	*out = t;
-	return 0;
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->mu);
+	free(t);
+	return -rc;
 }
 
 void kaas_txns_stop(struct kaas_txns *t)
 {
 	if (!t)
 		return;
-	pthread_mutex_lock(&t->mu);
-	t->stop = 1;
-	pthread_cond_signal(&t->cv);
-	pthread_mutex_unlock(&t->mu);
-	if (t->started)
+	if (t->started) { /* wake the thread for its last look at stop */
+		pthread_mutex_lock(&t->mu);
+		t->stop = 1;
+		pthread_cond_broadcast(&t->cv);
+		pthread_mutex_unlock(&t->mu);
 		pthread_join(t->thread, NULL);
+	}
 	while (t->list) {
 		struct txn_entry *e = t->list;
 		t->list = e->next;

@@ -169,18 +169,24 @@ struct request {
 	int commit;
 };
 
+/* A string member's value, or NULL. */
+static const char *str_member(const cJSON *o, const char *name)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, name);
+	return cJSON_IsString(s) ? s->valuestring : NULL;
+}
+
 static int read_request(struct kaas_substrate *cl, const char *path, struct request *q)
 {
 	cJSON *o;
+	memset(q, 0, sizeof *q);
 	int rc = kaas_doc_read(cl, path, REQ_KIND, 1, &o, NULL);
 	if (rc < 0)
 		return rc;
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "txn_id");
-	const cJSON *topic = cJSON_GetObjectItemCaseSensitive(o, "topic");
+	const char *id = str_member(o, "txn_id"), *topic = str_member(o, "topic");
 	const cJSON *commit = cJSON_GetObjectItemCaseSensitive(o, "commit");
 	int64_t p;
-	memset(q, 0, sizeof *q);
-	if (!cJSON_IsString(id) || !cJSON_IsString(topic) || !cJSON_IsBool(commit) ||
+	if (!id || !topic || !cJSON_IsBool(commit) ||
 	    kaas_json_get_u64(o, "seq", &q->seq) || kaas_json_get_u64(o, "coordinator_epoch",
 								    &q->coord_epoch) ||
 	    kaas_json_get_i64(o, "producer_id", &q->pid) ||
@@ -191,8 +197,8 @@ static int read_request(struct kaas_substrate *cl, const char *path, struct requ
 	}
 	q->partition = (int32_t)p;
 	q->commit = cJSON_IsTrue(commit);
-	q->txn_id = strdup(id->valuestring);
-	q->topic = strdup(topic->valuestring);
+	q->txn_id = strdup(id);
+	q->topic = strdup(topic);
 	cJSON_Delete(o);
 	if (!q->txn_id || !q->topic) {
 		free(q->txn_id);
