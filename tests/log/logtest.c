@@ -225,3 +225,42 @@ int lt_walk_records(const unsigned char *buf, size_t len, lt_record_cb cb, void 
 	}
 	return pos == len ? 0 : -1;
 }
+
+int lt_read_records(struct kaas_log *log, int64_t from, int64_t *last, lt_record_cb cb, void *arg)
+{
+	int64_t off = from, hwm = kaas_log_high_watermark(log);
+	while (off < hwm) {
+		void *buf;
+		size_t len;
+		int64_t first;
+		int rc = kaas_log_read_copy(log, off, 1 << 16, &buf, &len, &first);
+		if (rc < 0)
+			return rc;
+		if (!len)
+			break;
+		rc = lt_walk_records(buf, len, cb, arg);
+		free(buf);
+		if (rc < 0 || *last < off)
+			return -EBADMSG;
+		off = *last + 1;
+	}
+	return 0;
+}
+
+void lt_count_segments(struct kaas_substrate *sub, const char *dir, int *cleaned, int *plain)
+{
+	struct kaas_dirlist l;
+	*cleaned = *plain = 0;
+	if (kaas_sub_list(sub, dir, &l) < 0)
+		abort();
+	for (size_t i = 0; i < l.n; i++) {
+		size_t n = strlen(l.names[i]);
+		if (l.names[i][0] == '.' || n < 4 || strcmp(l.names[i] + n - 4, ".log") != 0)
+			continue;
+		if (n == 20 + 1 + 10 + 1 + 10 + 4)
+			(*cleaned)++;
+		else
+			(*plain)++;
+	}
+	kaas_dirlist_free(&l);
+}

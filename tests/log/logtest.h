@@ -50,5 +50,12 @@ unsigned char *lt_keyed_batch(const struct lt_record *r, uint32_t n, int64_t bas
 typedef int (*lt_record_cb)(void *arg, int64_t offset, int64_t ts, const char *key, int64_t klen,
 			    const char *value, int64_t vlen);
 int lt_walk_records(const unsigned char *buf, size_t len, lt_record_cb cb, void *arg);
+/* Read and walk every record from `from` to the high watermark; cb must
+ * keep *last at the offset of the last record it saw.  0, or -errno /
+ * -EBADMSG (a malformed batch, or no progress). */
+int lt_read_records(struct kaas_log *log, int64_t from, int64_t *last, lt_record_cb cb, void *arg);
+/* Count the segment files of dir: with a cleaning generation in the name
+ * (<base>-<epoch>-<gen>.log) and without. */
+void lt_count_segments(struct kaas_substrate *sub, const char *dir, int *cleaned, int *plain);
 
 #endif

@@ -116,43 +116,15 @@ static int check_record(void *arg, int64_t offset, int64_t ts, const char *key, 
 static int check_set(struct kaas_log *log)
 {
 	struct seen s = { .last = -1 };
-	int64_t off = 0;
-	while (off < NREC) {
-		void *buf;
-		size_t len;
-		int64_t first;
-		int rc = kaas_log_read_copy(log, off, 1 << 16, &buf, &len, &first);
-		if (rc < 0)
-			fail_msg("read %lld: %d %s", (long long)off, rc, kaas_sub_errdetail());
-		if (!len)
-			break;
-		assert_int_equal(lt_walk_records(buf, len, check_record, &s), 0);
-		free(buf);
-		off = s.last + 1;
-	}
+	int rc = lt_read_records(log, 0, &s.last, check_record, &s);
+	if (rc < 0)
+		fail_msg("read: %d %s", rc, kaas_sub_errdetail());
 	for (int k = 0; k < NKEYS; k++)
 		assert_true(s.has[k]);
 	if (s.n == NREC)
 		return 1;
 	assert_int_equal(s.n, NKEYS); /* never a mix */
 	return 2;
-}
-
-static void count_logs(struct kaas_substrate *sub, const char *dir, int *cleaned, int *plain)
-{
-	struct kaas_dirlist l;
-	assert_int_equal(kaas_sub_list(sub, dir, &l), 0);
-	*cleaned = *plain = 0;
-	for (size_t i = 0; i < l.n; i++) {
-		size_t n = strlen(l.names[i]);
-		if (l.names[i][0] == '.' || n < 4 || strcmp(l.names[i] + n - 4, ".log") != 0)
-			continue;
-		if (n == 46)
-			(*cleaned)++;
-		else
-			(*plain)++;
-	}
-	kaas_dirlist_free(&l);
 }
 
 /* The new leader's view after a crash: one set, no leftovers; then its own
@@ -167,7 +139,7 @@ static int verify(struct lt_env *env, uint32_t epoch)
 		fail_msg("open at epoch %u after the crash: %d %s", epoch, rc, kaas_sub_errdetail());
 	int set = check_set(log);
 	int cleaned, plain;
-	count_logs(sub, env->dir, &cleaned, &plain);
+	lt_count_segments(sub, env->dir, &cleaned, &plain);
 	if (set == 1)
 		assert_int_equal(cleaned, 0); /* the crashed pass's new files were swept */
 	else
