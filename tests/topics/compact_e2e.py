@@ -9,6 +9,7 @@ usage: compact_e2e.py BROKER STEP  (STEP: create, produce, check)
 """
 import json
 import sys
+import time
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
@@ -64,12 +65,22 @@ elif step == "check":
     latest = json.load(open(state))
     want = sorted((off, k, v) for k, (off, v) in latest.items() if v is not None)
     c = KafkaConsumer(bootstrap_servers=broker, auto_offset_reset="earliest",
-                      enable_auto_commit=False, consumer_timeout_ms=8000)
+                      enable_auto_commit=False)
     tp = TopicPartition(TOPIC, 0)
     c.assign([tp])
     c.seek_to_beginning(tp)
-    got = [(m.offset, m.key.decode(), m.value.decode() if m.value is not None else None)
-           for m in c]
+    end = c.end_offsets([tp])[tp]
+    got = []
+    deadline = time.time() + 20
+    # Up to the last retained record (the end offset is past the removed
+    # tail of tombstones: its position never reaches it).
+    last = want[-1][0] if want else -1
+    while (not got or got[-1][0] < last) and time.time() < deadline:
+        for recs in c.poll(timeout_ms=500).values():
+            got += [(m.offset, m.key.decode(), m.value.decode() if m.value is not None else None)
+                    for m in recs]
+    if got and got[-1][0] >= end:
+        fail("read past the end offset %d" % end)
     if got != want:
         extra = [g for g in got if g not in want][:5]
         missing = [w for w in want if w not in got][:5]

@@ -11,7 +11,7 @@ PY=/usr/bin/python3
 $PY -c 'import kafka' 2>/dev/null || kaas_skip "python3-kafka (kafka-python) is not installed"
 kaas_scratch
 kaasd_start
-step() { timeout 90 $PY "$KAAS_TOP_SRCDIR/tests/topics/compact_e2e.py" "$BROKER" "$1" \
+step() { echo "t=$SECONDS: $1"; timeout 90 $PY "$KAAS_TOP_SRCDIR/tests/topics/compact_e2e.py" "$BROKER" "$1" \
 	"$KAAS_SCRATCH/latest.json" || kaas_fail "step $1"; }
 step create
 step produce
@@ -28,7 +28,7 @@ done_cleaning() {
 }
 for i in $(seq 1 300); do done_cleaning && break; sleep 0.1; done
 done_cleaning || kaas_fail "not cleaned within 30 s: $(ls -l "$dir")"
-echo "cleaned: $(cleaned) cleaned segment(s), $(plain_sealed) uncleaned (the active one)"
+echo "t=$SECONDS cleaned: $(cleaned) cleaned segment(s), $(plain_sealed) uncleaned (the active one)"
 grep -q '"clean_gen"' "$dir"/manifest-*.json || kaas_fail "the manifest names no clean_gen"
 step check
 n=$(timeout 30 kcat -b "$BROKER" -C -t kv -o beginning -e -q -f '%o %k\n' | wc -l)
