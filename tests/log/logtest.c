@@ -140,10 +140,12 @@ unsigned char *lt_keyed_batch(const struct lt_record *r, uint32_t n, int64_t bas
 	size_t pos = KAAS_BATCH_HEADER_LEN;
 	int64_t max_ts = base_ts;
 	for (uint32_t i = 0; i < n; i++) {
-		unsigned char body[512];
 		size_t bl = 0;
 		int64_t kl = r[i].key ? (int64_t)strlen(r[i].key) : -1;
 		int64_t vl = r[i].value ? (int64_t)strlen(r[i].value) : -1;
+		unsigned char *body = malloc(40 + (size_t)(kl > 0 ? kl : 0) + (size_t)(vl > 0 ? vl : 0));
+		if (!body)
+			abort();
 		body[bl++] = 0; /* attributes */
 		bl += put_varint(body + bl, r[i].ts - base_ts);
 		bl += put_varint(body + bl, i);
@@ -156,6 +158,7 @@ unsigned char *lt_keyed_batch(const struct lt_record *r, uint32_t n, int64_t bas
 		bl += put_varint(body + bl, 0); /* headers */
 		pos += put_varint(b + pos, (int64_t)bl);
 		memcpy(b + pos, body, bl);
+		free(body);
 		pos += bl;
 		if (r[i].ts > max_ts)
 			max_ts = r[i].ts;
