@@ -19,10 +19,14 @@ bench_kaas_rebalance_bench_LDADD = $(RDKAFKA_LIBS) $(AX_PTHREAD_LIBS)
 check_PROGRAMS += bench/kaas-log-bench
 bench_kaas_log_bench_SOURCES = bench/log_bench.c
 bench_kaas_log_bench_LDADD = $(KAAS_LIBS)
+#   kaas-clean-bench  the log cleaner: pass throughput, produce latency during it
+check_PROGRAMS += bench/kaas-clean-bench
+bench_kaas_clean_bench_SOURCES = bench/clean_bench.c
+bench_kaas_clean_bench_LDADD = libkaaslogtest.a libkaastest.a $(KAAS_LIBS)
 if WITH_NFS
 check_PROGRAMS += bench/kaas-nfs-bench
 bench_kaas_nfs_bench_SOURCES = bench/nfs_bench.c
 bench_kaas_nfs_bench_LDADD = $(KAAS_LIBS)
 endif
 EXTRA_DIST += bench/bench.sh bench/log.sh bench/nfs.sh bench/faultfs.sh bench/kernel-nfs.sh \
-	bench/failover.sh bench/scale.sh
+	bench/failover.sh bench/scale.sh bench/clean.sh

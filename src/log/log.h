@@ -14,6 +14,12 @@
  *                              the open wrote its own).
  *   <base:020>-<epoch:010>.log the segments, append-only, stamped with the
  *                              epoch of the leader that created them.
+ *   <base:020>-<epoch:010>-<gen:010>.log
+ *                              a cleaned segment (log_clean.c, compacted
+ *                              partitions): written whole by the leader of
+ *                              <epoch> with cleaning generation <gen>, never
+ *                              appended; same offsets as the ones it
+ *                              replaced, with gaps.
  *   <base:020>-<epoch:010>.index / .timeindex
  *                              sparse indexes; derived data, rebuilt from the
  *                              segment when missing or doubtful.  No mmap.

@@ -391,15 +391,14 @@ static int publish(struct pass *p, uint32_t gen)
 	 * the old set: then nothing old may go. */
 	rc = kaas_manifest_check_epoch(log);
 	pthread_mutex_lock(&log->mu);
-	if (rc < 0) {
+	if (rc < 0)
 		kaas_logi_fail_locked(log, rc);
-	} else {
-		for (size_t i = 0; i < p->n; i++) {
-			p->cand[i]->doomed = true; /* keeps the list's reference */
-			log->doomed[log->ndoomed++] = p->cand[i];
-		}
-		log->stats.segments = log->nsegs;
+	for (size_t i = 0; i < p->n; i++) {
+		p->cand[i]->doomed = true; /* keeps the list's reference */
+		p->cand[i]->keep_files = rc < 0; /* fenced: the next owner's files */
+		log->doomed[log->ndoomed++] = p->cand[i];
 	}
+	log->stats.segments = log->nsegs;
 	pthread_mutex_unlock(&log->mu);
 	return rc < 0 ? rc : 1;
 }
@@ -488,7 +487,7 @@ int kaas_log_clean(struct kaas_log *log, int64_t now_ms, int force, struct kaas_
 		kaas_step("log.clean.before-switch");
 		pthread_mutex_lock(&log->wlock);
 		rc = publish(&p, gen);
-		if (rc > 0) {
+		if (rc > 0 || (rc < 0 && !p.outs[0] && p.nouts)) {
 			/* The pass's references go first: the replaced
 			 * segments are unlinked now unless a slice holds one. */
 			for (size_t i = 0; i < p.n; i++)

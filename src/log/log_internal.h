@@ -157,6 +157,8 @@ struct segment {
 	                              idle unless a slice pins the segment */
 	atomic_int refs;           /* slices + the log's list */
 	bool doomed;               /* deleted from the manifest: unlink at refs 0 */
+	bool keep_files;           /* doomed only in memory (a fenced cleaning
+	                              switch): the reaper frees, never unlinks */
 
 	pthread_mutex_t ilock;     /* guards index loading */
 	bool index_ready;

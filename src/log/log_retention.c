@@ -69,7 +69,7 @@ int kaas_logi_reap_doomed(struct kaas_log *log)
 		pthread_mutex_lock(&s->rlock); /* wlock → rlock; the file cache closes under it */
 		kaas_logi_fslot_close(&s->rslot);
 		pthread_mutex_unlock(&s->rlock);
-		if (unlink_seg_files(log, s) < 0) {
+		if (!s->keep_files && unlink_seg_files(log, s) < 0) {
 			/* Keep it recorded (an -EBUSY silly file, a transient
 			 * error): the next housekeeping re-drives it. */
 			kaas_seg_ref_zero(s);

@@ -58,3 +58,11 @@ tests_log_test_log_clean_SOURCES = tests/log/test_log_clean.c
 tests_log_test_log_clean_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_clean_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_clean
+
+# A cleaning pass crashed at every fsync and rename, on POSIX (or
+# KAAS_TEST_URL) and on the fault model with readers holding the old set.
+check_PROGRAMS += tests/log/test_log_clean_crash
+tests_log_test_log_clean_crash_SOURCES = tests/log/test_log_clean_crash.c
+tests_log_test_log_clean_crash_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_clean_crash_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_clean_crash

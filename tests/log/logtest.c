@@ -140,10 +140,12 @@ unsigned char *lt_keyed_batch(const struct lt_record *r, uint32_t n, int64_t bas
 	size_t pos = KAAS_BATCH_HEADER_LEN;
 	int64_t max_ts = base_ts;
 	for (uint32_t i = 0; i < n; i++) {
-		unsigned char body[512];
 		size_t bl = 0;
 		int64_t kl = r[i].key ? (int64_t)strlen(r[i].key) : -1;
 		int64_t vl = r[i].value ? (int64_t)strlen(r[i].value) : -1;
+		unsigned char *body = malloc(40 + (size_t)(kl > 0 ? kl : 0) + (size_t)(vl > 0 ? vl : 0));
+		if (!body)
+			abort();
 		body[bl++] = 0; /* attributes */
 		bl += put_varint(body + bl, r[i].ts - base_ts);
 		bl += put_varint(body + bl, i);
@@ -156,6 +158,7 @@ unsigned char *lt_keyed_batch(const struct lt_record *r, uint32_t n, int64_t bas
 		bl += put_varint(body + bl, 0); /* headers */
 		pos += put_varint(b + pos, (int64_t)bl);
 		memcpy(b + pos, body, bl);
+		free(body);
 		pos += bl;
 		if (r[i].ts > max_ts)
 			max_ts = r[i].ts;
@@ -253,4 +256,43 @@ struct kaas_log_config lt_small_cfg(void)
 	c.index_interval_bytes = 256;
 	c.checkpoint_bytes = 2048;
 	return c;
+}
+
+int lt_read_records(struct kaas_log *log, int64_t from, int64_t *last, lt_record_cb cb, void *arg)
+{
+	int64_t off = from, hwm = kaas_log_high_watermark(log);
+	while (off < hwm) {
+		void *buf;
+		size_t len;
+		int64_t first;
+		int rc = kaas_log_read_copy(log, off, 1 << 16, &buf, &len, &first);
+		if (rc < 0)
+			return rc;
+		if (!len)
+			break;
+		rc = lt_walk_records(buf, len, cb, arg);
+		free(buf);
+		if (rc < 0 || *last < off)
+			return -EBADMSG;
+		off = *last + 1;
+	}
+	return 0;
+}
+
+void lt_count_segments(struct kaas_substrate *sub, const char *dir, int *cleaned, int *plain)
+{
+	struct kaas_dirlist l;
+	*cleaned = *plain = 0;
+	if (kaas_sub_list(sub, dir, &l) < 0)
+		abort();
+	for (size_t i = 0; i < l.n; i++) {
+		size_t n = strlen(l.names[i]);
+		if (l.names[i][0] == '.' || n < 4 || strcmp(l.names[i] + n - 4, ".log") != 0)
+			continue;
+		if (n == 20 + 1 + 10 + 1 + 10 + 4)
+			(*cleaned)++;
+		else
+			(*plain)++;
+	}
+	kaas_dirlist_free(&l);
 }

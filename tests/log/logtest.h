@@ -60,5 +60,12 @@ int lt_fx_setup(void **state, const char *tag);
 int lt_fx_teardown(void **state);
 /* Small segments (4 KiB), index every 256 bytes, checkpoint every 2 KiB. */
 struct kaas_log_config lt_small_cfg(void);
+/* Read and walk every record from `from` to the high watermark; cb must
+ * keep *last at the offset of the last record it saw.  0, or -errno /
+ * -EBADMSG (a malformed batch, or no progress). */
+int lt_read_records(struct kaas_log *log, int64_t from, int64_t *last, lt_record_cb cb, void *arg);
+/* Count the segment files of dir: with a cleaning generation in the name
+ * (<base>-<epoch>-<gen>.log) and without. */
+void lt_count_segments(struct kaas_substrate *sub, const char *dir, int *cleaned, int *plain);
 
 #endif

@@ -92,6 +92,7 @@ struct got {
 	char (*val)[24];
 	size_t n, cap;
 	int64_t min_ts_tomb;
+	int64_t last;
 };
 
 static int collect(void *arg, int64_t offset, int64_t ts, const char *key, int64_t klen,
@@ -114,6 +115,7 @@ static int collect(void *arg, int64_t offset, int64_t ts, const char *key, int64
 	if (vlen < 0 && (g->min_ts_tomb < 0 || ts < g->min_ts_tomb))
 		g->min_ts_tomb = ts;
 	g->n++;
+	g->last = offset;
 	return 0;
 }
 
@@ -122,29 +124,10 @@ static void read_all(struct kaas_log *log, int64_t from, struct got *g)
 {
 	memset(g, 0, sizeof *g);
 	g->min_ts_tomb = -1;
-	int64_t off = from, hwm = kaas_log_high_watermark(log);
-	while (off < hwm) {
-		void *buf;
-		size_t len;
-		int64_t first;
-		int rc = kaas_log_read_copy(log, off, 1 << 20, &buf, &len, &first);
-		if (rc < 0)
-			fail_msg("read at %lld: %d %s", (long long)off, rc, kaas_sub_errdetail());
-		if (!len) {
-			if (getenv("LT_DEBUG"))
-				fprintf(stderr, "empty read at %lld (hwm %lld)\n", (long long)off,
-					(long long)hwm);
-			break;
-		}
-		size_t before = g->n;
-		assert_int_equal(lt_walk_records(buf, len, collect, g), 0);
-		if (getenv("LT_DEBUG"))
-			fprintf(stderr, "read at %lld: first %lld, %zu bytes, %zu records, hwm %lld\n",
-				(long long)off, (long long)first, len, g->n - before, (long long)hwm);
-		assert_true(g->n > 0);
-		off = g->off[g->n - 1] + 1;
-		free(buf);
-	}
+	g->last = -1;
+	int rc = lt_read_records(log, from, &g->last, collect, g);
+	if (rc < 0)
+		fail_msg("read from %lld: %d %s", (long long)from, rc, kaas_sub_errdetail());
 }
 
 static void free_got(struct got *g)
@@ -178,25 +161,6 @@ static void check_latest(struct kaas_log *log, const struct model *m)
 	}
 	assert_true(g.min_ts_tomb < 0 || g.min_ts_tomb >= T0 - DELETE_RETENTION);
 	free_got(&g);
-}
-
-/* Count the directory's files whose name has a cleaning generation, and
- * those without one. */
-static void count_files(struct kaas_substrate *sub, const char *dir, int *cleaned, int *plain)
-{
-	struct kaas_dirlist l;
-	assert_int_equal(kaas_sub_list(sub, dir, &l), 0);
-	*cleaned = *plain = 0;
-	for (size_t i = 0; i < l.n; i++) {
-		size_t n = strlen(l.names[i]);
-		if (n < 4 || strcmp(l.names[i] + n - 4, ".log") != 0)
-			continue;
-		if (n == 20 + 1 + 10 + 1 + 10 + 4)
-			(*cleaned)++;
-		else
-			(*plain)++;
-	}
-	kaas_dirlist_free(&l);
 }
 
 static void test_latest_per_key(void **state)
@@ -241,11 +205,11 @@ static void test_latest_per_key(void **state)
 	free(again);
 	free(held_copy);
 	int cleaned, plain;
-	count_files(sub, env.dir, &cleaned, &plain);
+	lt_count_segments(sub, env.dir, &cleaned, &plain);
 	assert_int_equal(plain, 2); /* the held segment and the active one */
 	kaas_log_slice_release(&held);
 	assert_true(kaas_log_housekeep(log, T0) >= 0);
-	count_files(sub, env.dir, &cleaned, &plain);
+	lt_count_segments(sub, env.dir, &cleaned, &plain);
 	assert_int_equal(plain, 1);
 	assert_int_equal(cleaned, (int)st.segments_out);
 
@@ -269,7 +233,7 @@ static void test_latest_per_key(void **state)
 	assert_int_equal(kaas_log_clean(log, T0, 0, &st), 1);
 	check_latest(log, &m);
 	assert_true(kaas_log_housekeep(log, T0) >= 0);
-	count_files(sub, env.dir, &cleaned, &plain);
+	lt_count_segments(sub, env.dir, &cleaned, &plain);
 	assert_int_equal(plain, 1);
 	assert_int_equal(cleaned, (int)st.segments_out);
 	assert_int_equal(kaas_log_close(log), 0);
@@ -302,7 +266,7 @@ static void test_ratio_and_lags(void **state)
 	assert_int_equal(kaas_log_clean(log, T0, 0, &st), 1);
 	int cleaned, plain;
 	assert_true(kaas_log_housekeep(log, T0) >= 0);
-	count_files(sub, env.dir, &cleaned, &plain);
+	lt_count_segments(sub, env.dir, &cleaned, &plain);
 	assert_true(cleaned >= 1 && plain > 2); /* younger segments stay as they were */
 
 	/* A high ratio and no max lag: nothing; a max lag passed: a pass. */
@@ -321,7 +285,7 @@ static void test_ratio_and_lags(void **state)
 	assert_int_equal(kaas_log_roll(log), 0);
 	assert_true(kaas_log_housekeep(log, T0) >= 0);
 	check_latest(log, &m);
-	count_files(sub, env.dir, &cleaned, &plain);
+	lt_count_segments(sub, env.dir, &cleaned, &plain);
 	assert_int_equal(plain, 1);
 	assert_int_equal(kaas_log_close(log), 0);
 	kaas_substrate_close(sub);

@@ -2,7 +2,8 @@
 # kaas-test-timeout: 2400
 # The partition-log tests that take a substrate URL, run over nfs:// (NFSv3,
 # no mount) against a private nfs-ganesha: append/read/roll/retention, zombie
-# fencing between two NFS clients, and the crash sweep.
+# fencing between two NFS clients, the crash sweep, and a cleaning pass
+# crashed at its steps (issue 21).
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
 . "$KAAS_TOP_SRCDIR/tests/nfs/nfs-lib.sh"
@@ -14,7 +15,7 @@ export KAAS_TEST_URL="$NFS_URL"
 # KAAS_CRASH_STRIDE in the sanitizer suite): this run is about the backend
 # under crashes, and each point costs a few NFS round trips.
 export KAAS_CRASH_STRIDE=$(( ${KAAS_CRASH_STRIDE:-1} * 6 ))
-for t in test_log_basic test_log_fence test_log_crash; do
+for t in test_log_basic test_log_fence test_log_crash test_log_clean_crash; do
 	echo "== $t on $KAAS_TEST_URL"
 	timeout 900 "$KAAS_TOP_BUILDDIR/tests/log/$t" || kaas_fail "$t failed over nfs://"
 done

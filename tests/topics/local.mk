@@ -7,3 +7,9 @@ tests_topics_test_topics_lifecycle_SOURCES = tests/topics/test_topics_lifecycle.
 # Topic configs through an admin client (kafka-python) and raw requests.
 TESTS += tests/topics/topic_configs.sh
 EXTRA_DIST += tests/topics/topic_configs.sh tests/topics/topic_configs.py
+# A compacted topic end to end (issue 21): kafka-python and kcat only,
+# over code the sanitizer suite covers in tests/log/test_log_clean.
+if !SANITIZERS
+TESTS += tests/topics/compact_e2e.sh
+endif
+EXTRA_DIST += tests/topics/compact_e2e.sh tests/topics/compact_e2e.py
