@@ -25,3 +25,6 @@ EXTRA_DIST += $(MULTIBROKER_TESTS) tests/multibroker/mb-lib.sh tests/multibroker
 # A topic config changed through one broker, applied by another.
 TESTS += tests/multibroker/topic_config_follow.sh
 EXTRA_DIST += tests/multibroker/topic_config_follow.sh
+# The partition admin APIs answered by the partition's leader only (issue 15).
+TESTS += tests/multibroker/admin_leader.sh
+EXTRA_DIST += tests/multibroker/admin_leader.sh
