@@ -13,30 +13,6 @@
 #include "log/log.h"
 #include "tests/log/logtest.h"
 
-struct fx {
-	struct lt_env env;
-	struct kaas_substrate *sub;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = calloc(1, sizeof *f);
-	if (!f || lt_env_init(&f->env, "describe") < 0)
-		return -1;
-	f->sub = lt_sub(&f->env);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	kaas_substrate_close(f->sub);
-	lt_env_fini(&f->env);
-	free(f);
-	return 0;
-}
-
 /* Append n one-record batches of producer 42 from sequence seq: their bytes. */
 static size_t append(struct kaas_log *log, int n, int32_t seq)
 {
@@ -64,14 +40,17 @@ static void expect_end(struct kaas_log *log, int32_t asked, int rc, int32_t foun
 
 static void test_epochs_sizes_producers(void **state)
 {
-	struct fx *f = *state;
+	(void)state;
+	struct lt_env env;
+	assert_int_equal(lt_env_init(&env, "describe"), 0);
+	struct kaas_substrate *sub = lt_sub(&env);
 	struct kaas_log *log;
-	assert_int_equal(kaas_log_open(f->sub, f->env.dir, 1, NULL, &log), 0);
+	assert_int_equal(kaas_log_open(sub, env.dir, 1, NULL, &log), 0);
 	size_t bytes = append(log, 3, 0);
 	expect_end(log, 1, 0, 1, 3);
 	assert_int_equal(kaas_log_close(log), 0);
 
-	assert_int_equal(kaas_log_open(f->sub, f->env.dir, 3, NULL, &log), 0);
+	assert_int_equal(kaas_log_open(sub, env.dir, 3, NULL, &log), 0);
 	bytes += append(log, 2, 3);
 	expect_end(log, 0, 0, 0, 0);           /* older than any: the first start */
 	expect_end(log, 1, 0, 1, 3);           /* ends where epoch 3 starts */
@@ -95,17 +74,17 @@ static void test_epochs_sizes_producers(void **state)
 	assert_int_equal(kaas_log_close(log), 0);
 
 	/* A new leader that wrote nothing yet: its epoch starts at the end. */
-	assert_int_equal(kaas_log_open(f->sub, f->env.dir, 5, NULL, &log), 0);
+	assert_int_equal(kaas_log_open(sub, env.dir, 5, NULL, &log), 0);
 	expect_end(log, 3, 0, 3, 5);
 	expect_end(log, 4, 0, 3, 5);
 	expect_end(log, 5, 0, 5, 5);
 	assert_int_equal(kaas_log_close(log), 0);
+	kaas_substrate_close(sub);
+	lt_env_fini(&env);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_epochs_sizes_producers, setup, teardown),
-	};
+	const struct CMUnitTest tests[] = { cmocka_unit_test(test_epochs_sizes_producers) };
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
