@@ -119,18 +119,21 @@ static int wanted(const struct kaas_kr *keys, int32_t nkeys, int flex, const cha
 static void describe_broker(struct kaas_kw *w, const struct describe_opts *o,
 			    const struct kaas_broker *b, const struct kaas_kr *keys, int32_t nkeys)
 {
-	struct kaas_config_entry own[4];
+	struct kaas_config_entry own[5];
 	memset(own, 0, sizeof own);
-	const char *names[4] = { "num.partitions", "auto.create.topics.enable",
-				 "message.max.bytes", "socket.request.max.bytes" };
+	const char *names[5] = { "num.partitions", "auto.create.topics.enable",
+				 "message.max.bytes", "socket.request.max.bytes",
+				 "offsets.retention.minutes" };
 	snprintf(own[0].buf, sizeof own[0].buf, "%d", b->cfg.num_partitions);
 	snprintf(own[1].buf, sizeof own[1].buf, "%s", b->cfg.auto_create ? "true" : "false");
 	snprintf(own[2].buf, sizeof own[2].buf, "%zu", b->cfg.message_max_bytes);
 	snprintf(own[3].buf, sizeof own[3].buf, "%zu", b->cfg.max_request_bytes);
+	snprintf(own[4].buf, sizeof own[4].buf, "%lld",
+		 (long long)(b->cfg.offsets_retention_ms / 60000));
 	const struct kaas_kvlist *d = &b->cfg.topic_defaults;
-	size_t total = 4 + d->n, n = 0;
+	size_t total = 5 + d->n, n = 0;
 	struct kaas_config_entry *all = calloc(total, sizeof *all);
-	for (size_t i = 0; all && i < 4; i++) {
+	for (size_t i = 0; all && i < 5; i++) {
 		if (!wanted(keys, nkeys, o->flex, names[i]))
 			continue;
 		all[n] = own[i];

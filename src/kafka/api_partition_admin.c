@@ -228,7 +228,7 @@ static void write_producers_part(struct kaas_kw *w, struct kaas_kslice topic, co
 	const struct pa_part *p = part;
 	kaas_kw_i32(w, p->index);
 	kaas_kw_i16(w, p->err);
-	kaas_kw_str(w, 1, NULL); /* error message */
+	kaas_kw_str(w, 1, kaas_wire_partition_why(p->err));
 	kaas_kw_array(w, 1, (int32_t)p->nproducers);
 	for (size_t i = 0; i < p->nproducers; i++) {
 		const struct kaas_log_producer *s = &p->producers[i];

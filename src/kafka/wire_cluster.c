@@ -91,3 +91,18 @@ int16_t kaas_wire_partition_log(struct kaas_broker *b, struct kaas_topic *tp, in
 							       : KAAS_KERR_KAFKA_STORAGE_ERROR;
 	return KAAS_KERR_NONE;
 }
+
+const char *kaas_wire_partition_why(int16_t err)
+{
+	switch (err) {
+	case KAAS_KERR_NONE:
+		return NULL;
+	case KAAS_KERR_UNKNOWN_TOPIC_OR_PARTITION:
+		return "this broker knows no such topic or partition";
+	case KAAS_KERR_NOT_LEADER_OR_FOLLOWER:
+		return "this broker does not lead the partition (now): ask its leader";
+	case KAAS_KERR_KAFKA_STORAGE_ERROR:
+		return "the partition's log is not open on this broker (the volume refused it)";
+	}
+	return "the partition's state could not be read";
+}

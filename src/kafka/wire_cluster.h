@@ -39,4 +39,8 @@ int16_t kaas_wire_part_leader(struct kaas_broker *b, const struct kaas_topic *tp
 int16_t kaas_wire_partition_log(struct kaas_broker *b, struct kaas_topic *tp, int32_t idx,
 				struct kaas_log **log);
 
+/* A sentence for a partition error code kaas_wire_partition_log answers
+ * (NULL for none), for the APIs that carry an error message. */
+const char *kaas_wire_partition_why(int16_t err);
+
 #endif

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from confluent_kafka import Consumer as CkConsumer
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewPartitions, NewTopic
@@ -29,10 +30,11 @@ from api_versions_wire import Conn  # noqa: E402
 
 broker, kaasctl, data = sys.argv[1:4]
 FAILS = []
+T0 = time.time()
 
 
 def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    print("%5.1fs %s%s" % (time.time() - T0, "ok   " if cond else "FAIL ", what), flush=True)
     if not cond:
         FAILS.append(what)
 

@@ -78,7 +78,8 @@ def main(c, versions, exchange, ok_if, fail, record_batch):
             mine = [x for x in p["ActiveProducers"] if x["ProducerId"] == pid]
             return ok_if(p["ErrorCode"] == 0 and len(mine) == 1 and
                          mine[0]["LastSequence"] == 2 and mine[0]["ProducerEpoch"] == pepoch and
-                         q["ErrorCode"] == UNKNOWN_TOPIC, "producer %d at sequence 2" % pid)
+                         q["ErrorCode"] == UNKNOWN_TOPIC and q["ErrorMessage"] and
+                         p["ErrorMessage"] is None, "producer %d at sequence 2" % pid)
         exchange(c, "DescribeProducers", v, {"Topics": [{"Name": "wadm",
                                                          "PartitionIndexes": [0, 5]}]}, producers)
 
@@ -105,6 +106,13 @@ def main(c, versions, exchange, ok_if, fail, record_batch):
         lambda d: ok_if(d["Topics"][0]["Partitions"][0]["Offset"] == 3, "log start 3"))
 
     topic_partitions(c, versions, exchange, ok_if)
+    # The broker's offsets.retention.minutes (default 7 days), with DescribeConfigs.
+    exchange(c, "DescribeConfigs", top("DescribeConfigs"), {"Resources": [
+        {"ResourceType": 4, "ResourceName": "0",
+         "ConfigurationKeys": ["offsets.retention.minutes"]}],
+        "IncludeSynonyms": False, "IncludeDocumentation": False},
+        lambda d: ok_if([(x["Name"], x["Value"]) for x in d["Results"][0]["Configs"]] ==
+                        [("offsets.retention.minutes", "10080")], "offsets.retention.minutes"))
 
 
 def created_configs(d, ok_if):

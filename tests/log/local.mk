@@ -66,3 +66,9 @@ tests_log_test_log_clean_crash_SOURCES = tests/log/test_log_clean_crash.c
 tests_log_test_log_clean_crash_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_clean_crash_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_clean_crash
+# What the admin APIs ask of a log (issue 15): epoch end offsets, size, producers.
+check_PROGRAMS += tests/log/test_log_describe
+tests_log_test_log_describe_SOURCES = tests/log/test_log_describe.c
+tests_log_test_log_describe_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_describe_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_describe

@@ -32,3 +32,6 @@ if !SANITIZERS
 TESTS += tests/multibroker/acl_follow.sh
 endif
 EXTRA_DIST += tests/multibroker/acl_follow.sh tests/multibroker/acl_follow.py
+# The partition admin APIs answered by the partition's leader only (issue 15).
+TESTS += tests/multibroker/admin_leader.sh
+EXTRA_DIST += tests/multibroker/admin_leader.sh
