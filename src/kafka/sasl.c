@@ -91,6 +91,16 @@ unsigned kaas_sasl_mech_bit(const char *name)
 	return 0;
 }
 
+int kaas_sasl_wants_token(struct kaas_sasl *s)
+{
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	int wants = s->state == S_MECH || s->state == S_SCRAM_FINAL;
+	pthread_mutex_unlock(&s->mu);
+	return wants;
+}
+
 int16_t kaas_sasl_handshake(struct kaas_conn_security *sec, unsigned enabled, const char *mech,
 			    int16_t version)
 {
