@@ -25,10 +25,11 @@
 #           assignment, its leave until the survivor holds everything, median
 #           of 10 each, at librdkafka's default heartbeat interval (3 s) and at
 #           500 ms; the heartbeat interval bounds both from below
-#  tls      (opt-in view "tls", local volume) one broker with a PLAINTEXT
-#           and an SSL listener: produce 1 KiB x 1 producer, acks=-1, over
-#           each (plaintext, SSL, plaintext, SSL; the means are shown) and a
-#           full read of the topic over each; the SSL/PLAINTEXT ratios
+#  tls      (opt-in view "tls", local volume) one broker with a PLAINTEXT,
+#           an SSL and a SASL_SSL (SCRAM-SHA-512) listener: produce 1 KiB x
+#           1 producer, acks=-1, over each (two rounds of the three; the
+#           means are shown) and a full read of the topic over each; the
+#           SSL/PLAINTEXT and SASL_SSL/PLAINTEXT ratios
 #  failover three brokers on one directory: kill -9 the leader of a partition
 #           under a running producer, time to the first acknowledgement by
 #           the new leader (bench/failover.sh), for a small
@@ -399,27 +400,33 @@ bench_tls() {
 		-extfile <(printf 'subjectAltName=IP:127.0.0.1\n') 2>/dev/null ||
 		{ row tls - - - "openssl could not make the certificates" - - - - - - - -; return; }
 	cat "$d/pki/broker.key" "$d/pki/broker.pem" >"$d/pki/keystore.pem"
-	printf '%s\n' "listeners = PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0" \
+	printf '%s\n' "listeners = PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0" \
 		"ssl.keystore.location = $d/pki/keystore.pem" \
+		"sasl.enabled.mechanisms = SCRAM-SHA-512" \
 		"allow.everyone.if.no.acl.found = true" >"$d/kaas.conf"
+	echo bench-pw | "$build/kaasctl" --data "$d/data" --cluster-dir "$d/cluster" user add bench \
+		--mechanism SCRAM-SHA-512 >/dev/null || { say "kaasctl user add failed"; exit 1; }
 	"$kaasd" --data "$d/data" --cluster-dir "$d/cluster" --config "$d/kaas.conf" \
 		--log-level info >/dev/null 2>"$log" &
 	KAASD_PID=$!
-	local i pp= sp=
+	local i pp= sp= qp=
 	for i in $(seq 1 200); do
 		pp=$(sed -n 's/.* listener PLAINTEXT (PLAINTEXT) on [^ ]*:\([0-9]*\),.*/\1/p' "$log" | head -n1)
 		sp=$(sed -n 's/.* listener SSL (SSL) on [^ ]*:\([0-9]*\),.*/\1/p' "$log" | head -n1)
-		grep -q "listening on" "$log" && [ -n "$pp" ] && [ -n "$sp" ] && break
+		qp=$(sed -n 's/.* listener SASL_SSL (SASL_SSL) on [^ ]*:\([0-9]*\),.*/\1/p' "$log" | head -n1)
+		grep -q "listening on" "$log" && [ -n "$pp" ] && [ -n "$sp" ] && [ -n "$qp" ] && break
 		kill -0 "$KAASD_PID" 2>/dev/null || { cat "$log" >&2; say "kaasd (tls) exited at start"; exit 1; }
 		sleep 0.1
 	done
 	local ssl="security.protocol=ssl,ssl.ca.location=$d/pki/ca.pem"
+	local sasl="security.protocol=sasl_ssl,ssl.ca.location=$d/pki/ca.pem,sasl.mechanisms=SCRAM-SHA-512,sasl.username=bench,sasl.password=bench-pw"
 	local -A mbps=() msgs=()
 	local round proto port conf j first_msgs=0
 	for round in 1 2; do
-		for proto in plaintext ssl; do
+		for proto in plaintext ssl sasl_ssl; do
 			port=$pp conf=
 			[ $proto = ssl ] && port=$sp conf=$ssl
+			[ $proto = sasl_ssl ] && port=$qp conf=$sasl
 			progress "tls: produce 1024 B x 1 producer, acks=-1, ${secs}s over $proto (round $round)"
 			j=$(KAAS_BENCH_KAFKA_CONF=$conf "$kafkab" produce "127.0.0.1:$port" "tls-$proto-$round" 1024 1 \
 				"$secs" 1000000000000) || say "warning: tls produce over $proto reported failures"
@@ -429,17 +436,19 @@ bench_tls() {
 			ROWS_TLS+=("{\"op\":\"produce\",\"protocol\":\"$proto\",\"round\":$round,\"result\":$j}")
 		done
 	done
-	for proto in plaintext ssl; do
+	for proto in plaintext ssl sasl_ssl; do
 		row tls "produce-$proto" 1024 1 "${msgs[$proto]}" "${mbps[$proto]}" - - - - - - -
 		say "  tls: produce over $proto: ${msgs[$proto]} msgs/s, ${mbps[$proto]} MB/s"
 	done
 	say "  tls: produce SSL/PLAINTEXT = $(ratio "${mbps[ssl]}" "${mbps[plaintext]}")"
+	say "  tls: produce SASL_SSL/PLAINTEXT = $(ratio "${mbps[sasl_ssl]}" "${mbps[plaintext]}")"
 	# A full read of the first round's plaintext topic over each listener.
 	local n=$first_msgs
 	local -A cmb=()
-	for proto in plaintext ssl; do
+	for proto in plaintext ssl sasl_ssl; do
 		port=$pp conf=
 		[ $proto = ssl ] && port=$sp conf=$ssl
+		[ $proto = sasl_ssl ] && port=$qp conf=$sasl
 		progress "tls: consume $n messages over $proto"
 		j=$(KAAS_BENCH_KAFKA_CONF=$conf "$kafkab" consume "127.0.0.1:$port" tls-plaintext-1 "$n") ||
 			say "warning: tls consume over $proto reported failures"
@@ -448,7 +457,8 @@ bench_tls() {
 		say "  tls: consume over $proto: ${cmb[$proto]} MB/s"
 	done
 	say "  tls: consume SSL/PLAINTEXT = $(ratio "${cmb[ssl]}" "${cmb[plaintext]}")"
-	ROWS_TLS+=("{\"op\":\"summary\",\"produce_MBps\":{\"plaintext\":${mbps[plaintext]},\"ssl\":${mbps[ssl]}},\"produce_ratio\":$(ratio "${mbps[ssl]}" "${mbps[plaintext]}"),\"consume_MBps\":{\"plaintext\":${cmb[plaintext]},\"ssl\":${cmb[ssl]}},\"consume_ratio\":$(ratio "${cmb[ssl]}" "${cmb[plaintext]}")}")
+	say "  tls: consume SASL_SSL/PLAINTEXT = $(ratio "${cmb[sasl_ssl]}" "${cmb[plaintext]}")"
+	ROWS_TLS+=("{\"op\":\"summary\",\"produce_MBps\":{\"plaintext\":${mbps[plaintext]},\"ssl\":${mbps[ssl]}},\"produce_ratio\":$(ratio "${mbps[ssl]}" "${mbps[plaintext]}"),\"consume_MBps\":{\"plaintext\":${cmb[plaintext]},\"ssl\":${cmb[ssl]}},\"consume_ratio\":$(ratio "${cmb[ssl]}" "${cmb[plaintext]}"),\"sasl_ssl\":{\"produce_MBps\":${mbps[sasl_ssl]},\"produce_ratio\":$(ratio "${mbps[sasl_ssl]}" "${mbps[plaintext]}"),\"consume_MBps\":${cmb[sasl_ssl]},\"consume_ratio\":$(ratio "${cmb[sasl_ssl]}" "${cmb[plaintext]}")}}")
 	kaasd_stop
 }
 
@@ -557,7 +567,7 @@ for v in "${want_views[@]}"; do
 		;;
 	tls)
 		bench_tls
-		VIEW_STATUS+=("\"tls\":\"measured (PLAINTEXT and SSL listeners of one broker, local volume)\"")
+		VIEW_STATUS+=("\"tls\":\"measured (PLAINTEXT, SSL and SASL_SSL listeners of one broker, local volume)\"")
 		;;
 	*) say "scripts/bench: unknown view '$v' (local, faultfs, nfs, kernel-nfs, rebalance, tls)"; exit 2 ;;
 	esac

@@ -27,15 +27,34 @@ int kaas_api_sasl_handshake(struct kaas_req *req)
 	for (unsigned bit = 1; bit <= KAAS_SASL_SCRAM_SHA_512; bit <<= 1)
 		if (enabled & bit)
 			kaas_kw_str(w, f, kaas_sasl_mech_name(bit));
-	/* v0 would go on with raw tokens (no SaslAuthenticate header), which
-	 * kaas does not read: a v0 handshake is answered, then the next frame
-	 * fails to parse and closes the connection.  Clients that see
-	 * SaslAuthenticate in ApiVersions (librdkafka, Java) use v1. */
+	/* After v0 the client's tokens come bare (the server reads the next
+	 * frame as one: request.h `raw`). */
 	return err == KAAS_KERR_NONE ? KAAS_REQ_RESPOND : KAAS_REQ_RESPOND_CLOSE;
+}
+
+/* A raw token after SaslHandshake v0: the answer is the server's token
+ * alone (the server frames it); a failure closes the connection with no
+ * answer, as Kafka does in that framing. */
+static int raw_token(struct kaas_req *req)
+{
+	struct kaas_sasl_step st;
+	size_t n = kaas_kr_left(&req->r);
+	kaas_sasl_authenticate(kaas_conn_security_rw(req->conn), req->broker,
+			       kaas_conn_peer(req->conn), n ? req->r.p : (const uint8_t *)"", n, &st);
+	if (st.error) {
+		free(st.out);
+		return KAAS_REQ_CLOSE;
+	}
+	if (st.out_len)
+		kaas_kw_raw(&req->w, st.out, st.out_len);
+	free(st.out);
+	return KAAS_REQ_RESPOND;
 }
 
 int kaas_api_sasl_authenticate(struct kaas_req *req)
 {
+	if (req->raw)
+		return raw_token(req);
 	KAAS_REQ_IO(req);
 	struct kaas_kslice tok = kaas_kr_nbytes(r, f);
 	kaas_kr_tags(r, f);

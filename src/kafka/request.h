@@ -64,6 +64,9 @@ struct kaas_req {
 	size_t zc_bytes;          /* bytes of all pieces */
 	uint64_t start_ms;
 	uint64_t start_ns;        /* metrics: dispatch time (0 while metrics are off) */
+	int raw;                  /* a raw SASL token after SaslHandshake v0: no
+	                             request header; answered [int32 size][bytes],
+	                             without a response header (api_sasl.c) */
 	int16_t error_code;       /* metrics: the first non-zero partition error of a
 	                             Produce or Fetch response (kafka/req_metrics.h) */
 };

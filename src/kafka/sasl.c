@@ -91,6 +91,16 @@ unsigned kaas_sasl_mech_bit(const char *name)
 	return 0;
 }
 
+int kaas_sasl_wants_token(struct kaas_sasl *s)
+{
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	int wants = s->state == S_MECH || s->state == S_SCRAM_FINAL;
+	pthread_mutex_unlock(&s->mu);
+	return wants;
+}
+
 int16_t kaas_sasl_handshake(struct kaas_conn_security *sec, unsigned enabled, const char *mech,
 			    int16_t version)
 {
@@ -413,12 +423,12 @@ static void scram_final(struct kaas_conn_security *sec, struct kaas_sasl *s,
 	}
 	/* The proof is the last attribute. */
 	const char *pp = NULL;
-	for (const char *q = end - 1; q > msg + 2; q--)
+	for (const char *q = end - 2; q > msg; q--)
 		if (q[0] == 'p' && q[1] == '=' && q[-1] == ',') {
 			pp = q;
 			break;
 		}
-	if (!pp || pp < p - 1 ||
+	if (!pp || pp < p ||
 	    kaas_b64_decode(pp + 2, (size_t)(end - pp - 2), proof, sizeof(proof)) != (int)klen) {
 		fail(s, st, peer, "malformed proof");
 		return;

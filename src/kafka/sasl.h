@@ -46,6 +46,10 @@ void kaas_sasl_free(struct kaas_sasl *s);
 int16_t kaas_sasl_handshake(struct kaas_conn_security *sec, unsigned enabled, const char *mech,
 			    int16_t version);
 
+/* Does the exchange wait for a client token (a handshake done, the
+ * exchange not finished)?  NULL: no. */
+int kaas_sasl_wants_token(struct kaas_sasl *s);
+
 /* What one SaslAuthenticate step answers. */
 struct kaas_sasl_step {
 	int16_t error;            /* Kafka error code */

@@ -46,6 +46,13 @@ struct kaas_conn_security *kaas_conn_security_rw(struct kaas_conn *c)
 	return c ? &c->sec : NULL;
 }
 
+int kaas_conn_raw_next(struct kaas_conn *c)
+{
+	/* The client sends a token only after the answer to the last one,
+	 * so the exchange's state is settled when its frame arrives. */
+	return c->sasl_v0 && kaas_sasl_wants_token(c->sec.sasl);
+}
+
 /* ------------------------------------------------------ connections */
 
 void kaas_conn_unref(struct kaas_conn *c)
@@ -255,7 +262,7 @@ void kaas_conn_flush(struct kaas_conn *c)
 		}
 		wc->c = c;
 		wc->req = req;
-		size_t hl = req->hdr.resp_tags ? 9 : 8;
+		size_t hl = req->raw ? 4 : req->hdr.resp_tags ? 9 : 8;
 		uint32_t size = (uint32_t)(hl - 4 + req->w.len);
 		uint32_t corr = (uint32_t)req->hdr.correlation_id;
 		for (int i = 0; i < 4; i++) {
@@ -351,7 +358,7 @@ static void conn_frames(struct kaas_conn *c)
 		const uint8_t *p = c->rbuf + pos;
 		int32_t size = (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
 					 ((uint32_t)p[2] << 8) | p[3]);
-		if (size < 10 || (size_t)size > b->cfg.max_request_bytes) {
+		if (size < (kaas_conn_raw_next(c) ? 0 : 10) || (size_t)size > b->cfg.max_request_bytes) {
 			char why[96];
 			snprintf(why, sizeof(why), "frame size %d outside [10, %zu]", size,
 				 b->cfg.max_request_bytes);

@@ -150,6 +150,15 @@ static void pool_done(void *arg, int status)
 void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
 {
 	req->start_ns = kaas_metrics_enabled() ? kaas_metrics_now_ns() : 0;
+	if (kaas_conn_raw_next(c)) {
+		/* After SaslHandshake v0 the client sends its tokens bare (the
+		 * v0 framing of Kafka's SASL; kafka-python uses it). */
+		req->raw = 1;
+		req->hdr.api_key = KAAS_API_SASL_AUTHENTICATE;
+		if (kaas_pool_queue(req->broker, pool_work, pool_done, req) < 0)
+			kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
 	int rc = kaas_req_header_parse(&req->r, &req->hdr);
 	if (rc < 0) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
@@ -177,6 +186,8 @@ void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
+	if (req->hdr.api_key == KAAS_API_SASL_HANDSHAKE)
+		c->sasl_v0 = req->hdr.api_version == 0;
 	if (e->loop) {
 		e->loop(req);
 		return;

@@ -48,6 +48,9 @@ struct kaas_conn {
 	struct kaas_req *head, *tail;
 	size_t queued;
 	int closing;
+	int sasl_v0;              /* the last SaslHandshake was v0: while its
+	                             exchange wants a token, frames are raw SASL
+	                             tokens (Kafka's v0 framing; kaas_conn_raw_next) */
 	int close_after;          /* a RESPOND_CLOSE answer is being written:
 	                             closed when the writes are done */
 	int reading;
@@ -113,6 +116,8 @@ void kaas_conn_close(struct kaas_conn *c, const char *why);
 void kaas_conn_read_stop(struct kaas_conn *c);
 /* Send every finished request at the head of the queue, in order. */
 void kaas_conn_flush(struct kaas_conn *c);
+/* Is the next frame of c a raw SASL token (after SaslHandshake v0)? */
+int kaas_conn_raw_next(struct kaas_conn *c);
 /* Drop a connection reference (the last one frees it). */
 void kaas_conn_unref(struct kaas_conn *c);
 /* The uv_close callback of a connection's handle. */

@@ -6,8 +6,16 @@
  * handler against a broker with an empty topic registry in a scratch
  * directory (auto-creation off, "draining" so Fetch never parks); the
  * bytes after the header are also fed to the RecordBatch validator.
- * Create/Delete/CreatePartitions are left out: they would create
- * directories on every input.
+ * Create/Delete/CreatePartitions and AlterUserScramCredentials are left
+ * out: they would write to the volume on every input.
+ *
+ * SASL: one connection's security state lives across inputs, as on a
+ * SASL_PLAINTEXT listener: every request passes the gate
+ * (kaas_security_admit, the requests before authentication; its answer is
+ * not enforced, so the other handlers stay reachable), a SaslHandshake
+ * starts a fresh exchange, and SaslAuthenticate continues it against a
+ * stored user "fuzz" (password "fuzz-pw", SCRAM-SHA-256 and PLAIN), so an
+ * input sequence can reach each step of PLAIN and SCRAM.
  *
  * It links the protocol and broker libraries but no server: the request
  * seam's few functions are defined here.
@@ -24,11 +32,14 @@
 #include <string.h>
 
 #include "broker/broker.h"
+#include "broker/credentials.h"
+#include "cluster/credential_store.h"
 #include "broker/groups/groups.h"
 #include "util/logger.h"
 #include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
+#include "kafka/sasl.h"
 #include "kafka/security.h"
 #include "testdir.h"
 
@@ -128,6 +139,16 @@ const struct kaas_conn_security *kaas_conn_security(const struct kaas_conn *c)
 	return NULL;
 }
 
+/* The one SASL connection (see the top). */
+static struct kaas_conn_security sasl_sec = { .listener = "SASL",
+					      .protocol = KAAS_SEC_SASL_PLAINTEXT };
+
+struct kaas_conn_security *kaas_conn_security_rw(struct kaas_conn *c)
+{
+	(void)c;
+	return &sasl_sec;
+}
+
 static struct kaas_broker broker;
 static char *scratch;
 
@@ -158,6 +179,13 @@ static void setup(void)
 	if (kaas_groups_init(&broker, &broker.groups) < 0)
 		abort();
 	strcpy(broker.cluster_id, "fuzz");
+	broker.cfg.sec.sasl_mechanisms = KAAS_SASL_PLAIN | KAAS_SASL_SCRAM_SHA_256 |
+					 KAAS_SASL_SCRAM_SHA_512;
+	struct kaas_scram_cred cred = { 0 };
+	if (!(broker.creds = kaas_creds_new(broker.cluster, 1000)) ||
+	    kaas_scram_from_password(KAAS_SCRAM_SHA_256, "fuzz-pw", 7, 4096, &cred) < 0 ||
+	    kaas_cred_put(broker.cluster, "fuzz", &cred) < 0 || !(sasl_sec.sasl = kaas_sasl_new()))
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -182,7 +210,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct kaas_batch_summary sum;
 		(void)kaas_batch_validate(req->r.p, kaas_kr_left(&req->r), 1 << 20, &sum, NULL);
 		int answered = kaas_api_answered(req->hdr.api_key, req->hdr.api_version);
+		(void)kaas_security_admit(&sasl_sec, req);
+		if (answered && req->hdr.api_key == KAAS_API_SASL_HANDSHAKE) {
+			kaas_sasl_free(sasl_sec.sasl);
+			sasl_sec.authenticated = 0;
+			sasl_sec.session_end_ms = 0;
+			if (!(sasl_sec.sasl = kaas_sasl_new()))
+				abort();
+		}
 		switch (answered ? req->hdr.api_key : -1) {
+		case KAAS_API_SASL_HANDSHAKE: kaas_api_sasl_handshake(req); break;
+		case KAAS_API_SASL_AUTHENTICATE: kaas_api_sasl_authenticate(req); break;
+		case KAAS_API_DESCRIBE_USER_SCRAM_CREDENTIALS:
+			kaas_api_describe_user_scram_credentials(req);
+			break;
 		case KAAS_API_API_VERSIONS: kaas_api_versions(req); break;
 		case KAAS_API_METADATA: kaas_api_metadata(req); break;
 		case KAAS_API_LIST_OFFSETS: kaas_api_list_offsets(req); break;
@@ -251,6 +292,8 @@ int main(int argc, char **argv)
 		kaas_dirlist_free(&l);
 		kaas_substrate_close(dir);
 	}
+	kaas_sasl_free(sasl_sec.sasl);
+	kaas_creds_free(broker.creds);
 	kaas_topics_close(broker.topics);
 	kaas_substrate_close(broker.cluster);
 	kaas_substrate_close(broker.data);

@@ -14,9 +14,10 @@ SECURITY_TESTS = tests/security/config_errors.sh tests/security/tls_roundtrip.sh
 # tests (kcat, confluent-kafka) in the normal suite only.
 SECURITY_TESTS += tests/security/sasl_wire.sh
 if !SANITIZERS
-SECURITY_TESTS += tests/security/sasl_kcat.sh tests/security/sasl_confluent.sh
+SECURITY_TESTS += tests/security/sasl_kcat.sh tests/security/sasl_confluent.sh \
+	tests/security/sasl_kafka_python.sh
 endif
 TESTS += tests/security/test_broker_listeners tests/security/test_authz $(SECURITY_TESTS)
 EXTRA_DIST += tests/security/tls-lib.sh $(SECURITY_TESTS) tests/security/sasl_wire.py \
 	tests/security/sasl_confluent.py tests/security/sasl_kcat.sh tests/security/sasl_confluent.sh \
-	tests/security/acl_matrix.py
+	tests/security/acl_matrix.py tests/security/sasl_kafka_python.sh tests/security/sasl_kafka_python.py

@@ -152,6 +152,21 @@ scram(c, "SCRAM-SHA-512", "alice", PW)
 err, _ = scram(c, "SCRAM-SHA-256", "alice", PW)
 check(err == 34, "re-authentication with another mechanism: %r" % err)
 
+# SaslHandshake v0: the tokens then come bare, [size][token], and so do
+# the answers; a wrong one closes the connection with no answer.
+import struct  # noqa: E402
+c = Conn(HP)
+check(c.call("SaslHandshake", 0, {"Mechanism": "PLAIN"})["ErrorCode"] == 0, "v0 handshake")
+tok = b"\0alice\0" + PW.encode()
+c.s.sendall(struct.pack(">i", len(tok)) + tok)
+check(c.recv(4) == b"\0\0\0\0", "raw PLAIN: not an empty token")
+check(metadata(c) is not None, "Metadata after a raw PLAIN exchange")
+c = Conn(HP)
+c.call("SaslHandshake", 0, {"Mechanism": "PLAIN"})
+tok = b"\0alice\0wrong"
+c.s.sendall(struct.pack(">i", len(tok)) + tok)
+check(closed(c), "raw PLAIN with a wrong password: not closed (or answered)")
+
 # A credential stored over the wire is used at once on this broker.
 c = Conn(HP)
 scram(c, "SCRAM-SHA-512", "alice", PW)
