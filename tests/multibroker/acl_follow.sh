@@ -1,7 +1,8 @@
 #!/bin/bash
 # ACLs (issue 17) made through one broker with kafka-python's admin client
 # are enforced by another within a heartbeat or so, and removals likewise
-# (tests/multibroker/acl_follow.py prints the delays).
+# (tests/multibroker/acl_follow.py prints the delays); CreateAcls on both
+# brokers at once loses and doubles nothing (one document per binding).
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 PY=/usr/bin/python3
 $PY -c 'import kafka' 2>/dev/null || kaas_skip "python3-kafka (kafka-python) is not installed"
