@@ -4,10 +4,11 @@
  * The table in authz_table.c is the one place that says, for every API kaasd
  * serves, what it needs (resource type and operation, as Kafka defines
  * them) and that its handler checks it before it touches anything.  An
- * API without an entry fails closed: kaas_authz_admit refuses it (the
- * connection is closed) for everyone but super users while the authorizer
- * is on; tests/security/test_authz_table asserts every served API has an
- * entry.  Adding an API: give it an entry here, and in its handler call
+ * API without an entry fails closed: kaas_authz_admit lets it through only
+ * to a principal allowed CLUSTER_ACTION on the cluster (super users; with
+ * no cluster binding, allow.everyone.if.no.acl.found decides), else the
+ * connection is closed; tests/security/test_authz asserts every served API
+ * has an entry.  Adding an API: give it an entry here, and in its handler call
  * kaas_req_allowed for each resource before using it, answering Kafka's
  * error (TOPIC_/GROUP_/CLUSTER_/TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
  */
@@ -45,7 +46,7 @@ extern const struct kaas_authz_api kaas_authz_table[];
 const struct kaas_authz_api *kaas_authz_api_find(int16_t key);
 
 /* May the request go to its handler?  1 yes (the API has an entry, or the
- * authorizer is off, or the principal is a super user), 0 no (logged). */
+ * principal may CLUSTER_ACTION the cluster: see above), 0 no (logged). */
 int kaas_authz_admit(struct kaas_req *req);
 
 /* May the request's principal, from its host, do op on (type, name)?

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cluster/acl_store.h"
 #include "cluster/assignment.h"
 #include "cluster/group_store.h"
 #include "cluster/membership.h"
@@ -138,6 +139,20 @@ static void group_dir(struct kv_report *r, const char *path, const char *name)
 	kaas_dirlist_free(&l);
 }
 
+/* acls/<32 hex>.json: a binding whose content hashes to its name (an
+ * unreadable one makes every broker refuse all but super users). */
+static void acl_doc(struct kv_report *r, const char *path, const char *name)
+{
+	(void)path;
+	if (strlen(name) != 37 || strcmp(name + 32, ".json") != 0)
+		return;
+	struct kaas_acl a;
+	int rc = kaas_acl_store_read(r->k->cluster, name, &a);
+	if (rc == 0)
+		kaas_acl_clear(&a);
+	report_rc(r, path, rc);
+}
+
 /* Leftovers only, one level down (topic-incarnations/<name>/, slot-epochs/<t>/). */
 static void leftovers_below(struct kv_report *r, const char *path, const char *name)
 {
@@ -166,6 +181,7 @@ void kv_cluster(struct kv_report *r, const char *topic)
 	walk_dir(r, KAAS_CONTROLLER_DIR, NULL);
 	walk_dir(r, "producer-ids", NULL);
 	walk_dir(r, "leader-epochs", NULL);
+	walk_dir(r, KAAS_ACLS_DIR, acl_doc);
 	walk_dir(r, "topic-incarnations", leftovers_below);
 	walk_dir(r, KAAS_SLOT_EPOCHS_DIR, leftovers_below);
 }

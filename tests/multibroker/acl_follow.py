@@ -7,6 +7,7 @@ allow.everyone.if.no.acl.found is true, so a DENY is what changes things.
 Prints the delays measured; exit 1 with FAIL lines otherwise."""
 import os
 import sys
+import threading
 import time
 
 from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType,
@@ -89,6 +90,40 @@ def main(b1, b2, heartbeat_ms):
     if len(acls) != 1:
         fail("after delete_acls: %r" % acls)
     admin.close()
+    concurrent(b1, b2)
+
+
+def concurrent(b1, b2):
+    """CreateAcls on both brokers at once, 8 rounds of 10 bindings each
+    (one shared by both in every round): nothing is lost, nothing doubled."""
+    def binding(name):
+        return {"ResourceType": 3, "ResourceName": name, "ResourcePatternType": 3,
+                "Principal": "User:c", "Host": "*", "Operation": 3, "PermissionType": 3}
+
+    def run(broker, tag, errors):
+        c = Conn(broker)
+        for r in range(8):
+            names = ["%s-%d-%d" % (tag, r, i) for i in range(9)] + ["both-%d" % r]
+            d = c.call("CreateAcls", 3, {"Creations": [binding(n) for n in names]})
+            errors.extend(x["ErrorCode"] for x in d["Results"] if x["ErrorCode"])
+    errors = []
+    threads = [threading.Thread(target=run, args=(b, t, errors)) for b, t in ((b1, "x"), (b2, "y"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    d = Conn(b1).call("DescribeAcls", 3, {"ResourceTypeFilter": 3, "ResourceNameFilter": None,
+                                          "PatternTypeFilter": 1, "PrincipalFilter": "User:c",
+                                          "HostFilter": None, "Operation": 1, "PermissionType": 1})
+    names = sorted(r["ResourceName"] for r in d["Resources"] for _ in r["Acls"])
+    want = sorted(["%s-%d-%d" % (t, r, i) for t in "xy" for r in range(8) for i in range(9)] +
+                  ["both-%d" % r for r in range(8)])
+    if errors or names != want:
+        fail("concurrent CreateAcls: errors %r, %d bindings (want %d), missing %r, extra %r"
+             % (errors, len(names), len(want), sorted(set(want) - set(names))[:5],
+                sorted(set(names) - set(want))[:5]))
+    else:
+        print("concurrent CreateAcls on two brokers: all %d bindings, none doubled" % len(want))
 
 
 if __name__ == "__main__":

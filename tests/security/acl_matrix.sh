@@ -37,4 +37,6 @@ echo granted | kssl "${alice[@]}" -m 10 -P -t mt || kaas_fail "alice cannot prod
 ls "$KAAS_SCRATCH/data/__cluster/acls" | grep -Eq '^[0-9a-f]{32}\.json$' ||
 	kaas_fail "no ACL documents under __cluster/acls"
 kaasd_stop
+"$KAASCTL" --data "$KAAS_SCRATCH/data" verify >"$KAAS_SCRATCH/verify.out" ||
+	kaas_fail "kaasctl verify after the matrix: $(cat "$KAAS_SCRATCH/verify.out")"
 exit 0
