@@ -227,6 +227,8 @@ int lt_walk_records(const unsigned char *buf, size_t len, lt_record_cb cb, void 
 		pos += (size_t)h.batch_length + 12;
 	}
 	return pos == len ? 0 : -1;
+}
+
 int lt_fx_setup(void **state, const char *tag)
 {
 	struct lt_fx *f = calloc(1, sizeof *f);
