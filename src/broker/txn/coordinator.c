@@ -144,6 +144,12 @@ int kaas_txns_init_producer(struct kaas_txns *t, const char *txn_id, int32_t tim
 		rc = check_producer(d, req_pid, req_epoch);
 	else if (req_pid >= 0)
 		rc = KAAS_ETXN_PID_MAPPING;
+	/* KIP-360: a producer whose transaction timed out (aborted here at its
+	 * epoch + 1, nothing since) may recover with its own epoch; one fenced by
+	 * another InitProducerId is 2 behind and the state is not CompleteAbort. */
+	if (rc == KAAS_ETXN_FENCED && d->state == KAAS_TXN_COMPLETE_ABORT &&
+	    req_epoch == d->producer_epoch - 1)
+		rc = 0;
 	if (rc == 0)
 		rc = settle_previous(t, e);
 	if (rc == 0 && d->state == KAAS_TXN_ONGOING) {
