@@ -21,6 +21,7 @@
  *       Reads every partition from the beginning to its end (partition EOF),
  *       writing "TOPIC PARTITION OFFSET VALUE" lines.  Exit 0 when every
  *       partition reached its end within TIMEOUT_S (default 120), 1 otherwise.
+ *       CHAOS_ISOLATION=read_committed: reads with that isolation level.
  *   chaos_client group BOOTSTRAP GROUP TOPICS MEMBER PREFIX [DRAIN_S]
  *       A member of consumer group GROUP (subscribe, manual commits) until
  *       SIGTERM (then it leaves the group).  Appends every record it is given
@@ -305,6 +306,9 @@ static int consume(const char *bootstrap, const struct topics *t, const char *fi
 	rd_kafka_conf_set(c, "group.id", "chaos-checker", err, sizeof(err));
 	rd_kafka_conf_set(c, "enable.auto.commit", "false", err, sizeof(err));
 	rd_kafka_conf_set(c, "auto.offset.reset", "earliest", err, sizeof(err));
+	const char *iso = getenv("CHAOS_ISOLATION"); /* read_committed: the txn workload */
+	if (iso && *iso)
+		rd_kafka_conf_set(c, "isolation.level", iso, err, sizeof(err));
 	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, c, err, sizeof(err));
 	if (!rk) {
 		fprintf(stderr, "chaos_client: %s\n", err);

@@ -415,6 +415,20 @@ void kaas_logi_metrics_commit(const struct round *r, uint64_t t0, int rc);
 void kaas_logi_metrics_recovering(int delta);
 /* Load producer-state.json; *from = the offset it covers up to. */
 int kaas_pstate_load(struct kaas_log *log, int64_t *from);
+/* Waiting for one completion (the _sync forms): init, pass
+ * kaas_logi_wait_cb with w as the callback, then kaas_logi_wait_end(w, the
+ * queueing call's result): that result if it failed (the callback never
+ * runs), else the callback's; w is finished either way. */
+struct kaas_logi_wait {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+	int64_t result;
+};
+void kaas_logi_wait_init(struct kaas_logi_wait *w);
+void kaas_logi_wait_cb(void *arg, int64_t result);
+int64_t kaas_logi_wait_end(struct kaas_logi_wait *w, int rc);
+
 /* The aborted-transaction index beside the segments (log_txn.c), derived
  * data named by the producer snapshot ("aborted_index_at": the index's
  * next_offset; no abort lies between it and the snapshot's).

@@ -197,57 +197,24 @@ int kaas_log_append_marker(struct kaas_log *log, int64_t producer_id, int16_t pr
 	return rc;
 }
 
-struct marker_wait {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int done;
-	int64_t result;
-};
-
-static void marker_cb(void *arg, int64_t result)
-{
-	struct marker_wait *w = arg;
-	pthread_mutex_lock(&w->mu);
-	w->done = 1;
-	w->result = result;
-	pthread_cond_signal(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-}
-
 int64_t kaas_log_append_marker_sync(struct kaas_log *log, int64_t producer_id,
 				    int16_t producer_epoch, int commit,
 				    int32_t coordinator_epoch)
 {
-	struct marker_wait w = { .done = 0 };
-	pthread_mutex_init(&w.mu, NULL);
-	pthread_cond_init(&w.cv, NULL);
-	int64_t res;
 	for (;;) {
+		struct kaas_logi_wait w;
+		kaas_logi_wait_init(&w);
 		int rc = kaas_log_append_marker(log, producer_id, producer_epoch, commit,
-						coordinator_epoch, marker_cb, &w);
-		if (rc == -EAGAIN) {
-			/* The same marker is queued: wait until it is durable
-			 * (or the log fails), then answer it. */
-			int wr = kaas_log_wait(log, kaas_log_high_watermark(log), 1000);
-			if (wr < 0) {
-				res = wr;
-				break;
-			}
-			continue;
-		}
-		res = rc;
-		if (rc == 0) {
-			pthread_mutex_lock(&w.mu);
-			while (!w.done)
-				pthread_cond_wait(&w.cv, &w.mu);
-			res = w.result;
-			pthread_mutex_unlock(&w.mu);
-		}
-		break;
+						coordinator_epoch, kaas_logi_wait_cb, &w);
+		int64_t res = kaas_logi_wait_end(&w, rc);
+		if (rc != -EAGAIN)
+			return res;
+		/* The same marker is queued: wait until it is durable (or the
+		 * log fails), then ask again to be answered its offset. */
+		int wr = kaas_log_wait(log, kaas_log_high_watermark(log), 1000);
+		if (wr < 0)
+			return wr;
 	}
-	pthread_mutex_destroy(&w.mu);
-	pthread_cond_destroy(&w.cv);
-	return res;
 }
 
 /* ------------------------------------------------ last stable offset */
@@ -353,6 +320,16 @@ int kaas_txnidx_snapshot(struct kaas_log *log, cJSON **out)
 	if (n != ps->idx_written) {
 		ix = index_body_locked(log, &rc);
 		at = ps->next_offset;
+		/* Forget in memory too what the file leaves out (below the log
+		 * start: the first entries, by marker offset). */
+		size_t drop = 0;
+		while (ix && drop < n && ps->aborted[drop].last_offset < log->log_start)
+			drop++;
+		if (drop) {
+			memmove(ps->aborted, ps->aborted + drop, (n - drop) * sizeof *ps->aborted);
+			ps->naborted -= drop;
+			n -= drop;
+		}
 	}
 	cJSON *body = rc == 0 ? kaas_pstate_to_json(ps) : NULL;
 	pthread_mutex_unlock(&log->mu);

@@ -95,16 +95,17 @@ int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_l
 	return 0;
 }
 
-struct sync_wait {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int done;
-	int64_t result;
-};
-
-static void sync_cb(void *arg, int64_t result)
+void kaas_logi_wait_init(struct kaas_logi_wait *w)
 {
-	struct sync_wait *w = arg;
+	w->done = 0;
+	w->result = 0;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+}
+
+void kaas_logi_wait_cb(void *arg, int64_t result)
+{
+	struct kaas_logi_wait *w = arg;
 	pthread_mutex_lock(&w->mu);
 	w->done = 1;
 	w->result = result;
@@ -112,23 +113,26 @@ static void sync_cb(void *arg, int64_t result)
 	pthread_mutex_unlock(&w->mu);
 }
 
-int64_t kaas_log_append_sync(struct kaas_log *log, const struct kaas_log_batch *b)
+int64_t kaas_logi_wait_end(struct kaas_logi_wait *w, int rc)
 {
-	struct sync_wait w = { .done = 0 };
-	pthread_mutex_init(&w.mu, NULL);
-	pthread_cond_init(&w.cv, NULL);
-	int rc = kaas_log_append(log, b, sync_cb, &w, NULL);
 	int64_t res = rc;
 	if (rc == 0) {
-		pthread_mutex_lock(&w.mu);
-		while (!w.done)
-			pthread_cond_wait(&w.cv, &w.mu);
-		res = w.result;
-		pthread_mutex_unlock(&w.mu);
+		pthread_mutex_lock(&w->mu);
+		while (!w->done)
+			pthread_cond_wait(&w->cv, &w->mu);
+		res = w->result;
+		pthread_mutex_unlock(&w->mu);
 	}
-	pthread_mutex_destroy(&w.mu);
-	pthread_cond_destroy(&w.cv);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
 	return res;
+}
+
+int64_t kaas_log_append_sync(struct kaas_log *log, const struct kaas_log_batch *b)
+{
+	struct kaas_logi_wait w;
+	kaas_logi_wait_init(&w);
+	return kaas_logi_wait_end(&w, kaas_log_append(log, b, kaas_logi_wait_cb, &w, NULL));
 }
 
 /* ------------------------------------------------------------ roll */

@@ -115,3 +115,34 @@ void lt_patch(unsigned char *buf, int64_t base, uint32_t epoch)
 	put64(buf, (uint64_t)base);
 	put32(buf + 12, epoch);
 }
+
+int lt_fx_setup(void **state, const char *tag)
+{
+	struct lt_fx *f = calloc(1, sizeof *f);
+	if (!f || lt_env_init(&f->env, tag) < 0) {
+		free(f);
+		return -1;
+	}
+	f->sub = lt_sub(&f->env);
+	*state = f;
+	return 0;
+}
+
+int lt_fx_teardown(void **state)
+{
+	struct lt_fx *f = *state;
+	kaas_substrate_close(f->sub);
+	lt_env_fini(&f->env);
+	free(f);
+	return 0;
+}
+
+struct kaas_log_config lt_small_cfg(void)
+{
+	struct kaas_log_config c;
+	kaas_log_config_default(&c);
+	c.segment_bytes = 4096;
+	c.index_interval_bytes = 256;
+	c.checkpoint_bytes = 2048;
+	return c;
+}

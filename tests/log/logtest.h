@@ -34,4 +34,15 @@ struct kaas_log_batch lt_desc(const unsigned char *buf, size_t len);
 /* Expected stored form: baseOffset and partitionLeaderEpoch patched. */
 void lt_patch(unsigned char *buf, int64_t base, uint32_t epoch);
 
+/* A cmocka fixture: an lt_env (tag) and one substrate on it. */
+struct lt_fx {
+	struct lt_env env;
+	struct kaas_substrate *sub;
+};
+/* *state = a new lt_fx: 0, or -1. */
+int lt_fx_setup(void **state, const char *tag);
+int lt_fx_teardown(void **state);
+/* Small segments (4 KiB), index every 256 bytes, checkpoint every 2 KiB. */
+struct kaas_log_config lt_small_cfg(void);
+
 #endif

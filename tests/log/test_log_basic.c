@@ -40,15 +40,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static struct kaas_log_config small_cfg(void)
-{
-	struct kaas_log_config c;
-	kaas_log_config_default(&c);
-	c.segment_bytes = 4096;
-	c.index_interval_bytes = 256;
-	c.checkpoint_bytes = 2048;
-	return c;
-}
+#define small_cfg lt_small_cfg
 
 /* Append n batches; returns their patched copies in bufs/lens/offs. */
 struct appended {

@@ -20,38 +20,10 @@
 #include "util/crc32c.h"
 #include "util/status.h"
 
-struct fx {
-	struct lt_env env;
-	struct kaas_substrate *sub;
-};
-
+/* The fixture: lt_fx_setup / lt_fx_teardown (logtest.h). */
 static int setup(void **state)
 {
-	struct fx *f = calloc(1, sizeof *f);
-	if (!f || lt_env_init(&f->env, "txn") < 0)
-		return -1;
-	f->sub = lt_sub(&f->env);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-	kaas_substrate_close(f->sub);
-	lt_env_fini(&f->env);
-	free(f);
-	return 0;
-}
-
-static struct kaas_log_config small_cfg(void)
-{
-	struct kaas_log_config c;
-	kaas_log_config_default(&c);
-	c.segment_bytes = 4096;
-	c.index_interval_bytes = 256;
-	c.checkpoint_bytes = 2048;
-	return c;
+	return lt_fx_setup(state, "txn");
 }
 
 /* Append one batch of `recs` records for pid (-1: plain), transactional
@@ -97,9 +69,9 @@ static void read_marker(struct kaas_log *log, int64_t at, int *attrs, int *type,
 
 static void test_marker_once_and_lso(void **state)
 {
-	struct fx *f = *state;
+	struct lt_fx *f = *state;
 	struct kaas_log *log;
-	struct kaas_log_config c = small_cfg();
+	struct kaas_log_config c = lt_small_cfg();
 	assert_int_equal(kaas_log_open(f->sub, f->env.dir, 1, &c, &log), 0);
 	put(log, -1, 0, 0, 2, 0);                          /* 0..1 plain */
 	assert_int_equal(kaas_log_last_stable_offset(log), 2);
@@ -184,9 +156,9 @@ static void check_index(struct kaas_log *log, int64_t pid, int64_t first, int64_
 
 static void test_aborted_index(void **state)
 {
-	struct fx *f = *state;
+	struct lt_fx *f = *state;
 	struct kaas_log *log;
-	struct kaas_log_config c = small_cfg();
+	struct kaas_log_config c = lt_small_cfg();
 	assert_int_equal(kaas_log_open(f->sub, f->env.dir, 1, &c, &log), 0);
 	int64_t first = put(log, 9, 0, 0, 2, 1);
 	/* Enough plain data in between to roll segments and checkpoint. */
@@ -225,8 +197,8 @@ static void test_aborted_index(void **state)
 
 static void test_open_txn_recovered(void **state)
 {
-	struct fx *f = *state;
-	struct kaas_log_config c = small_cfg();
+	struct lt_fx *f = *state;
+	struct kaas_log_config c = lt_small_cfg();
 	struct kaas_substrate *ha = lt_sub(&f->env), *hb = lt_sub(&f->env), *hc = lt_sub(&f->env);
 	struct kaas_log *a, *b, *l3;
 	assert_int_equal(kaas_log_open(ha, f->env.dir, 1, &c, &a), 0);
@@ -273,9 +245,9 @@ static void test_open_txn_recovered(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_marker_once_and_lso, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_aborted_index, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open_txn_recovered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_marker_once_and_lso, setup, lt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_aborted_index, setup, lt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_open_txn_recovered, setup, lt_fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
