@@ -106,10 +106,13 @@ int kaas_sweeper_pass(struct kaas_sweeper *sw, struct kaas_agent *agent,
 	struct pass p = { .sw = sw };
 	static const char *const cluster_dirs[] = { "", KAAS_BROKERS_DIR, "topics", "controller",
 						    "producer-ids", "leader-epochs", KAAS_GROUPS_DIR,
-						    "acls" };
+						    "acls",
+						    /* transactions (txn-coord) */
+						    "txn-markers", "txns" };
 	for (size_t i = 0; i < sizeof cluster_dirs / sizeof *cluster_dirs; i++)
 		sweep_dir(&p, cluster, cluster_dirs[i]);
 	sweep_subdirs(&p, cluster, KAAS_GROUPS_DIR, NULL);
+	sweep_subdirs(&p, cluster, "txns", NULL); /* txn-coord: txns/<enc>/ */
 	if (data)
 		sweep_subdirs(&p, data, "", DATA_CLUSTER_DIR);
 

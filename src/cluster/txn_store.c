@@ -218,6 +218,7 @@ static cJSON *doc_json(const struct kaas_txn_doc *d)
 	kaas_json_add_i64(b, "producer_id", d->producer_id);
 	kaas_json_add_i64(b, "producer_epoch", d->producer_epoch);
 	kaas_json_add_i64(b, "timeout_ms", d->timeout_ms);
+	kaas_json_add_i64(b, "timed_out_epoch", d->timed_out_epoch);
 	cJSON_AddStringToObject(b, "state", kaas_txn_state_name(d->state));
 	kaas_json_add_u64(b, "seq", d->seq);
 	kaas_json_add_i64(b, "start_ms", d->start_ms);
@@ -238,7 +239,7 @@ static int doc_parse(const cJSON *b, const char *path, struct kaas_txn_doc *d)
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(b, "state");
 	const cJSON *parts = cJSON_GetObjectItemCaseSensitive(b, "partitions");
 	const cJSON *groups = cJSON_GetObjectItemCaseSensitive(b, "groups");
-	int64_t pid, pe, to, start = 0, upd = 0;
+	int64_t pid, pe, to, start = 0, upd = 0, tout = -1;
 	uint64_t seq, epoch;
 	if (!cJSON_IsString(id) || !cJSON_IsString(st) || state_parse(st->valuestring, &d->state) ||
 	    !cJSON_IsArray(parts) || !cJSON_IsArray(groups) ||
@@ -249,6 +250,8 @@ static int doc_parse(const cJSON *b, const char *path, struct kaas_txn_doc *d)
 		return kaas_sub_fail(EBADMSG, "%s: malformed transaction state", path);
 	kaas_json_get_i64(b, "start_ms", &start);
 	kaas_json_get_i64(b, "update_ms", &upd);
+	kaas_json_get_i64(b, "timed_out_epoch", &tout); /* absent: none */
+	d->timed_out_epoch = tout >= 0 && tout <= INT16_MAX ? (int16_t)tout : -1;
 	d->producer_id = pid;
 	d->producer_epoch = (int16_t)pe;
 	d->timeout_ms = (int32_t)to;
@@ -366,6 +369,7 @@ int kaas_txn_open(struct kaas_substrate *cluster, const char *txn_id, uint64_t e
 			return -ENOMEM;
 		d->producer_id = -1;
 		d->producer_epoch = -1;
+		d->timed_out_epoch = -1;
 	}
 	d->epoch = epoch;
 	/* 3. Re-published under our epoch before anything acts on it. */

@@ -60,6 +60,8 @@ struct kaas_txn_doc {
 	uint64_t epoch;            /* the coordinator epoch it is written under */
 	int64_t producer_id;       /* -1: none yet */
 	int16_t producer_epoch;
+	int16_t timed_out_epoch;   /* the epoch a timeout abort fenced (KIP-360
+	                              recovery), -1: none */
 	int32_t timeout_ms;        /* transaction.timeout.ms of the producer */
 	enum kaas_txn_state state;
 	uint64_t seq;              /* the current (or last) transaction's number */

@@ -144,6 +144,11 @@ int kaas_txns_init_producer(struct kaas_txns *t, const char *txn_id, int32_t tim
 		rc = check_producer(d, req_pid, req_epoch);
 	else if (req_pid >= 0)
 		rc = KAAS_ETXN_PID_MAPPING;
+	/* KIP-360: a producer whose transaction timed out (aborted here at its
+	 * epoch + 1, nothing since) may recover with the epoch it had. */
+	if (rc == KAAS_ETXN_FENCED && d->state == KAAS_TXN_COMPLETE_ABORT &&
+	    d->timed_out_epoch >= 0 && req_epoch == d->timed_out_epoch)
+		rc = 0;
 	if (rc == 0)
 		rc = settle_previous(t, e);
 	if (rc == 0 && d->state == KAAS_TXN_ONGOING) {
@@ -169,6 +174,7 @@ int kaas_txns_init_producer(struct kaas_txns *t, const char *txn_id, int32_t tim
 	if (rc == 0) {
 		kaas_txn_clear_members(d);
 		d->state = KAAS_TXN_EMPTY;
+		d->timed_out_epoch = -1;
 		d->timeout_ms = timeout_ms;
 		rc = kaas_txn_commit_doc(t, e);
 	}
@@ -191,6 +197,7 @@ static int begin_or_continue(struct kaas_txns *t, struct txn_entry *e, int64_t p
 	if (rc < 0)
 		return rc;
 	if (d->state != KAAS_TXN_ONGOING) {
+		d->timed_out_epoch = -1;
 		kaas_txn_clear_members(d);
 		d->state = KAAS_TXN_ONGOING;
 		d->seq++;

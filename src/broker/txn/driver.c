@@ -79,6 +79,7 @@ static void drive_one(struct kaas_txns *t, const char *id)
 		   kaas_txn_wall_ms() - d->start_ms > (int64_t)d->timeout_ms) {
 		kaas_info("transactional id %s: transaction %" PRIu64 " older than its timeout (%d ms):"
 			  " aborting", id, d->seq, d->timeout_ms);
+		d->timed_out_epoch = d->producer_epoch; /* written with PrepareAbort */
 		(void)kaas_txn_decide(t, e, 0, 1);
 	}
 	kaas_txn_release(e);
