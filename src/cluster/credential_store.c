@@ -186,8 +186,8 @@ int kaas_cred_each(struct kaas_substrate *cluster, kaas_cred_each_fn cb, void *a
 			}
 			struct kaas_scram_cred cred;
 			const char *name = NULL;
-			if (rc == 0)
-				rc = parse_body(body, NULL, mechs[i], &cred, &name);
+			if (rc == 0 && (rc = parse_body(body, NULL, mechs[i], &cred, &name)) < 0)
+				kaas_sub_fail(-rc, "%s: not a valid SCRAM credential", path);
 			if (rc == -EBADMSG || rc == -EPROTO) {
 				kaas_warn("credentials: skipping %s: %s", path, kaas_sub_errdetail());
 				rc = 0;

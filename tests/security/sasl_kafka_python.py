@@ -13,7 +13,11 @@ for i in range(20):
     p.send("kp-" + mech, b"v%d" % i)
 p.flush(20)
 c = KafkaConsumer("kp-" + mech, group_id="kpg-" + mech, auto_offset_reset="earliest",
-                  consumer_timeout_ms=8000, **kw)
-got = [m.value for m in c]
+                  consumer_timeout_ms=20000, **kw)
+got = []
+for m in c:
+    got.append(m.value)
+    if len(got) == 20:
+        break
 print(mech, len(got))
 sys.exit(0 if len(got) == 20 else 1)
