@@ -129,9 +129,10 @@ int16_t kaas_sasl_handshake(struct kaas_conn_security *sec, unsigned enabled, co
 
 /* ------------------------------------------------------------ failures */
 
-/* Log a failed authentication: at most FAIL_LOG_PER_WINDOW lines per
- * window, then one line counting what was left out. */
-static void log_failure(const char *peer, const char *mech, const char *user, const char *why)
+/* May a failure be logged now?  At most FAIL_LOG_PER_WINDOW lines per
+ * window (for every connection together), then one line counting what was
+ * left out. */
+static int may_log(void)
 {
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	static uint64_t window_start;
@@ -154,9 +155,22 @@ static void log_failure(const char *peer, const char *mech, const char *user, co
 	pthread_mutex_unlock(&mu);
 	if (was_dropped)
 		kaas_warn("sasl: %u more authentication failures were not logged", was_dropped);
-	if (log)
+	return log;
+}
+
+static void log_failure(const char *peer, const char *mech, const char *user, const char *why)
+{
+	if (may_log())
 		kaas_warn("sasl: authentication failed from %s (mechanism %s, user '%s'): %s", peer,
 			  mech ? mech : "?", user && *user ? user : "?", why);
+}
+
+void kaas_sasl_log_refused(const char *peer, int16_t api_key, int expired)
+{
+	if (may_log())
+		kaas_warn("sasl: connection %s closed: API %d %s", peer, api_key,
+			  expired ? "after its SASL session ended (connections.max.reauth.ms)"
+				  : "before SASL authentication");
 }
 
 static void fail(struct kaas_sasl *s, struct kaas_sasl_step *st, const char *peer,

@@ -50,6 +50,10 @@ int16_t kaas_sasl_handshake(struct kaas_conn_security *sec, unsigned enabled, co
  * exchange not finished)?  NULL: no. */
 int kaas_sasl_wants_token(struct kaas_sasl *s);
 
+/* Log (rate-limited with the failures) a request the gate refused on a
+ * SASL listener: before authentication, or after the session's end. */
+void kaas_sasl_log_refused(const char *peer, int16_t api_key, int expired);
+
 /* What one SaslAuthenticate step answers. */
 struct kaas_sasl_step {
 	int16_t error;            /* Kafka error code */

@@ -15,6 +15,7 @@
 
 #include "kafka/authz.h"
 #include "kafka/protocol.h"
+#include "kafka/sasl.h"
 #include "util/logger.h"
 #include "util/metrics.h"
 
@@ -177,8 +178,15 @@ void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
 		return;
 	}
 	if (!kaas_security_admit(&c->sec, req)) {
-		kaas_warn("connection %s: %s may not send API %d", c->peer, c->sec.principal,
-			  req->hdr.api_key);
+		if (kaas_conn_sasl_listener(&c->sec)) {
+			/* Unauthenticated peers must not flood the log. */
+			kaas_sasl_log_refused(c->peer, req->hdr.api_key,
+					      __atomic_load_n(&c->sec.authenticated, __ATOMIC_ACQUIRE));
+			kaas_conn_close(c, NULL);
+		} else {
+			kaas_warn("connection %s: %s may not send API %d", c->peer,
+				  c->sec.principal, req->hdr.api_key);
+		}
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}

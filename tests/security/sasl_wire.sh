@@ -20,5 +20,9 @@ timeout 120 python3 "$KAAS_TOP_SRCDIR/tests/security/sasl_wire.py" "$(port SP)" 
 	{ tail -20 "$KAASD_LOG" >&2; kaas_fail "SASL wire exchanges"; }
 grep -q "sasl: authentication failed from 127.0.0.1:[0-9]* (mechanism SCRAM-SHA-512, user 'alice')" \
 	"$KAASD_LOG" || kaas_fail "no failure logged with the peer's address"
+grep -q "sasl: connection 127.0.0.1:[0-9]* closed: API 3 before SASL authentication" "$KAASD_LOG" ||
+	kaas_fail "the request before authentication was not logged as refused"
+# (Failures and refusals share one limit, 10 lines per 10 s: the later
+# ones of this test are counted, not logged.)
 kaasd_stop
 exit 0
