@@ -14,6 +14,7 @@ LDADD = $(TEST_LIBS)
 include tests/kernel-nfs/local.mk
 include tests/nfs/local.mk
 include tests/multibroker/local.mk
+include tests/kernel-nfs/later.mk
 include tests/log/local.mk
 include tests/groups/local.mk
 include tests/kafka/local.mk

@@ -17,10 +17,28 @@
 #       heartbeat and liveness timeout fit for one slow UML CPU
 KN_LAB="$KAAS_TOP_SRCDIR/scripts/nfs-lab"
 
+# Hold one of KAAS_LAB_SLOTS (default 2) lab slots on fd 8 until this
+# process ends: make check runs several tests at once, and each lab is a
+# User-mode Linux guest that takes a CPU to boot; more than two at a time on
+# a two-core machine only slows every one of them.  Waits at most 15 min.
+kn_lab_slot() {
+	local n=${KAAS_LAB_SLOTS:-2} i t
+	for ((t = 0; t < 900; t++)); do
+		for ((i = 0; i < n; i++)); do
+			exec 8>"/tmp/kaas-nfslab.slot$i"
+			flock -n 8 && return 0
+			exec 8>&-
+		done
+		sleep 1
+	done
+	kaas_fail "no kernel NFS lab slot free within 15 min"
+}
+
 kn_in_lab() {
 	[ "${KAAS_LAB:-}" = 1 ] && return 0
 	local self t0=$SECONDS rc
 	self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+	kn_lab_slot
 	"$KN_LAB" run --boot-timeout "${KN_BOOT_TIMEOUT:-180}" "$@" -- bash "$self"
 	rc=$?
 	echo "kernel-nfs: $(basename "$0"): lab run $((SECONDS - t0)) s, exit $rc"

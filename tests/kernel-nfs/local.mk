@@ -1,8 +1,13 @@
 # tests/kernel-nfs: the broker and the substrate checks on a real Linux NFS
 # client and server (scripts/nfs-lab boots a User-mode Linux guest with knfsd
 # and N nosharecache mounts of one export; each test runs inside it).
-KERNEL_NFS_TESTS = tests/kernel-nfs/lab_selftest.sh tests/kernel-nfs/substrate_check.sh tests/kernel-nfs/kaasd_roundtrip.sh \
-	tests/kernel-nfs/failover.sh tests/kernel-nfs/knfsd_restart.sh
+# The two longest start first; the other three start after the multibroker
+# tests (tests/kernel-nfs/later.mk), so that at most two labs run at once
+# without waiting (kn-lib.sh holds a lab slot; two slots).
+KERNEL_NFS_FIRST = tests/kernel-nfs/failover.sh tests/kernel-nfs/knfsd_restart.sh
+KERNEL_NFS_LATER = tests/kernel-nfs/kaasd_roundtrip.sh tests/kernel-nfs/substrate_check.sh \
+	tests/kernel-nfs/lab_selftest.sh
+KERNEL_NFS_TESTS = $(KERNEL_NFS_FIRST) $(KERNEL_NFS_LATER)
 # Longer (2-3.5 min), run on demand, not by CI (its 25-minute budget):
 #   make -C build check TESTS=tests/kernel-nfs/silly_delete.sh
 KERNEL_NFS_LONG = tests/kernel-nfs/silly_delete.sh
@@ -11,9 +16,9 @@ KERNEL_NFS_LONG = tests/kernel-nfs/silly_delete.sh
 # space ends at 0x7fc0000000, and ASan aborts "Shadow memory range interleaves
 # with an existing memory mapping"), so these run in the normal build only.
 if !SANITIZERS
-TESTS += $(KERNEL_NFS_TESTS)
+TESTS += $(KERNEL_NFS_FIRST)
 endif
-EXTRA_DIST += $(KERNEL_NFS_TESTS) $(KERNEL_NFS_LONG) tests/kernel-nfs/kn-lib.sh
+EXTRA_DIST += $(KERNEL_NFS_TESTS) $(KERNEL_NFS_LONG) tests/kernel-nfs/kn-lib.sh tests/kernel-nfs/later.mk
 # The faultfs fidelity scenario (scripts/nfs-fidelity runs it on faultfs and
 # on the lab's kernel mounts and compares).
 check_PROGRAMS += tests/kernel-nfs/fidelity

@@ -198,6 +198,25 @@ def calls():
         ("DescribeTopicPartitions", 0, {"Topics": [{"Name": "mt"}],
                                         "ResponsePartitionLimit": 100, "Cursor": None},
          lambda d: d["Topics"][0]["ErrorCode"], TOPIC_AUTH),
+        # Transactions (issue 16): the transactional id mtx (nothing of it
+        # exists; with its bindings the coordinator answers a non-ACL error).
+        ("AddPartitionsToTxn", 3, {"TransactionalId": "mtx", "ProducerId": 0, "ProducerEpoch": 0,
+                                   "Topics": [{"Name": "mt", "Partitions": [0]}]},
+         lambda d: d["Results"][0]["Results"][0]["PartitionErrorCode"], TXN_AUTH),
+        ("AddOffsetsToTxn", 3, {"TransactionalId": "mtx", "ProducerId": 0, "ProducerEpoch": 0,
+                                "GroupId": "mg"}, lambda d: d["ErrorCode"], TXN_AUTH),
+        ("EndTxn", 3, {"TransactionalId": "mtx", "ProducerId": 0, "ProducerEpoch": 0,
+                       "Committed": False}, lambda d: d["ErrorCode"], TXN_AUTH),
+        ("TxnOffsetCommit", 3, {"TransactionalId": "mtx", "GroupId": "mg", "ProducerId": 0,
+                                "ProducerEpoch": 0, "GenerationId": -1, "MemberId": "",
+                                "GroupInstanceId": None, "Topics": [{"Name": "mt", "Partitions": [
+                                    {"PartitionIndex": 0, "CommittedOffset": 1,
+                                     "CommittedLeaderEpoch": -1, "CommittedMetadata": ""}]}]},
+         lambda d: p0(d, "Topics", "Partitions"), TXN_AUTH),
+        ("DescribeTransactions", 0, {"TransactionalIds": ["mtx"]},
+         lambda d: d["TransactionStates"][0]["ErrorCode"], TXN_AUTH),
+        ("ListTransactions", 0, {"StateFilters": [], "ProducerIdFilters": []},
+         lambda d: d["ErrorCode"], 0),
         # SCRAM credentials (issue 17).
         ("DescribeUserScramCredentials", 0, {"Users": [{"Name": "nobody"}]},
          lambda d: d["ErrorCode"], CLUSTER_AUTH),
@@ -217,7 +236,7 @@ NO_ACL = {"SaslHandshake", "SaslAuthenticate"}
 # READ 3 WRITE 4 CREATE 5 DELETE 6 ALTER 7 DESCRIBE_CONFIGS 10 ALTER_CONFIGS 11).
 GRANTS = [acl(2, "mt", 4), acl(2, "mt", 3), acl(2, "mt", 6), acl(2, "mt", 7), acl(2, "mt", 11),
           acl(2, "mt2", 5), acl(2, "mt2", 6), acl(3, "mg", 3), acl(3, "mg", 6),
-          acl(4, "kafka-cluster", 7), acl(4, "kafka-cluster", 10)]
+          acl(4, "kafka-cluster", 7), acl(4, "kafka-cluster", 10), acl(5, "mtx", 4)]
 
 
 def call(c, name, v, req):
