@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""sasl_confluent.py EXT_PORT INT_PORT CA PASSWORD — confluent-kafka
-(python3-confluent-kafka) over SASL_SSL with SCRAM-SHA-512 (EXT) and over
-SASL_PLAINTEXT with PLAIN (INT) as user alice: an admin call
-(CreateTopics, then the topic in the metadata), produce, consume in a
-group; a wrong password gets an authentication error and nothing else.
-Exit 0, or 1 with FAIL lines."""
+"""sasl_confluent.py EXT_PORT INT_PORT CA PASSWORD CRT_PORT CERT KEY —
+confluent-kafka (python3-confluent-kafka) over SASL_SSL with SCRAM-SHA-512
+(EXT) and over SASL_PLAINTEXT with PLAIN (INT) as user alice, and over SSL
+with a client certificate (CRT): an admin call (CreateTopics, then the
+topic in the metadata), produce, consume in a group; a wrong password gets
+an authentication error and nothing else.  Exit 0, or 1 with FAIL lines."""
 import sys
 import time
 
 from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-ext, intl, ca, pw = sys.argv[1:5]
+ext, intl, ca, pw, crt, cert, key = sys.argv[1:8]
 FAILS = []
 
 
@@ -21,6 +21,10 @@ def fail(msg):
 
 
 def conf(via, password):
+    if via == "crt":  # SSL, the principal from the client certificate
+        return {"bootstrap.servers": "127.0.0.1:" + crt, "security.protocol": "SSL",
+                "ssl.ca.location": ca, "ssl.certificate.location": cert,
+                "ssl.key.location": key}
     c = {"sasl.username": "alice", "sasl.password": password}
     if via == "ext":
         c.update({"bootstrap.servers": "127.0.0.1:" + ext, "security.protocol": "SASL_SSL",
@@ -31,7 +35,7 @@ def conf(via, password):
     return c
 
 
-for via in ("ext", "int"):
+for via in ("ext", "int", "crt"):
     topic = "cf-" + via
     admin = AdminClient(conf(via, pw))
     fut = admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])
