@@ -20,6 +20,10 @@ withcert=(-X ssl.certificate.location="$TLS/client.pem" -X ssl.key.location="$TL
 echo hello | kssl "${withcert[@]}" -P -t auth || kaas_fail "produce with a client certificate"
 out=$(kssl "${withcert[@]}" -C -t auth -o beginning -e 2>/dev/null)
 [ "$out" = hello ] || kaas_fail "consume with a client certificate read '$out'"
+out=$(kssl "${withcert[@]}" -G auth-group -X auto.offset.reset=earliest -e -f '%s\n' auth 2>/dev/null)
+[ "$out" = hello ] || kaas_fail "consume in a group with a client certificate read '$out'"
+kssl "${withcert[@]}" -L -t auth 2>/dev/null | grep -q 'topic "auth" with 1 partitions' ||
+	kaas_fail "metadata with a client certificate does not list topic auth"
 grep -q "TLS established on listener SSL as User:O=kaas,CN=client1" "$KAASD_LOG" ||
 	kaas_fail "principal not User:O=kaas,CN=client1: $(grep -o 'as User:.*' "$KAASD_LOG" | head -1)"
 kaasd_stop
