@@ -1,6 +1,7 @@
 #!/bin/bash
-# A short chaos run (issue 9, "In CI"): scripts/chaos for three seeds of 30 s
-# each (three brokers on faultfs, idempotent producers, the consumer group,
+# A short chaos run (issue 9, "In CI"): scripts/chaos for two seeds of 30 s
+# each, about a minute each with the transactional read-back (three brokers
+# on faultfs, idempotent and transactional producers, the consumer group,
 # chaos-d deleted and re-created, the seeded nemesis); every seed must end
 # with no violation.  Run by scripts/test after the normal build's suite (not
 # by make check, not under sanitizers: a sanitizer build passes it with a
@@ -14,7 +15,7 @@ kaas_scratch
 chaos_preflight
 fails=0
 faults=${CHAOS_FAULTS:+--faults $CHAOS_FAULTS}
-for seed in ${CHAOS_SEEDS:-1 2 3}; do
+for seed in ${CHAOS_SEEDS:-1 2}; do
 	KAAS_BUILD_DIR=$KAAS_TOP_BUILDDIR timeout 600 "$KAAS_TOP_SRCDIR/scripts/chaos" --seed "$seed" \
 		--duration "${CHAOS_DURATION:-30}" $faults --out "$KAAS_SCRATCH/seed-$seed" 2>/dev/null
 	rc=$?
