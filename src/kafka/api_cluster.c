@@ -153,32 +153,27 @@ int kaas_api_describe_log_dirs(struct kaas_req *req)
 		free(asks);
 		return KAAS_REQ_CLOSE;
 	}
+	/* ACLs: without DESCRIBE on the cluster, no log dirs (v3+ says why,
+	 * as Kafka answers) */
+	int denied = !kaas_req_allowed_cluster(req, KAAS_OP_DESCRIBE);
 	kaas_kw_i32(w, 0); /* throttle */
-	if (!kaas_req_allowed_cluster(req, KAAS_OP_DESCRIBE)) {
-		/* ACLs: no log dirs (v3+ says why, as Kafka) */
-		if (v >= 3)
-			kaas_kw_i16(w, KAAS_KERR_CLUSTER_AUTHORIZATION_FAILED);
-		kaas_kw_array(w, f, 0);
-		kaas_kw_tags(w, f);
-		for (int i = 0; i < k; i++)
-			kaas_topic_put(list[i]);
-		free(list);
-		free(asks);
-		return KAAS_REQ_RESPOND;
-	}
-	struct kaas_statfs st;
-	int have_st = kaas_sub_statfs(b->data, "", &st) == 0;
 	if (v >= 3)
+		kaas_kw_i16(w, denied ? KAAS_KERR_CLUSTER_AUTHORIZATION_FAILED : KAAS_KERR_NONE);
+	if (denied) {
+		kaas_kw_array(w, f, 0);
+	} else {
+		struct kaas_statfs st;
+		int have_st = kaas_sub_statfs(b->data, "", &st) == 0;
+		kaas_kw_array(w, f, 1); /* one log dir: the data volume */
 		kaas_kw_i16(w, KAAS_KERR_NONE);
-	kaas_kw_array(w, f, 1); /* one log dir: the data volume */
-	kaas_kw_i16(w, KAAS_KERR_NONE);
-	kaas_kw_str(w, f, b->cfg.data_url ? b->cfg.data_url : "");
-	write_dir_topics(w, f, list, k, nt >= 0 ? asks : NULL);
-	if (v >= 4) {
-		kaas_kw_i64(w, have_st ? (int64_t)st.total_bytes : -1);
-		kaas_kw_i64(w, have_st ? (int64_t)st.free_bytes : -1);
+		kaas_kw_str(w, f, b->cfg.data_url ? b->cfg.data_url : "");
+		write_dir_topics(w, f, list, k, nt >= 0 ? asks : NULL);
+		if (v >= 4) {
+			kaas_kw_i64(w, have_st ? (int64_t)st.total_bytes : -1);
+			kaas_kw_i64(w, have_st ? (int64_t)st.free_bytes : -1);
+		}
+		kaas_kw_tags(w, f);
 	}
-	kaas_kw_tags(w, f);
 	kaas_kw_tags(w, f);
 	for (int i = 0; i < k; i++)
 		kaas_topic_put(list[i]);
