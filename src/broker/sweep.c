@@ -113,6 +113,7 @@ int kaas_sweeper_pass(struct kaas_sweeper *sw, struct kaas_agent *agent,
 		sweep_dir(&p, cluster, cluster_dirs[i]);
 	sweep_subdirs(&p, cluster, KAAS_GROUPS_DIR, NULL);
 	sweep_subdirs(&p, cluster, "txns", NULL); /* txn-coord: txns/<enc>/ */
+	sweep_subdirs(&p, cluster, "credentials", NULL); /* SASL: credentials/<mech>/ */
 	if (data)
 		sweep_subdirs(&p, data, "", DATA_CLUSTER_DIR);
 

@@ -13,11 +13,13 @@
 kaas_scratch
 data="$KAAS_SCRATCH/data"
 cl="$data/__cluster"
-mkdir -p "$cl/brokers" "$cl/topics" "$cl/controller"
+mkdir -p "$cl/brokers" "$cl/topics" "$cl/controller" "$cl/acls" "$cl/credentials/SCRAM-SHA-512"
 dead=00000000deadbee1
 stale=("$cl/brokers/.tmp.7.json.otherhost.1.$dead.3"
 	"$cl/topics/.tmp.gone.json.otherhost.1.$dead.4"
 	"$cl/controller/.kaas-excl.otherhost.1.$dead.5"
+	"$cl/acls/.tmp.0123.json.otherhost.1.$dead.11"
+	"$cl/credentials/SCRAM-SHA-512/.tmp.bob.json.otherhost.1.$dead.12"
 	"$cl/brokers/.tmp.8.json.otherhost.1.6")   # the format before incarnations
 for f in "${stale[@]}"; do echo stale >"$f"; done
 
