@@ -13,6 +13,7 @@
 #include "contract/doc.h"
 #include "contract/epoch_fence.h"
 #include "util/status.h"
+#include "util/grow.h"
 
 #define STATE_KIND "txn-state"
 #define STATE_VERSION 1
@@ -149,14 +150,10 @@ int kaas_txn_add_part(struct kaas_txn_doc *d, const char *topic, int32_t partiti
 	for (size_t i = 0; i < d->nparts; i++)
 		if (d->parts[i].partition == partition && !strcmp(d->parts[i].topic, topic))
 			return 0;
-	if (d->nparts == d->capparts) {
-		size_t cap = d->capparts ? 2 * d->capparts : 8;
-		struct kaas_txn_part *p = realloc(d->parts, cap * sizeof *p);
-		if (!p)
-			return -ENOMEM;
-		d->parts = p;
-		d->capparts = cap;
-	}
+	struct kaas_txn_part *p = kaas_grow(d->parts, &d->capparts, d->nparts, sizeof *p, 8);
+	if (!p)
+		return -ENOMEM;
+	d->parts = p;
 	char *t = strdup(topic);
 	if (!t)
 		return -ENOMEM;
@@ -177,14 +174,10 @@ int kaas_txn_add_group(struct kaas_txn_doc *d, const char *group)
 {
 	if (kaas_txn_has_group(d, group))
 		return 0;
-	if (d->ngroups == d->capgroups) {
-		size_t cap = d->capgroups ? 2 * d->capgroups : 4;
-		char **g = realloc(d->groups, cap * sizeof *g);
-		if (!g)
-			return -ENOMEM;
-		d->groups = g;
-		d->capgroups = cap;
-	}
+	char **g = kaas_grow(d->groups, &d->capgroups, d->ngroups, sizeof *g, 4);
+	if (!g)
+		return -ENOMEM;
+	d->groups = g;
 	if (!(d->groups[d->ngroups] = strdup(group)))
 		return -ENOMEM;
 	d->ngroups++;

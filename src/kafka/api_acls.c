@@ -19,6 +19,7 @@
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "util/logger.h"
+#include "util/grow.h"
 
 /* The error every item gets before it is looked at: 0, or the code and
  * *why. */
@@ -84,16 +85,12 @@ static void collect(void *arg, const struct kaas_acl *a)
 	struct matches *m = arg;
 	if (m->err)
 		return;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 16;
-		struct kaas_acl *nv = realloc(m->v, cap * sizeof(*nv));
-		if (!nv) {
-			m->err = -ENOMEM;
-			return;
-		}
-		m->v = nv;
-		m->cap = cap;
+	struct kaas_acl *nv = kaas_grow(m->v, &m->cap, m->n, sizeof(*nv), 16);
+	if (!nv) {
+		m->err = -ENOMEM;
+		return;
 	}
+	m->v = nv;
 	if (kaas_acl_copy(&m->v[m->n], a) < 0)
 		m->err = -ENOMEM;
 	else

@@ -24,6 +24,7 @@
 #include "kafka/request.h"
 #include "util/logger.h"
 #include "util/status.h"
+#include "util/grow.h"
 
 /* ---------------------------------------------------------- Describe */
 
@@ -46,14 +47,10 @@ static struct user_row *row_for(struct rows *rs, const char *name, int add)
 			return &rs->r[i];
 	if (!add)
 		return NULL;
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? 2 * rs->cap : 16;
-		struct user_row *n = realloc(rs->r, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		rs->r = n;
-		rs->cap = cap;
-	}
+	struct user_row *grown = kaas_grow(rs->r, &rs->cap, rs->n, sizeof(*grown), 16);
+	if (!grown)
+		return NULL;
+	rs->r = grown;
 	struct user_row *u = &rs->r[rs->n];
 	memset(u, 0, sizeof(*u));
 	u->name = strdup(name);

@@ -34,6 +34,7 @@
 #include "log/log_clean.h"
 #include "util/assert_held.h"
 #include "util/step.h"
+#include "util/grow.h"
 
 #define FLUSH_BYTES (1u << 20)
 
@@ -157,14 +158,10 @@ static int emit(struct pass *p, const unsigned char *b, size_t len, const struct
 
 static int keep_record(struct pass *p, const struct kaas_clean_record *r)
 {
-	if (p->nkeep == p->capkeep) {
-		size_t nc = p->capkeep ? p->capkeep * 2 : 64;
-		struct kaas_clean_record *nk = realloc(p->keep, nc * sizeof *nk);
-		if (!nk)
-			return -ENOMEM;
-		p->keep = nk;
-		p->capkeep = nc;
-	}
+	struct kaas_clean_record *nk = kaas_grow(p->keep, &p->capkeep, p->nkeep, sizeof *nk, 64);
+	if (!nk)
+		return -ENOMEM;
+	p->keep = nk;
 	p->keep[p->nkeep++] = *r;
 	p->keep_bytes += r->raw_len;
 	return 0;

@@ -10,6 +10,7 @@
 
 #include "contract/doc.h"
 #include "log/log_internal.h"
+#include "util/grow.h"
 
 static size_t hash_pid(int64_t pid, size_t nb)
 {
@@ -116,14 +117,11 @@ int kaas_pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t bas
 
 int kaas_pstate_add_aborted(struct pstate *ps, int64_t pid, int64_t first, int64_t last)
 {
-	if (ps->naborted == ps->capaborted) {
-		size_t cap = ps->capaborted ? ps->capaborted * 2 : 16;
-		struct kaas_log_aborted_txn *a = realloc(ps->aborted, cap * sizeof *a);
-		if (!a)
-			return -ENOMEM;
-		ps->aborted = a;
-		ps->capaborted = cap;
-	}
+	struct kaas_log_aborted_txn *a =
+		kaas_grow(ps->aborted, &ps->capaborted, ps->naborted, sizeof *a, 16);
+	if (!a)
+		return -ENOMEM;
+	ps->aborted = a;
 	ps->aborted[ps->naborted++] = (struct kaas_log_aborted_txn){ pid, first, last };
 	return 0;
 }
