@@ -35,3 +35,19 @@ int kaas_batch_crc_ok(const void *buf, size_t len)
 		return 0;
 	return kaas_crc32c(0, p + 21, len - 21) == rd32(p + 17);
 }
+
+int kaas_batch_varint(const unsigned char **p, const unsigned char *end, int64_t *v)
+{
+	uint64_t u = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (*p >= end)
+			return -EBADMSG;
+		unsigned char c = *(*p)++;
+		u |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+			return 0;
+		}
+	}
+	return -EBADMSG;
+}

@@ -19,23 +19,6 @@ void kaas_log_set_decompressor(kaas_log_decompress_fn fn)
 
 /* ------------------------------------------------------------ records */
 
-/* A zigzag varint at *p (below end): 0 and *v, *p advanced; -EBADMSG. */
-static int varint(const unsigned char **p, const unsigned char *end, int64_t *v)
-{
-	uint64_t u = 0;
-	for (int shift = 0; shift < 64; shift += 7) {
-		if (*p >= end)
-			return -EBADMSG;
-		unsigned char c = *(*p)++;
-		u |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80)) {
-			*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-			return 0;
-		}
-	}
-	return -EBADMSG;
-}
-
 int kaas_clean_batch_kind(const struct kaas_batch_header *h)
 {
 	if (h->attributes & (KAAS_CLEAN_ATTR_CONTROL | KAAS_CLEAN_ATTR_TXN))
@@ -65,21 +48,22 @@ int kaas_clean_records(const unsigned char *batch, size_t len, const struct kaas
 		struct kaas_clean_record r;
 		int64_t rlen, attr_ts, delta, klen, vlen;
 		const unsigned char *start = p;
-		if (varint(&p, end, &rlen) < 0 || rlen < 0 || rlen > end - p) {
+		if (kaas_batch_varint(&p, end, &rlen) < 0 || rlen < 0 || rlen > end - p) {
 			rc = -EBADMSG;
 			break;
 		}
 		const unsigned char *rend = p + rlen;
 		p++; /* attributes */
-		if (p > rend || varint(&p, rend, &attr_ts) < 0 || varint(&p, rend, &delta) < 0 ||
-		    varint(&p, rend, &klen) < 0 || klen < -1 || klen > rend - p) {
+		if (p > rend || kaas_batch_varint(&p, rend, &attr_ts) < 0 ||
+		    kaas_batch_varint(&p, rend, &delta) < 0 || kaas_batch_varint(&p, rend, &klen) < 0 ||
+		    klen < -1 || klen > rend - p) {
 			rc = -EBADMSG;
 			break;
 		}
 		r.key = klen >= 0 ? p : NULL;
 		r.key_len = klen;
 		p += klen > 0 ? klen : 0;
-		if (varint(&p, rend, &vlen) < 0 || vlen < -1 || vlen > rend - p) {
+		if (kaas_batch_varint(&p, rend, &vlen) < 0 || vlen < -1 || vlen > rend - p) {
 			rc = -EBADMSG;
 			break;
 		}

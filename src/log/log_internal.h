@@ -183,6 +183,11 @@ void kaas_seg_unref(struct segment *s);
  * reference back (asserts the count was 0). */
 void kaas_seg_ref_zero(struct segment *s);
 
+/* A record field of RecordBatch v2: the zigzag varint at *p, below end
+ * (batch.c).  0 with *v set and *p advanced past it, or -EBADMSG (runs past
+ * end, or longer than 64 bits). */
+int kaas_batch_varint(const unsigned char **p, const unsigned char *end, int64_t *v);
+
 /* Scan batches in f from pos up to limit (UINT64_MAX: to EOF), starting at
  * offset `expect` (with check_crc the next batch must have that base offset,
  * without it at least that one: a cleaned segment has gaps; < 0: any).

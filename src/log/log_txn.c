@@ -24,32 +24,17 @@
 
 /* ------------------------------------------------------------ markers */
 
-/* A zigzag varint at *p (below end): 0 and *v, or -1. */
-static int rd_varint(const unsigned char **p, const unsigned char *end, int64_t *v)
-{
-	uint64_t u = 0;
-	for (int shift = 0; shift < 64 && *p < end; shift += 7) {
-		unsigned char c = *(*p)++;
-		u |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80)) {
-			*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-			return 0;
-		}
-	}
-	return -1;
-}
-
 int kaas_txn_marker_kind(const unsigned char *b, size_t len)
 {
 	if (!b || len < KAAS_BATCH_HEADER_LEN + 1 || !(rd16(b + 21) & KAAS_BATCH_ATTR_CONTROL))
 		return -1;
 	const unsigned char *p = b + KAAS_BATCH_HEADER_LEN, *end = b + len;
 	int64_t rlen, ts, od, klen;
-	if (rd_varint(&p, end, &rlen) < 0 || p + 1 > end)
+	if (kaas_batch_varint(&p, end, &rlen) < 0 || p + 1 > end)
 		return -1;
 	p++; /* record attributes */
-	if (rd_varint(&p, end, &ts) < 0 || rd_varint(&p, end, &od) < 0 ||
-	    rd_varint(&p, end, &klen) < 0 || klen < 4 || end - p < 4)
+	if (kaas_batch_varint(&p, end, &ts) < 0 || kaas_batch_varint(&p, end, &od) < 0 ||
+	    kaas_batch_varint(&p, end, &klen) < 0 || klen < 4 || end - p < 4)
 		return -1;
 	if (rd16(p) != 0) /* key version */
 		return -1;
