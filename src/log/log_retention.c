@@ -4,7 +4,8 @@
  * reference), then the files are unlinked — so NFS never silly-renames a
  * deleted segment and pins its space.  An unlink that fails stays recorded
  * and is re-driven at the next housekeeping; one interrupted by a crash is
- * finished by the next open (the file is an orphan then). */
+ * finished by the next open (the file is an orphan then).  A leader fenced
+ * between its manifest write's check and rename unlinks nothing (drop_front). */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -85,7 +86,10 @@ int kaas_logi_reap_doomed(struct kaas_log *log)
 }
 
 /* Remove the first k segments (sealed, below the new log start) from the
- * manifest, then reap them.  wlock held. */
+ * manifest, then check the fence again and only then reap them: fenced
+ * after the rename, the segments are dropped from memory but their files
+ * kept (they are the newer leader's) and the log fails KAAS_LOG_EFENCED.
+ * wlock held. */
 static int drop_front(struct kaas_log *log, size_t k, int64_t new_start)
 {
 	assert_held(&log->wlock);
@@ -110,8 +114,19 @@ static int drop_front(struct kaas_log *log, size_t k, int64_t new_start)
 	pthread_mutex_unlock(&log->mu);
 
 	int rc = kaas_manifest_write(log);
+	/* A newer leader that claimed between the write's fence check and its
+	 * rename read the old list: the files are its now, nothing may go. */
+	int fenced = rc < 0 ? 0 : kaas_manifest_check_epoch(log);
 	pthread_mutex_lock(&log->mu);
-	if (rc < 0) {
+	if (fenced < 0) {
+		for (size_t i = 0; i < k; i++) {
+			gone[i]->doomed = true; /* keeps the list's reference */
+			gone[i]->keep_files = true;
+			log->doomed[log->ndoomed++] = gone[i];
+		}
+		kaas_logi_fail_locked(log, fenced);
+		rc = fenced;
+	} else if (rc < 0) {
 		/* Nothing changed on the volume: put the segments back. */
 		memmove(log->segs + k, log->segs, log->nsegs * sizeof *log->segs);
 		memcpy(log->segs, gone, k * sizeof *gone);

@@ -72,3 +72,9 @@ tests_log_test_log_describe_SOURCES = tests/log/test_log_describe.c
 tests_log_test_log_describe_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_describe_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_describe
+
+check_PROGRAMS += tests/log/test_log_retention_fence
+tests_log_test_log_retention_fence_SOURCES = tests/log/test_log_retention_fence.c
+tests_log_test_log_retention_fence_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_retention_fence_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_retention_fence
