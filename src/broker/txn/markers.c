@@ -154,14 +154,26 @@ int kaas_txn_marker(struct kaas_txns *t, const struct kaas_txn_doc *d,
 void kaas_txn_markers_forget(struct kaas_txns *t, const struct kaas_txn_doc *d)
 {
 	int commit = d->state == KAAS_TXN_COMPLETE_COMMIT;
+	/* One listing (fresh), then only the files it shows: markers written
+	 * directly leave none, and an unlink of a missing file is a round trip
+	 * on NFS.  A file written after the listing is a stale request (its
+	 * server removes it) or a late reply (the sweep removes it). */
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(t->b->cluster, MARKERS_DIR, &l);
+	if (rc == -ENOENT)
+		return; /* never requested anything of anyone */
 	for (size_t i = 0; i < d->nparts; i++) {
 		uint64_t h = request_hash(d, &d->parts[i], commit);
 		char path[128];
 		file_path(path, sizeof path, "req", h);
-		(void)kaas_sub_unlink(t->b->cluster, path);
+		if (rc < 0 || listed(&l, strchr(path, '/') + 1))
+			(void)kaas_sub_unlink(t->b->cluster, path);
 		file_path(path, sizeof path, "done", h);
-		(void)kaas_sub_unlink(t->b->cluster, path);
+		if (rc < 0 || listed(&l, strchr(path, '/') + 1))
+			(void)kaas_sub_unlink(t->b->cluster, path);
 	}
+	if (rc == 0)
+		kaas_dirlist_free(&l);
 }
 
 /* ------------------------------------------------------- the leader's side */
