@@ -151,10 +151,10 @@ void *kaas_txn_driver_main(void *arg)
 				int sweep = now - last_sweep >= MARKERS_SWEEP_EVERY_MS;
 				if (sweep)
 					last_sweep = now;
-				int requests = kaas_txn_markers_serve(t, sweep);
-				serve_gap = requests > 0 ? DRIVER_TICK_MS
-					  : serve_gap * 2 < MARKERS_IDLE_MAX_MS ? serve_gap * 2
-										: MARKERS_IDLE_MAX_MS;
+				if (kaas_txn_markers_serve(t, sweep) > 0)
+					serve_gap = DRIVER_TICK_MS;
+				else if ((serve_gap *= 2) > MARKERS_IDLE_MAX_MS)
+					serve_gap = MARKERS_IDLE_MAX_MS;
 				/* half a tick early: the wait is a tick, not exact */
 				next_serve = now + serve_gap - DRIVER_TICK_MS / 2;
 			}
