@@ -4,7 +4,9 @@
 #   kaas-disk-bench   the volume's own limits, through the substrate
 #   kaas-kafka-bench  librdkafka produce/consume/end-to-end load
 #   kaas-rebalance-bench  librdkafka consumer-group rebalance latency
-noinst_PROGRAMS += bench/kaas-disk-bench bench/kaas-kafka-bench bench/kaas-rebalance-bench
+#   kaas-txn-bench    librdkafka transactional vs idempotent produce
+noinst_PROGRAMS += bench/kaas-disk-bench bench/kaas-kafka-bench bench/kaas-rebalance-bench \
+	bench/kaas-txn-bench
 bench_kaas_disk_bench_SOURCES = bench/disk_bench.c
 bench_kaas_disk_bench_LDADD = $(KAAS_LIBS)
 bench_kaas_kafka_bench_SOURCES = bench/kafka_bench.c
@@ -13,6 +15,9 @@ bench_kaas_kafka_bench_LDADD = $(RDKAFKA_LIBS) $(AX_PTHREAD_LIBS)
 bench_kaas_rebalance_bench_SOURCES = bench/rebalance_bench.c
 bench_kaas_rebalance_bench_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 bench_kaas_rebalance_bench_LDADD = $(RDKAFKA_LIBS) $(AX_PTHREAD_LIBS)
+bench_kaas_txn_bench_SOURCES = bench/txn_bench.c
+bench_kaas_txn_bench_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
+bench_kaas_txn_bench_LDADD = $(RDKAFKA_LIBS)
 # Built by `make check` (bench/log.sh and bench/nfs.sh make them on demand):
 #   kaas-log-bench    the partition log: group commit, recovery
 #   kaas-nfs-bench    write+COMMIT through the libnfs backend vs plain libnfs
@@ -29,4 +34,4 @@ bench_kaas_nfs_bench_SOURCES = bench/nfs_bench.c
 bench_kaas_nfs_bench_LDADD = $(KAAS_LIBS)
 endif
 EXTRA_DIST += bench/bench.sh bench/log.sh bench/nfs.sh bench/faultfs.sh bench/kernel-nfs.sh \
-	bench/failover.sh bench/scale.sh bench/clean.sh
+	bench/failover.sh bench/scale.sh bench/clean.sh bench/txn.sh

@@ -7,7 +7,9 @@
  *       Transactions until SIGTERM (the one under way is finished first).
  *       Transaction n of producer generation G writes K = 1 + n % 5 records
  *       "TXNID.G-n-k" (k = 0..K-1) to partition (n + k) % NPART, then
- *       commits, or aborts when n % 3 == 2.  Appends one line per
+ *       commits, or aborts when n % 3 == 2 (after flushing the records:
+ *       the abort reaches the coordinator as EndTxn(abort) and the aborted
+ *       records are on the log for read_committed to skip).  Appends one line per
  *       transaction to LOGFILE once its outcome is known:
  *         "commit TXNID.G-n K"   commit_transaction succeeded
  *         "abort TXNID.G-n K"    abort_transaction succeeded
@@ -133,6 +135,15 @@ static enum outcome one_txn(rd_kafka_t *rk, const char *topic, int npart, const 
 		rd_kafka_error_destroy(e);
 		if (fatal || !must_abort)
 			return UNKNOWN;
+	} else {
+		/* A chosen abort: the records go out first.  abort_transaction
+		 * purges what is still queued, and when nothing of the
+		 * transaction reached the broker (no AddPartitionsToTxn sent)
+		 * librdkafka ends it locally without an EndTxn: the abort would
+		 * never reach the coordinator nor put aborted records on the log
+		 * for read_committed to skip.  A failed delivery here is the
+		 * abort's business. */
+		rd_kafka_flush(rk, 30000);
 	}
 	e = txn_call(rk, 2);
 	if (!e)

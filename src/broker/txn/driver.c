@@ -18,6 +18,12 @@
 
 #define DRIVER_TICK_MS 100
 #define DISCOVER_EVERY_MS 1000
+/* txn-markers/ is listed every tick while it holds requests; while it holds
+ * none, the gap doubles up to MARKERS_IDLE_MAX_MS (a request then waits at
+ * most that long for its leader's first look). */
+#define MARKERS_IDLE_MAX_MS 1000
+/* Replies left behind are swept this often. */
+#define MARKERS_SWEEP_EVERY_MS 5000
 
 int kaas_txn_complete(struct kaas_txns *t, struct txn_entry *e)
 {
@@ -127,7 +133,7 @@ static void discover_one(void *ctx, const char *enc)
 void *kaas_txn_driver_main(void *arg)
 {
 	struct kaas_txns *t = arg;
-	uint64_t last_discover = 0;
+	uint64_t last_discover = 0, next_serve = 0, last_sweep = 0, serve_gap = DRIVER_TICK_MS;
 	pthread_mutex_lock(&t->mu);
 	while (!t->stop) {
 		struct timespec until;
@@ -140,14 +146,25 @@ void *kaas_txn_driver_main(void *arg)
 			break;
 		pthread_mutex_unlock(&t->mu);
 		if (t->b->agent && !kaas_agent_fenced(t->b->agent)) {
-			kaas_txn_markers_serve(t);
+			uint64_t now = kaas_now_ms();
+			if (now >= next_serve) {
+				int sweep = now - last_sweep >= MARKERS_SWEEP_EVERY_MS;
+				if (sweep)
+					last_sweep = now;
+				if (kaas_txn_markers_serve(t, sweep) > 0)
+					serve_gap = DRIVER_TICK_MS;
+				else if ((serve_gap *= 2) > MARKERS_IDLE_MAX_MS)
+					serve_gap = MARKERS_IDLE_MAX_MS;
+				/* half a tick early: the wait is a tick, not exact */
+				next_serve = now + serve_gap - DRIVER_TICK_MS / 2;
+			}
 			char **ids = known_ids(t);
 			for (size_t i = 0; ids && ids[i]; i++) {
 				drive_one(t, ids[i]);
 				free(ids[i]);
 			}
 			free(ids);
-			uint64_t now = kaas_now_ms();
+			now = kaas_now_ms();
 			if (now - last_discover >= DISCOVER_EVERY_MS) {
 				last_discover = now;
 				(void)kaas_txn_list_dirs(t->b->cluster, discover_one, t);

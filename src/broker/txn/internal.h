@@ -63,9 +63,12 @@ int kaas_txn_marker(struct kaas_txns *t, const struct kaas_txn_doc *d,
 		    const struct kaas_txn_part *part, int commit);
 /* Remove the requests and replies of d's transaction (done). */
 void kaas_txn_markers_forget(struct kaas_txns *t, const struct kaas_txn_doc *d);
-/* The leader's side: write the markers requested of partitions this broker
- * leads (the txn thread). */
-void kaas_txn_markers_serve(struct kaas_txns *t);
+/* The leader's side (the txn thread): one listing of txn-markers/, the
+ * markers requested of partitions this broker leads written; with sweep,
+ * also the replies whose transaction moved on removed (left by a
+ * coordinator that died between Complete* and its unlink).  The number of
+ * requests listed (0: idle, or no directory yet), or the listing's -errno. */
+int kaas_txn_markers_serve(struct kaas_txns *t, int sweep);
 
 /* The thread's body: re-drive, time out, serve marker requests. */
 void *kaas_txn_driver_main(void *arg);

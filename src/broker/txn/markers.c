@@ -21,7 +21,12 @@
  * once per (producer, epoch, kind), so a marker requested twice, or
  * written directly and then requested, lands once.  The coordinator
  * removes both files after it wrote Complete*; files a crash left are
- * removed by the serving side once their transaction moved on.
+ * removed by the serving side once their transaction moved on: a request
+ * when a leader looks at it, a reply by the sweep (every broker, at the
+ * cadence the txn thread asks for) once the state names a later
+ * transaction or this one finished.  The txn thread lists txn-markers/
+ * every tick while requests are there and backs off while none are
+ * (driver.c).
  *
  * Why a request file and not a broker-to-broker RPC: kaas brokers only
  * talk through the volume (DESIGN.md); the file survives the crash of
@@ -149,14 +154,26 @@ int kaas_txn_marker(struct kaas_txns *t, const struct kaas_txn_doc *d,
 void kaas_txn_markers_forget(struct kaas_txns *t, const struct kaas_txn_doc *d)
 {
 	int commit = d->state == KAAS_TXN_COMPLETE_COMMIT;
+	/* One listing (fresh), then only the files it shows: markers written
+	 * directly leave none, and an unlink of a missing file is a round trip
+	 * on NFS.  A file written after the listing is a stale request (its
+	 * server removes it) or a late reply (the sweep removes it). */
+	struct kaas_dirlist l;
+	int rc = kaas_sub_list(t->b->cluster, MARKERS_DIR, &l);
+	if (rc == -ENOENT)
+		return; /* never requested anything of anyone */
 	for (size_t i = 0; i < d->nparts; i++) {
 		uint64_t h = request_hash(d, &d->parts[i], commit);
 		char path[128];
 		file_path(path, sizeof path, "req", h);
-		(void)kaas_sub_unlink(t->b->cluster, path);
+		if (rc < 0 || listed(&l, strchr(path, '/') + 1))
+			(void)kaas_sub_unlink(t->b->cluster, path);
 		file_path(path, sizeof path, "done", h);
-		(void)kaas_sub_unlink(t->b->cluster, path);
+		if (rc < 0 || listed(&l, strchr(path, '/') + 1))
+			(void)kaas_sub_unlink(t->b->cluster, path);
 	}
+	if (rc == 0)
+		kaas_dirlist_free(&l);
 }
 
 /* ------------------------------------------------------- the leader's side */
@@ -264,13 +281,66 @@ out:
 	free(q.topic);
 }
 
-void kaas_txn_markers_serve(struct kaas_txns *t)
+/* Has the transaction a reply names moved on (a later transaction, or
+ * this one past its Prepare state)?  1 yes, 0 no (or a state read older
+ * than the reply: a stale view keeps it), -errno unknown. */
+static int reply_consumed(struct kaas_substrate *cl, const char *txn_id, uint64_t seq)
+{
+	struct kaas_txn_doc d;
+	int rc = kaas_txn_peek(cl, txn_id, &d);
+	if (rc == -ENOENT)
+		return 1; /* no state for the id: nobody will ever read the reply */
+	if (rc < 0)
+		return rc;
+	int open = d.state == KAAS_TXN_ONGOING || d.state == KAAS_TXN_PREPARE_COMMIT ||
+		   d.state == KAAS_TXN_PREPARE_ABORT;
+	rc = d.seq > seq || (d.seq == seq && !open);
+	kaas_txn_doc_free(&d);
+	return rc;
+}
+
+/* Sweep one reply file: removed once its transaction moved on. */
+static void sweep_one(struct kaas_txns *t, const char *name)
+{
+	struct kaas_substrate *cl = t->b->cluster;
+	char path[512];
+	snprintf(path, sizeof path, MARKERS_DIR "/%s", name);
+	cJSON *o;
+	uint64_t seq;
+	if (kaas_doc_read(cl, path, DONE_KIND, 1, &o, NULL) < 0)
+		return; /* gone meanwhile, or unreadable: left for an operator */
+	const char *id = str_member(o, "txn_id");
+	if (id && kaas_json_get_u64(o, "seq", &seq) == 0 && reply_consumed(cl, id, seq) == 1) {
+		kaas_info("transaction marker reply %s (transactional id %s, transaction %" PRIu64
+			  ") outlived its transaction: removed", name, id, seq);
+		(void)kaas_sub_unlink(cl, path);
+	}
+	cJSON_Delete(o);
+}
+
+/* A name of the form <prefix><16 hex>.json? */
+static int marker_name(const char *name, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return !strncmp(name, prefix, n) && strlen(name) == n + 16 + 5 &&
+	       !strcmp(name + n + 16, ".json");
+}
+
+int kaas_txn_markers_serve(struct kaas_txns *t, int sweep)
 {
 	struct kaas_dirlist l;
-	if (kaas_sub_list(t->b->cluster, MARKERS_DIR, &l) < 0)
-		return;
-	for (size_t i = 0; i < l.n; i++)
-		if (!strncmp(l.names[i], "req-", 4) && strlen(l.names[i]) == 4 + 16 + 5)
+	int rc = kaas_sub_list(t->b->cluster, MARKERS_DIR, &l);
+	if (rc < 0)
+		return rc == -ENOENT ? 0 : rc;
+	int requests = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		if (marker_name(l.names[i], "req-")) {
+			requests++;
 			serve_one(t, l.names[i]);
+		} else if (sweep && marker_name(l.names[i], "done-")) {
+			sweep_one(t, l.names[i]);
+		}
+	}
 	kaas_dirlist_free(&l);
+	return requests;
 }
