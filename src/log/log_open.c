@@ -1,4 +1,5 @@
 /* log_open.c — opening a partition as leader (fencing, tail recovery), closing it. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -49,7 +50,9 @@ static void log_free(struct kaas_log *log)
 	if (!log)
 		return;
 	/* No task of this log is queued or running (kaas_log_close quiesced
-	 * it, or a failed open never scheduled one). */
+	 * it, or a failed open never scheduled one); nothing pending, so no
+	 * room waiter is left (only registered while bytes are pending). */
+	assert(!log->room_waiters);
 	pthread_mutex_lock(&log->wlock); /* the file cache closes under it */
 	kaas_logi_fslot_close(&log->wslot);
 	pthread_mutex_unlock(&log->wlock);

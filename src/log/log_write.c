@@ -19,10 +19,24 @@ int64_t kaas_logi_now_ms_wall(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Run a list of waiters taken from the log (mu not held). */
+static void run_waiters(struct kaas_log_waiter *w, int64_t result)
+{
+	while (w) {
+		struct kaas_log_waiter *nx = w->next;
+		w->next = NULL;
+		w->cb(w->arg, result); /* may free w */
+		w = nx;
+	}
+}
+
 static void complete(struct pending *p, int64_t result)
 {
 	if (p->cb)
 		p->cb(p->arg, result);
+	/* Waiters were added under mu while p was queued or in flight; p
+	 * left every list (and mu was taken since) before this call. */
+	run_waiters(p->waiters, result);
 	free(p->data);
 	free(p);
 }
@@ -37,8 +51,9 @@ void kaas_logi_fail_locked(struct kaas_log *log, int err)
 	pthread_cond_broadcast(&log->work_cv);
 }
 
-int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log_append_cb cb,
-		    void *arg, int64_t *base_offset)
+/* kaas_log_append (wait) or kaas_log_append_nowait (!wait, room). */
+static int append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log_append_cb cb,
+		  void *arg, int64_t *base_offset, bool wait, struct kaas_log_waiter *room)
 {
 	struct kaas_batch_header h;
 	if (!log || !b || !b->data || kaas_batch_parse_header(b->data, b->len, &h) < 0 ||
@@ -65,8 +80,21 @@ int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_l
 	p->max_ts = b->max_timestamp;
 
 	pthread_mutex_lock(&log->mu);
-	while (!log->failed && !log->stop && log->qbytes && log->qbytes + b->len > log->cfg.max_pending_bytes)
+	while (!log->failed && !log->stop && log->qbytes && log->qbytes + b->len > log->cfg.max_pending_bytes) {
+		if (!wait) {
+			/* qbytes > 0: some round will pass through ack_one,
+			 * which runs the room waiters. */
+			if (room) {
+				room->next = log->room_waiters;
+				log->room_waiters = room;
+			}
+			pthread_mutex_unlock(&log->mu);
+			free(d);
+			free(p);
+			return -EAGAIN;
+		}
 		pthread_cond_wait(&log->room_cv, &log->mu);
+	}
 	if (log->failed || log->stop) {
 		int rc = log->failed ? log->failed : -ESHUTDOWN;
 		pthread_mutex_unlock(&log->mu);
@@ -93,6 +121,60 @@ int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_l
 	if (wake)
 		kaas_logi_task_schedule(&log->sync_task);
 	return 0;
+}
+
+int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log_append_cb cb,
+		    void *arg, int64_t *base_offset)
+{
+	return append(log, b, cb, arg, base_offset, true, NULL);
+}
+
+int kaas_log_append_nowait(struct kaas_log *log, const struct kaas_log_batch *b,
+			   kaas_log_append_cb cb, void *arg, int64_t *base_offset,
+			   struct kaas_log_waiter *room)
+{
+	return append(log, b, cb, arg, base_offset, false, room);
+}
+
+/* The pending batch of `list` holding `offset`, or NULL (mu held). */
+static struct pending *pending_at(struct pending *list, int64_t offset)
+{
+	for (; list; list = list->next)
+		if (offset >= list->base && offset < list->base + (int64_t)list->count)
+			return list;
+	return NULL;
+}
+
+int kaas_log_when_durable(struct kaas_log *log, int64_t offset, struct kaas_log_waiter *w)
+{
+	assert(w && w->cb);
+	pthread_mutex_lock(&log->mu);
+	int rc;
+	struct pending *p = NULL;
+	if (offset < log->hwm) {
+		rc = 1;
+	} else if (log->failed) {
+		rc = log->failed;
+	} else {
+		/* Not published and the log not failed: the batch is queued,
+		 * being written, or written and not yet acknowledged (ack_one
+		 * publishes, or fails the log, before it takes a round off
+		 * the ack queue). */
+		for (struct round *r = kaas_logi_round_of(log->ackq.head); r && !p;
+		     r = kaas_logi_round_of(r->link.next))
+			p = pending_at(r->list, offset);
+		if (!p && log->writing)
+			p = pending_at(log->writing->list, offset);
+		if (!p)
+			p = pending_at(log->qhead, offset);
+		rc = p ? 0 : -ERANGE;
+		if (p) {
+			w->next = p->waiters;
+			p->waiters = w;
+		}
+	}
+	pthread_mutex_unlock(&log->mu);
+	return rc;
 }
 
 void kaas_logi_wait_init(struct kaas_logi_wait *w)
@@ -439,7 +521,11 @@ static bool ack_one(struct kaas_log *log, struct round *r)
 	kaas_log_notify_cb notify = log->notify;
 	void *notify_arg = log->notify_arg;
 	pthread_cond_broadcast(&log->room_cv);
+	struct kaas_log_waiter *room = log->room_waiters;
+	log->room_waiters = NULL;
+	int room_rc = log->failed;
 	pthread_mutex_unlock(&log->mu);
+	run_waiters(room, room_rc);
 	struct pending *list = r->list;
 	while (list) {
 		struct pending *nx = list->next;

@@ -72,3 +72,9 @@ tests_log_test_log_describe_SOURCES = tests/log/test_log_describe.c
 tests_log_test_log_describe_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_describe_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_describe
+
+check_PROGRAMS += tests/log/test_log_nowait
+tests_log_test_log_nowait_SOURCES = tests/log/test_log_nowait.c
+tests_log_test_log_nowait_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_nowait_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_nowait
