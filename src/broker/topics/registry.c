@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/lanes.h"
 #include "util/logger.h"
 #include "broker/topics/internal.h"
 
@@ -143,6 +144,7 @@ void kaas_topic_free(struct kaas_topic *tp)
 					   kaas_strerror(rc));
 		}
 		kaas_hw_token_put(tp->parts[i].token);
+		kaas_lane_release(tp->parts[i].lane); /* no request holds the topic */
 	}
 	free(tp->parts);
 	kaas_kvlist_clear(&tp->config);
