@@ -11,6 +11,7 @@
 #include "contract/contract.h"
 #include "log/log_internal.h"
 #include "util/assert_held.h"
+#include "util/lock_rank.h"
 
 int64_t kaas_logi_now_ms_wall(void)
 {
@@ -79,7 +80,7 @@ static int append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log
 	p->count = b->record_count;
 	p->max_ts = b->max_timestamp;
 
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	while (!log->failed && !log->stop && log->qbytes && log->qbytes + b->len > log->cfg.max_pending_bytes) {
 		if (!wait) {
 			/* qbytes > 0: some round will pass through ack_one,
@@ -88,7 +89,7 @@ static int append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log
 				room->next = log->room_waiters;
 				log->room_waiters = room;
 			}
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			free(d);
 			free(p);
 			return -EAGAIN;
@@ -97,7 +98,7 @@ static int append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log
 	}
 	if (log->failed || log->stop) {
 		int rc = log->failed ? log->failed : -ESHUTDOWN;
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		free(d);
 		free(p);
 		return rc;
@@ -117,7 +118,7 @@ static int append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log
 	 * the queue (it clears sync_queued before it takes the queue). */
 	bool wake = !log->sync_queued;
 	log->sync_queued = true;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (wake)
 		kaas_logi_task_schedule(&log->sync_task);
 	return 0;
@@ -148,7 +149,7 @@ static struct pending *pending_at(struct pending *list, int64_t offset)
 int kaas_log_when_durable(struct kaas_log *log, int64_t offset, struct kaas_log_waiter *w)
 {
 	assert(w && w->cb);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int rc;
 	struct pending *p = NULL;
 	if (offset < log->hwm) {
@@ -173,7 +174,7 @@ int kaas_log_when_durable(struct kaas_log *log, int64_t offset, struct kaas_log_
 			p->waiters = w;
 		}
 	}
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	return rc;
 }
 
@@ -223,10 +224,10 @@ int kaas_logi_checkpoint_locked(struct kaas_log *log)
 {
 	assert_held(&log->wlock);
 	struct segment *a = log->segs[log->nsegs - 1];
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	uint64_t pos = a->end;
 	int64_t next = a->next;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	/* Producer state first (it covers exactly the synced batches), then the
 	 * manifest's checkpoint: recovery scans from the checkpoint and, for the
 	 * producer state, from the snapshot's next offset. */
@@ -249,9 +250,9 @@ int kaas_logi_checkpoint_locked(struct kaas_log *log)
 	log->stats.checkpoints++;
 	/* The active segment's index up to here, so that the first read of
 	 * this segment after a failover rebuilds only the part after it. */
-	pthread_mutex_lock(&a->ilock);
+	kaas_lock(&a->ilock, KAAS_RANK_SEG_INDEX);
 	kaas_seg_index_write(log->sub, a); /* derived data: a failure costs a rebuild */
-	pthread_mutex_unlock(&a->ilock);
+	kaas_unlock(&a->ilock);
 	return 0;
 }
 
@@ -286,9 +287,9 @@ int kaas_logi_start_segment(struct kaas_log *log, int64_t base)
 		kaas_seg_free(s);
 		return rc;
 	}
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	rc = kaas_logi_add_segment(log, s);
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (rc < 0) {
 		kaas_sub_close(wf);
 		kaas_seg_free(s);
@@ -311,20 +312,20 @@ static bool ack_one(struct kaas_log *log, struct round *r);
  * instead could wait forever when every pool thread is in a roll. */
 static void wait_acks_drained(struct kaas_log *log)
 {
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	bool more = false;
 	while (log->ackq.head) {
 		if (!log->acking) {
 			log->acking = true;
 			struct round *r = kaas_logi_round_of(log->ackq.head);
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			more = ack_one(log, r);
-			pthread_mutex_lock(&log->mu);
+			kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 			continue;
 		}
 		pthread_cond_wait(&log->drained_cv, &log->mu);
 	}
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	(void)more; /* drained: nothing left for the ack task */
 }
 
@@ -333,9 +334,9 @@ int kaas_logi_roll_locked(struct kaas_log *log)
 	assert_held(&log->wlock);
 	assert_not_held(&log->mu); /* it waits for the ack thread, which takes mu */
 	wait_acks_drained(log);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int failed = log->failed;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (failed)
 		return failed;
 	struct segment *a = log->segs[log->nsegs - 1];
@@ -345,18 +346,18 @@ int kaas_logi_roll_locked(struct kaas_log *log)
 	 * they return).  Seal it in memory, write its index, start the next
 	 * segment, then swap the manifest: until the rename the old manifest
 	 * (with `a` active and its checkpoint) stays valid. */
-	pthread_mutex_lock(&a->ilock); /* readers look at `sealed` under ilock */
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&a->ilock, KAAS_RANK_SEG_INDEX); /* readers look at `sealed` under ilock */
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	a->sealed = true;
 	atomic_store(&a->ix_loaded, true); /* its index stays, until evicted */
 	atomic_store(&a->used, atomic_fetch_add(&log->tick, 1) + 1);
 	int64_t next = a->next;
-	pthread_mutex_unlock(&log->mu);
-	pthread_mutex_unlock(&a->ilock);
-	pthread_mutex_lock(&a->ilock); /* a reader may evict it once sealed */
+	kaas_unlock(&log->mu);
+	kaas_unlock(&a->ilock);
+	kaas_lock(&a->ilock, KAAS_RANK_SEG_INDEX); /* a reader may evict it once sealed */
 	if (a->index_ready)
 		kaas_seg_index_write(log->sub, a); /* derived: a failure costs a rebuild later */
-	pthread_mutex_unlock(&a->ilock);
+	kaas_unlock(&a->ilock);
 	/* Every byte written through the old handle is fsynced: closing it
 	 * first loses nothing (its close error, if any, is still reported). */
 	int crc = kaas_logi_fslot_close(&log->wslot);
@@ -369,15 +370,15 @@ int kaas_logi_roll_locked(struct kaas_log *log)
 	if (rc == 0)
 		rc = kaas_manifest_write(log);
 	if (rc < 0) {
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 		kaas_logi_fail_locked(log, rc);
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		return rc;
 	}
 	if (crc < 0) {
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 		kaas_logi_fail_locked(log, crc);
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		return crc;
 	}
 	log->stats.rolls++;
@@ -388,9 +389,9 @@ int kaas_logi_roll_locked(struct kaas_log *log)
 
 int kaas_log_roll(struct kaas_log *log)
 {
-	pthread_mutex_lock(&log->wlock);
+	kaas_lock(&log->wlock, KAAS_RANK_LOG_WLOCK);
 	int rc = kaas_logi_roll_locked(log);
-	pthread_mutex_unlock(&log->wlock);
+	kaas_unlock(&log->wlock);
 	return rc;
 }
 
@@ -445,9 +446,9 @@ static int write_round(struct kaas_log *log, struct round *r)
 	if (rc == 0)
 		rc = kaas_sub_fsync(log->wslot.f);
 	kaas_logi_metrics_commit(r, t0, rc);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	log->stats.fsyncs++;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (rc < 0)
 		return rc;
 	log->wpos += r->bytes;
@@ -460,8 +461,8 @@ static int write_round(struct kaas_log *log, struct round *r)
 static void publish(struct kaas_log *log, struct round *r)
 {
 	struct segment *a = r->seg;
-	pthread_mutex_lock(&a->ilock);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&a->ilock, KAAS_RANK_SEG_INDEX);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	uint64_t at = r->pos;
 	int64_t run = a->max_ts;
 	for (struct pending *p = r->list; p; p = p->next) {
@@ -483,8 +484,8 @@ static void publish(struct kaas_log *log, struct round *r)
 	log->stats.bytes += r->bytes;
 	log->stats.appends += r->n;
 	pthread_cond_broadcast(&log->data_cv);
-	pthread_mutex_unlock(&log->mu);
-	pthread_mutex_unlock(&a->ilock);
+	kaas_unlock(&log->mu);
+	kaas_unlock(&a->ilock);
 }
 
 /* Acknowledge round r, the head of the ack queue, which the caller owns
@@ -494,9 +495,9 @@ static void publish(struct kaas_log *log, struct round *r)
 static bool ack_one(struct kaas_log *log, struct round *r)
 {
 	assert_not_held(&log->mu);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int failed = log->failed;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	int rc = r->rc ? r->rc : failed;
 	/* Zombie fencing: a new leader fences the partition BEFORE it scans our
 	 * tail.  If no newer epoch is claimed now, after our fsync, the
@@ -506,7 +507,7 @@ static bool ack_one(struct kaas_log *log, struct round *r)
 	if (rc == 0)
 		publish(log, r);
 
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	if (rc < 0)
 		kaas_logi_fail_locked(log, rc);
 	/* r stayed at the head while it was acknowledged (log->acking). */
@@ -524,7 +525,7 @@ static bool ack_one(struct kaas_log *log, struct round *r)
 	struct kaas_log_waiter *room = log->room_waiters;
 	log->room_waiters = NULL;
 	int room_rc = log->failed;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	run_waiters(room, room_rc);
 	struct pending *list = r->list;
 	while (list) {
@@ -551,14 +552,14 @@ void kaas_logi_sync_run(struct kaas_logi_task *t)
 	assert(kaas_logi_on_pool_thread());
 	assert_not_held(&log->wlock);
 	bool schedule_ack = false;
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	log->sync_queued = false; /* appends from now on schedule a run again */
 	for (int n = 0; log->qhead; n++) {
 		if (n == ROUNDS_PER_RUN) {
 			log->sync_queued = true;
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			kaas_logi_task_schedule(t);
-			pthread_mutex_lock(&log->mu);
+			kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 			break;
 		}
 		if (log->cfg.linger_us && !log->stop) {
@@ -572,10 +573,10 @@ void kaas_logi_sync_run(struct kaas_logi_task *t)
 		struct round *r = calloc(1, sizeof *r);
 		if (!r) { /* retry at the next run; nothing taken */
 			log->sync_queued = true;
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			usleep(1000);
 			kaas_logi_task_schedule(t);
-			pthread_mutex_lock(&log->mu);
+			kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 			break;
 		}
 		r->list = log->qhead;
@@ -586,15 +587,15 @@ void kaas_logi_sync_run(struct kaas_logi_task *t)
 		}
 		log->writing = r;
 		int failed = log->failed;
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 
 		/* The round is handed to the ack queue before wlock is released,
 		 * so that a roll (which drains the ack queue under wlock) never
 		 * misses a round written to the segment it seals. */
-		pthread_mutex_lock(&log->wlock);
+		kaas_lock(&log->wlock, KAAS_RANK_LOG_WLOCK);
 		int rc = failed ? failed : write_round(log, r);
 		r->rc = rc;
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 		if (rc < 0)
 			kaas_logi_fail_locked(log, rc);
 		log->writing = NULL;
@@ -607,27 +608,27 @@ void kaas_logi_sync_run(struct kaas_logi_task *t)
 			log->acking = true;
 		else
 			schedule_ack = true;
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		if (rc == 0 && log->since_ckpt >= log->cfg.checkpoint_bytes) {
 			int c = kaas_logi_checkpoint_locked(log);
 			if (c == KAAS_LOG_EFENCED || c == -EBADMSG) {
-				pthread_mutex_lock(&log->mu);
+				kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 				kaas_logi_fail_locked(log, c);
-				pthread_mutex_unlock(&log->mu);
+				kaas_unlock(&log->mu);
 			}
 			/* Other checkpoint failures are retried at the next round:
 			 * the previous checkpoint stays valid. */
 		}
-		pthread_mutex_unlock(&log->wlock);
+		kaas_unlock(&log->wlock);
 		if (schedule_ack) {
 			kaas_logi_task_schedule(&log->ack_task);
 			schedule_ack = false;
 		}
 		if (inline_ack && ack_one(log, r))
 			kaas_logi_task_schedule(&log->ack_task);
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	}
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 }
 
 /* The ack task: for each written round, in order, checks the fence,
@@ -636,21 +637,21 @@ void kaas_logi_ack_run(struct kaas_logi_task *t)
 {
 	struct kaas_log *log = KAAS_FIFO_ENTRY(t, struct kaas_log, ack_task);
 	assert(kaas_logi_on_pool_thread());
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	for (int n = 0; log->ackq.head && !log->acking; n++) {
 		if (n == ROUNDS_PER_RUN) {
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			kaas_logi_task_schedule(t);
-			pthread_mutex_lock(&log->mu);
+			kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 			break;
 		}
 		log->acking = true;
 		struct round *r = kaas_logi_round_of(log->ackq.head);
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		ack_one(log, r); /* more or not: the loop looks at the queue */
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	}
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 }
 
 void kaas_logi_quiesce(struct kaas_log *log)
@@ -658,10 +659,10 @@ void kaas_logi_quiesce(struct kaas_log *log)
 	assert_not_held(&log->mu);
 	assert_not_held(&log->wlock);
 	kaas_logi_task_schedule(&log->sync_task); /* writes what is queued */
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	while (log->qhead || log->writing || log->ackq.head || log->acking)
 		pthread_cond_wait(&log->drained_cv, &log->mu);
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	/* No round left: the tasks may still be queued or finishing a run
 	 * that found nothing; once idle nothing schedules them again. */
 	kaas_logi_task_wait_idle(&log->sync_task);
