@@ -332,6 +332,8 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 					atomic_fetch_add(&ctx->submitted, 1);
 				} else {
 					free(pc);
+					if (w == -ERANGE) /* not found: cannot say it is durable */
+						return kaas_kafka_error(KAAS_EINDOUBT, 0);
 					if (w < 0) /* the log failed: answered with its status */
 						return kaas_kafka_error(w, KAAS_KERR_KAFKA_STORAGE_ERROR);
 				}

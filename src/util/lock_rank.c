@@ -4,6 +4,7 @@
 
 #ifdef KAAS_LOCK_RANK
 
+#include <execinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,6 +20,15 @@ struct held {
 
 static _Thread_local struct held stack[MAX_HELD];
 static _Thread_local int depth;
+
+/* Print where the violation happened, then abort. */
+static void die(void)
+{
+	void *frames[32];
+	int n = backtrace(frames, 32);
+	backtrace_symbols_fd(frames, n, 2);
+	abort();
+}
 
 static void push(pthread_mutex_t *m, int rank, const char *what)
 {
@@ -37,7 +47,7 @@ void kaas_lock_checked(pthread_mutex_t *m, int rank, const char *what)
 				"lock_rank: lock order violated: taking %s (rank %d) while holding %s "
 				"(rank %d)\n",
 				what, rank, stack[i].what, stack[i].rank);
-			abort();
+			die();
 		}
 	}
 	pthread_mutex_lock(m);
@@ -65,7 +75,7 @@ void kaas_unlock_checked(pthread_mutex_t *m)
 	}
 	fprintf(stderr, "lock_rank: unlocking %p, which this thread did not take with kaas_lock\n",
 		(void *)m);
-	abort();
+	die();
 }
 
 int kaas_lock_rank_depth(void)
