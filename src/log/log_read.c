@@ -131,13 +131,13 @@ static int seg_locate(struct kaas_log *log, struct segment *s, uint64_t limit, s
 		return rc;
 	if (loaded_now)
 		kaas_logi_evict_indexes(log, s);
-	pthread_mutex_lock(&s->rlock);
+	kaas_lock(&s->rlock, KAAS_RANK_SEG_READ);
 	rc = kaas_seg_open_read(log->sub, s);
 	uint64_t end;
 	int64_t next;
 	if (rc == 0)
 		rc = kaas_seg_scan(s->rslot.f, pos, expect, limit, 0, 0, locate_cb, l, &end, &next);
-	pthread_mutex_unlock(&s->rlock);
+	kaas_unlock(&s->rlock);
 	return rc;
 }
 
@@ -219,9 +219,9 @@ ssize_t kaas_log_slice_sendfile(struct kaas_log_slice *s, int sockfd, size_t off
 	struct segment *seg = s->seg_;
 	if (!seg || off > s->len || len > s->len - off)
 		return -EINVAL;
-	pthread_mutex_lock(&seg->rlock);
+	kaas_lock(&seg->rlock, KAAS_RANK_SEG_READ);
 	ssize_t n = kaas_sub_sendfile(seg->rslot.f, sockfd, s->pos + off, len);
-	pthread_mutex_unlock(&seg->rlock);
+	kaas_unlock(&seg->rlock);
 	return n;
 }
 
@@ -230,9 +230,9 @@ ssize_t kaas_log_slice_pread(struct kaas_log_slice *s, void *buf, size_t len, si
 	struct segment *seg = s->seg_;
 	if (!seg || off > s->len || len > s->len - off)
 		return -EINVAL;
-	pthread_mutex_lock(&seg->rlock);
+	kaas_lock(&seg->rlock, KAAS_RANK_SEG_READ);
 	ssize_t n = kaas_sub_pread_full(seg->rslot.f, buf, len, s->pos + off);
-	pthread_mutex_unlock(&seg->rlock);
+	kaas_unlock(&seg->rlock);
 	if (n >= 0 && (size_t)n < len)
 		return kaas_sub_fail(EIO, "%s: short read inside the recorded end", seg->path);
 	return n;

@@ -67,9 +67,9 @@ int kaas_logi_reap_doomed(struct kaas_log *log)
 		kaas_unlock(&log->mu);
 		if (!s)
 			break;
-		pthread_mutex_lock(&s->rlock); /* wlock → rlock; the file cache closes under it */
+		kaas_lock(&s->rlock, KAAS_RANK_SEG_READ); /* wlock → rlock; the file cache closes under it */
 		kaas_logi_fslot_close(&s->rslot);
-		pthread_mutex_unlock(&s->rlock);
+		kaas_unlock(&s->rlock);
 		if (!s->keep_files && unlink_seg_files(log, s) < 0) {
 			/* Keep it recorded (an -EBUSY silly file, a transient
 			 * error): the next housekeeping re-drives it. */

@@ -73,9 +73,9 @@ int kaas_manifest_check_epoch(struct kaas_log *log)
 	/* One open of the fence directory and one lookup of epoch-<ours+1>
 	 * (contract/epoch_fence.h says why that is fresh).  The cost matches
 	 * the leader.json open it replaces. */
-	pthread_mutex_lock(&log->mf_lock);
+	kaas_lock(&log->mf_lock, KAAS_RANK_LOG_FENCE);
 	int rc = kaas_fence_check(log->sub, log->fence_dir, log->epoch, &log->fence_ino);
-	pthread_mutex_unlock(&log->mf_lock);
+	kaas_unlock(&log->mf_lock);
 	return fence_err(log, rc);
 }
 

@@ -34,7 +34,9 @@ enum kaas_lock_rank {
 	KAAS_RANK_LOG_TXN = 30,      /* a log's txn_mu (marker appends) */
 	KAAS_RANK_LOG_WLOCK = 40,    /* a log's wlock */
 	KAAS_RANK_SEG_INDEX = 50,    /* a segment's ilock */
+	KAAS_RANK_SEG_READ = 55,     /* a segment's rlock (its read handle) */
 	KAAS_RANK_LOG_MU = 60,       /* a log's mu */
+	KAAS_RANK_LOG_FENCE = 65,    /* a log's mf_lock (fence checks) */
 	KAAS_RANK_LOGPOOL_LIFE = 70, /* the log I/O pool's life_mu */
 	KAAS_RANK_LOGPOOL = 80,      /* the log I/O pool's mu (leaf) */
 	KAAS_RANK_LANES = 80,        /* the produce lanes' mu (leaf) */
