@@ -12,7 +12,7 @@
 #include "broker/sweep.h"
 #include "broker/config.h"
 #include "broker/topics.h"
-#include "broker/worker.h"
+#include "broker/lanes.h"
 #include "cluster/membership.h"
 #include "substrate/substrate.h"
 
@@ -31,7 +31,7 @@ struct kaas_broker {
 	struct kaas_substrate *data, *cluster;
 	struct kaas_topics *topics;
 	struct kaas_agent *agent; /* cluster agent (broker/agent.h) */
-	struct kaas_worker *produce_worker; /* validates and appends, in order */
+	struct kaas_lanes *lanes; /* produce: per-partition ordered lanes (broker/lanes.h) */
 	uv_loop_t *loop;          /* the event loop (timers of handlers and groups) */
 	int draining;             /* loop thread: the server is stopping */
 	char cluster_id[23];

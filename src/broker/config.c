@@ -185,6 +185,9 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 	} else if (strcmp(key, "log-io-threads") == 0) { /* issue 19: the log I/O pool */
 		rc = parse_long(v, 2, 1024, &x);
 		c->log_io_threads = (uint32_t)x;
+	} else if (strcmp(key, "produce-threads") == 0) { /* issue 19: the produce lanes */
+		rc = parse_long(v, 1, 64, &x);
+		c->produce_threads = (uint32_t)x;
 	} else if (strcmp(key, "max-open-files") == 0) {
 		rc = parse_long(v, 16, 1L << 20, &x);
 		c->max_open_files = (uint32_t)x;
@@ -286,7 +289,7 @@ static void usage(FILE *out)
 		"             [--liveness-timeout-ms N] [--coordinator-slots N]\n"
 		"             [--group-initial-rebalance-delay-ms N]\n"
 		"             [--http-listen HOST:PORT] [--metrics-per-partition true|false]\n"
-		"             [--log-io-threads N] [--max-open-files N]\n"
+		"             [--log-io-threads N] [--max-open-files N] [--produce-threads N]\n"
 		"defaults: --data ./kaas-data --listen 127.0.0.1:9092 --log-level info;\n"
 		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n"
 		"Listeners and TLS: Kafka's keys in --config FILE (listeners, advertised.listeners,\n"
@@ -337,6 +340,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		{ "metrics-per-partition", required_argument, NULL, 'P' },
 		{ "log-io-threads", required_argument, NULL, 'I' },
 		{ "max-open-files", required_argument, NULL, 'O' },
+		{ "produce-threads", required_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -371,6 +375,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		case 'P': key = "metrics-per-partition"; break;
 		case 'I': key = "log-io-threads"; break;
 		case 'O': key = "max-open-files"; break;
+		case 'Q': key = "produce-threads"; break;
 		case 'f': continue;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;

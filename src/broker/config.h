@@ -10,7 +10,7 @@
  * (also spelt as Kafka's group.initial.rebalance.delay.ms), http-listen
  * (HOST:PORT of /metrics, /healthz, /readyz; off when unset),
  * metrics-per-partition (true/false), log-io-threads, max-open-files
- * (kaas_log_io_configure); Kafka's
+ * (kaas_log_io_configure), produce-threads (broker/lanes.h); Kafka's
  * names num.partitions, auto.create.topics.enable, socket.request.max.bytes,
  * broker.id/node.id for the options they match; and the broker defaults of
  * topic settings by Kafka's broker names (log.retention.ms/minutes/hours,
@@ -152,6 +152,7 @@ struct kaas_config {
 	int metrics_per_partition; /* per-partition series (default 1) */
 	uint32_t log_io_threads;  /* log I/O pool size (0: 2 x cores, >= 2) */
 	uint32_t max_open_files;  /* cached segment handles (0: 1000) */
+	uint32_t produce_threads; /* produce lanes' pool (0: online CPUs, 2..16) */
 };
 
 /* Fill `c` from defaults, env, the --config file and argv.  Returns 0,

@@ -3,10 +3,11 @@
  * and the per (producer id, partition) epoch and sequence checks of the
  * produce path, as Kafka's ProducerStateManager makes them.
  *
- * The checks run on the broker's produce worker, right before each append,
- * against the log's producer state with the batches still in flight folded
- * in (kaas_log_producer_pending): the worker is the partition's only
- * appender, so the check and the append are ordered.
+ * The checks run on the partition's produce lane (broker/lanes.h), right
+ * before each append, against the log's producer state with the batches
+ * still in flight folded in (kaas_log_producer_pending): the lane is the
+ * partition's only appender of client batches, so the check and the
+ * append are ordered.
  *
  * Test knob: with KAAS_TEST_DROP_PRODUCE_RESPONSE=N in the environment,
  * the response to every Nth produce request that appended something is
@@ -31,16 +32,17 @@ void kaas_idem_stop(struct kaas_broker *b);
 #define KAAS_IDEM_APPEND 0     /* append the batch */
 #define KAAS_IDEM_DUPLICATE 1  /* a retry of a batch in the log: answer *dup_base */
 
-/* Check one batch before its append (produce worker only).  Returns
- * KAAS_IDEM_APPEND, KAAS_IDEM_DUPLICATE with *dup_base (after waiting for
- * that batch's fsync, so the answer is durable), or a status
+/* Check one batch before its append (the partition's lane only).  Returns
+ * KAAS_IDEM_APPEND, KAAS_IDEM_DUPLICATE with *dup_base (the original's
+ * base offset; it may not be durable yet: the caller answers once
+ * kaas_log_when_durable says it is, and "possibly persisted", KAAS_EINDOUBT,
+ * if its write failed — never blocking a thread on it), or a status
  * (util/status.h; kafka/status_map.h gives the Kafka code of each):
  * KAAS_ESEQDUP (an older batch than the window remembers), KAAS_ESEQORDER
  * (a batch overlapping what the log holds, or behind it), KAAS_EPRODFENCED
  * (an older producer epoch), KAAS_EPRODUNKNOWN (a producer id the
  * partition never saw, at a sequence above 0), KAAS_EBADBATCH (a negative
- * sequence or epoch), KAAS_EINDOUBT (the original not yet durable or its
- * fsync failed: possibly persisted), or KAAS_ESEQGAP.
+ * sequence or epoch), or KAAS_ESEQGAP.
  * A gap — a batch AHEAD of the next sequence the log expects (or a new
  * epoch starting above 0) — means an earlier batch of the producer is
  * missing: it failed, or is still on its way from an old leader.  Kafka

@@ -53,6 +53,8 @@
 #include "broker/topic_config.h"
 #include "cluster/topic_store.h" /* kaas_topic_name_valid */
 #include "log/log.h"
+
+struct kaas_lane;
 #include "substrate/substrate.h"
 #include "util/status.h"
 
@@ -93,6 +95,9 @@ struct kaas_partition {
 	int failed;               /* the log failed (a write or fsync error):
 	                             kaas_topics_housekeep re-opens it */
 	uint32_t epoch;           /* leader epoch it was opened (or tried) with */
+	struct kaas_lane *lane;   /* its produce lane (broker/lanes.h), made by
+	                             the first Produce (loop thread); released
+	                             with the topic */
 };
 
 /* Is the partition without a log because another broker leads it (answer

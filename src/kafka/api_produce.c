@@ -3,14 +3,22 @@
  * formats) are answered UNSUPPORTED_VERSION on every partition.
  *
  * The loop parses the request and looks its topics up; validation (batch.h:
- * CRC, sizes, decompression) and the appends run on the broker's produce
- * worker, one request after another in arrival order, so neither the CPU of
- * decompression nor the log's back-pressure stalls the network loop.  A
+ * CRC, sizes, decompression) and the appends run on each partition's
+ * produce lane (broker/lanes.h): one item per partition of the request,
+ * queued in arrival order on that partition's lane, so a partition's
+ * batches are checked and appended in the order the requests arrived,
+ * while partitions go on independently: neither the CPU of decompression
+ * nor one log's back-pressure (kaas_log_append_nowait: the lane parks
+ * until the log has room) stalls the network loop or other partitions.  A
  * partition's batches are appended only if every one of them is valid.
+ * A retry of a batch still in flight (an idempotent duplicate) is answered
+ * through a completion (kaas_log_when_durable) once the original is
+ * durable: no thread waits for it.
  * acks=0: appended and not answered; acks=1 and -1: answered once the log's
  * group-committed fsync covering every batch of the request completed (the
- * log calls back on its sync thread; completions come back to the loop
- * through kaas_broker_complete, as does the worker's "all submitted").
+ * log calls back on its I/O pool; completions come back to the loop
+ * through kaas_broker_complete, as does the last lane item's "all
+ * submitted").
  *
  * Errors of the append path, as a client must read them:
  *   KAFKA_STORAGE_ERROR      the log is failed (or failed during the
@@ -30,6 +38,8 @@
  *                            batch of the producer is missing; not written,
  *                            retry.
  */
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +57,24 @@
 #include "kafka/wire_topics.h"
 #include "util/status.h"
 
+struct produce_ctx;
+struct pt;
+
 struct pp {                       /* one partition of the request */
 	int32_t index;
 	struct kaas_kslice records;
-	int16_t err;              /* set on the loop before, or the worker during, the job */
+	int16_t err;              /* set on the loop before, or the lane during, the item */
 	int16_t sync_err;         /* set on the loop by a failed append completion */
 	int64_t base_offset;
 	int64_t log_start;
+	/* Its lane item (the partition's lane, while queued or parked). */
+	struct kaas_lane_item item;
+	struct produce_ctx *ctx;
+	struct pt *t;
+	size_t pos;               /* the next batch to check and append */
+	bool started;             /* validated, log_start read */
+	bool have_base;           /* base_offset is the first batch's */
+	struct kaas_log_waiter room; /* kaas_log_append_nowait: resumes the lane */
 };
 
 struct pt {                       /* one topic of the request */
@@ -79,11 +100,11 @@ struct produce_ctx {
 	int16_t acks;
 	int32_t nt;
 	struct pt *topics;
-	struct kaas_job job;            /* validation + appends on the worker */
-	struct kaas_completion submitted_c; /* worker -> loop: all appends queued */
-	unsigned submitted;             /* appends with a callback (worker, then read on loop) */
+	struct kaas_completion submitted_c; /* lanes -> loop: all appends queued */
+	atomic_uint items_left;         /* lane items not done yet */
+	atomic_uint submitted;          /* completions to wait for (lanes, then read on loop) */
 	unsigned completed;             /* their completions seen (loop) */
-	int worker_done;                /* loop */
+	int worker_done;                /* loop: every lane item is done */
 };
 
 struct pcomp {
@@ -92,6 +113,8 @@ struct pcomp {
 	struct pp *part;
 	struct kaas_partition *kp;
 	int64_t result;
+	bool dup;                       /* a retry's wait for its original */
+	struct kaas_log_waiter w;       /* kaas_log_when_durable */
 };
 
 static void ctx_free(void *arg)
@@ -157,7 +180,7 @@ static void respond_body(struct produce_ctx *ctx)
 
 static void respond(struct produce_ctx *ctx)
 {
-	if (ctx->submitted && kaas_idem_drop_response()) {
+	if (atomic_load(&ctx->submitted) && kaas_idem_drop_response()) {
 		kaas_warn("test knob: dropping the response to a produce request");
 		kaas_req_finish(ctx->req, KAAS_REQ_CLOSE);
 		return;
@@ -171,7 +194,13 @@ static void on_complete(struct kaas_completion *c)
 {
 	struct pcomp *pc = (struct pcomp *)c;
 	struct produce_ctx *ctx = pc->ctx;
-	if (pc->result < 0) {
+	if (pc->result < 0 && pc->dup) {
+		/* The original of a retry failed: the log failed with it, and
+		 * the retry is answered with the log's status (as a failed
+		 * log is answered before any sequence rule); the original's
+		 * own completion marks the partition failed. */
+		pc->part->sync_err = kaas_kafka_error((int)pc->result, KAAS_KERR_KAFKA_STORAGE_ERROR);
+	} else if (pc->result < 0) {
 		kaas_error("append to partition %d failed: %s", pc->part->index,
 			   kaas_strerror((int)pc->result));
 		/* The batch was queued, so its bytes may be on the volume
@@ -194,11 +223,11 @@ static void on_complete(struct kaas_completion *c)
 	}
 	free(pc);
 	ctx->completed++;
-	if (ctx->worker_done && ctx->completed == ctx->submitted)
+	if (ctx->worker_done && ctx->completed == atomic_load(&ctx->submitted))
 		respond(ctx);
 }
 
-/* Loop thread: the worker has queued every append of the request. */
+/* Loop thread: the lanes have queued every append of the request. */
 static void on_submitted(struct kaas_completion *c)
 {
 	struct produce_ctx *ctx = (struct produce_ctx *)((char *)c -
@@ -206,11 +235,12 @@ static void on_submitted(struct kaas_completion *c)
 	ctx->worker_done = 1;
 	if (ctx->acks == 0)
 		kaas_req_finish(ctx->req, KAAS_REQ_NO_RESPONSE);
-	else if (ctx->completed == ctx->submitted)
+	else if (ctx->completed == atomic_load(&ctx->submitted))
 		respond(ctx);
 }
 
-/* Log sync thread. */
+/* Log I/O pool (or a thread rolling the log): an append, or a retry's
+ * original, is durable or failed. */
 static void on_appended(void *arg, int64_t result)
 {
 	struct pcomp *pc = arg;
@@ -223,15 +253,39 @@ static uint32_t be32(const uint8_t *p)
 	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
+/* append_partition: the log has no room now; the lane parks the item. */
+#define PARKED (-1)
+
+static struct pcomp *pcomp_new(struct produce_ctx *ctx, struct pp *p, struct kaas_partition *kp)
+{
+	struct pcomp *pc = calloc(1, sizeof(*pc));
+	if (!pc)
+		return NULL;
+	pc->c.fn = on_complete;
+	pc->ctx = ctx;
+	pc->part = p;
+	pc->kp = kp;
+	return pc;
+}
+
+/* The log has room again (or failed): the lane runs the parked item. */
+static void on_room(void *arg, int64_t result)
+{
+	(void)result; /* the item's next try sees a failure itself */
+	kaas_lane_resume(arg);
+}
+
+/* Lane thread: check and append the partition's batches from p->pos on.
+ * 0 when all are queued, a Kafka error code, or PARKED (the log's pending
+ * bytes are at their limit: p->pos is the batch to try again, after
+ * on_room resumed the lane). */
 static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *kp, struct pp *p)
 {
 	struct kaas_log *log = kp->log;
 	const uint8_t *buf = p->records.p;
 	size_t len = (size_t)p->records.len;
-	size_t pos = 0;
-	int first = 1;
-	while (pos < len) {
-		const uint8_t *bb = buf + pos;
+	while (p->pos < len) {
+		const uint8_t *bb = buf + p->pos;
 		size_t blen = (size_t)be32(bb + 8) + 12;
 		struct kaas_log_batch lb = {
 			.data = bb,
@@ -264,25 +318,43 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 		if (ic < 0)
 			return ierr;
 		if (ic == KAAS_IDEM_DUPLICATE) {
-			/* Already in the log: answered with its original offset. */
-			if (first)
+			/* Already in the log: answered with its original offset
+			 * once that is durable — a completion, not a wait. */
+			if (ctx->acks != 0) {
+				struct pcomp *pc = pcomp_new(ctx, p, kp);
+				if (!pc)
+					return KAAS_KERR_UNKNOWN_SERVER_ERROR;
+				pc->dup = true;
+				pc->w.cb = on_appended;
+				pc->w.arg = pc;
+				int w = kaas_log_when_durable(log, dup, &pc->w);
+				if (w == 0) {
+					atomic_fetch_add(&ctx->submitted, 1);
+				} else {
+					free(pc);
+					if (w == -ERANGE) /* not found: cannot say it is durable */
+						return kaas_kafka_error(KAAS_EINDOUBT, 0);
+					if (w < 0) /* the log failed: answered with its status */
+						return kaas_kafka_error(w, KAAS_KERR_KAFKA_STORAGE_ERROR);
+				}
+			}
+			if (!p->have_base)
 				p->base_offset = dup;
-			first = 0;
-			pos += blen;
+			p->have_base = true;
+			p->pos += blen;
 			continue;
 		}
 		struct pcomp *pc = NULL;
-		if (ctx->acks != 0) {
-			pc = calloc(1, sizeof(*pc));
-			if (!pc)
-				return KAAS_KERR_UNKNOWN_SERVER_ERROR;
-			pc->c.fn = on_complete;
-			pc->ctx = ctx;
-			pc->part = p;
-			pc->kp = kp;
-		}
+		if (ctx->acks != 0 && !(pc = pcomp_new(ctx, p, kp)))
+			return KAAS_KERR_UNKNOWN_SERVER_ERROR;
 		int64_t base = -1;
-		int rc = kaas_log_append(log, &lb, pc ? on_appended : NULL, pc, &base);
+		p->room.cb = on_room;
+		p->room.arg = kp->lane;
+		int rc = kaas_log_append_nowait(log, &lb, pc ? on_appended : NULL, pc, &base, &p->room);
+		if (rc == -EAGAIN) {
+			free(pc);
+			return PARKED; /* on_room resumes the lane: this batch again */
+		}
 		if (rc < 0) {
 			free(pc);
 			kaas_warn("append to partition %d failed: %s", p->index, kaas_strerror(rc));
@@ -292,11 +364,11 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 					    : kaas_kafka_error(rc, KAAS_KERR_KAFKA_STORAGE_ERROR);
 		}
 		if (pc)
-			ctx->submitted++;
-		if (first)
+			atomic_fetch_add(&ctx->submitted, 1);
+		if (!p->have_base)
 			p->base_offset = base;
-		first = 0;
-		pos += blen;
+		p->have_base = true;
+		p->pos += blen;
 	}
 	return 0;
 }
@@ -338,38 +410,40 @@ static void auto_create(struct kaas_broker *b, struct kaas_kslice name)
 		create_done(j, 0);
 }
 
-/* Worker thread: validate and append every partition still without error.
- * The topics are referenced by the request, so their logs stay open. */
-static void produce_job(struct kaas_job *job)
+/* Lane thread: validate the partition's batches (once), then append them.
+ * The topic is referenced by the request, so its log stays open. */
+static int part_run(struct kaas_lane_item *it)
 {
-	struct produce_ctx *ctx = (struct produce_ctx *)((char *)job -
-							 offsetof(struct produce_ctx, job));
-	struct kaas_broker *b = ctx->req->broker;
-	for (int32_t i = 0; i < ctx->nt; i++) {
-		struct pt *t = &ctx->topics[i];
-		for (int32_t j = 0; j < t->n; j++) {
-			struct pp *p = &t->parts[j];
-			if (p->err)
-				continue;
-			struct kaas_partition *kp = &t->topic->parts[p->index];
-			struct kaas_batch_summary sum;
-			const char *why = NULL;
-			/* max.message.bytes of the topic (its override, else the
-			 * broker's message.max.bytes) */
-			size_t max = (size_t)kaas_topic_setting(t->topic, max_message_bytes);
-			int16_t e = (int16_t)kaas_batch_validate(p->records.p, (size_t)p->records.len,
-							     max, &sum, &why);
-			if (e) {
-				kaas_warn("produce to %.*s/%d rejected (error %d): %s", t->name.len,
-					  (const char *)t->name.p, p->index, e, why);
-				p->err = e;
-				continue;
-			}
-			p->log_start = kaas_log_start_offset(kp->log);
-			p->err = append_partition(ctx, kp, p);
+	struct pp *p = (struct pp *)((char *)it - offsetof(struct pp, item));
+	struct produce_ctx *ctx = p->ctx;
+	struct pt *t = p->t;
+	struct kaas_partition *kp = &t->topic->parts[p->index];
+	if (!p->started) {
+		p->started = true;
+		struct kaas_batch_summary sum;
+		const char *why = NULL;
+		/* max.message.bytes of the topic (its override, else the
+		 * broker's message.max.bytes) */
+		size_t max = (size_t)kaas_topic_setting(t->topic, max_message_bytes);
+		int16_t e = (int16_t)kaas_batch_validate(p->records.p, (size_t)p->records.len, max,
+							 &sum, &why);
+		if (e) {
+			kaas_warn("produce to %.*s/%d rejected (error %d): %s", t->name.len,
+				  (const char *)t->name.p, p->index, e, why);
+			p->err = e;
+			goto done;
 		}
+		p->log_start = kaas_log_start_offset(kp->log);
 	}
-	kaas_broker_complete(b, &ctx->submitted_c);
+	int16_t r = append_partition(ctx, kp, p);
+	if (r == PARKED)
+		return KAAS_LANE_PARK;
+	p->err = r;
+done:
+	/* The last item tells the loop; after that neither p nor ctx is ours. */
+	if (atomic_fetch_sub(&ctx->items_left, 1) == 1)
+		kaas_broker_complete(ctx->req->broker, &ctx->submitted_c);
+	return KAAS_LANE_DONE;
 }
 
 void kaas_api_produce(struct kaas_req *req)
@@ -444,6 +518,21 @@ void kaas_api_produce(struct kaas_req *req)
 				work++;
 		}
 	}
+	/* Every partition to append to has a lane (made here, the loop being
+	 * the only submitter). */
+	for (int32_t i = 0; i < ctx->nt && work; i++) {
+		struct pt *t = &ctx->topics[i];
+		for (int32_t j = 0; j < t->n; j++) {
+			struct pp *p = &t->parts[j];
+			if (p->err)
+				continue;
+			struct kaas_partition *kp = &t->topic->parts[p->index];
+			if (!kp->lane && !(kp->lane = kaas_lane_new(b->lanes))) {
+				p->err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
+				work--;
+			}
+		}
+	}
 	if (!work) {
 		/* Nothing to append: every partition has its answer already. */
 		if (ctx->acks == 0 && acks_ok) {
@@ -454,7 +543,19 @@ void kaas_api_produce(struct kaas_req *req)
 		}
 		return;
 	}
-	ctx->job.run = produce_job;
 	ctx->submitted_c.fn = on_submitted;
-	kaas_worker_submit(b->produce_worker, &ctx->job);
+	atomic_init(&ctx->submitted, 0);
+	atomic_init(&ctx->items_left, (unsigned)work); /* before any item can finish */
+	for (int32_t i = 0; i < ctx->nt; i++) {
+		struct pt *t = &ctx->topics[i];
+		for (int32_t j = 0; j < t->n; j++) {
+			struct pp *p = &t->parts[j];
+			if (p->err)
+				continue;
+			p->ctx = ctx;
+			p->t = t;
+			p->item.run = part_run;
+			kaas_lane_submit(t->topic->parts[p->index].lane, &p->item);
+		}
+	}
 }

@@ -80,7 +80,7 @@ typedef int kaas_pool_fn(struct kaas_req *req);
 typedef kaas_pool_fn *kaas_pool_handler;
 
 /* Handlers (src/kafka/api_*.c), by where they run.  Loop: Produce and Fetch
- * (their appends and reads go to the produce worker and the work queue),
+ * (their appends and reads go to the partitions' produce lanes and the work queue),
  * and the group APIs (api_group_*.c over the coordinator in
  * src/broker/groups/), whose state is the loop's. */
 kaas_loop_fn kaas_api_produce, kaas_api_fetch, kaas_api_join_group, kaas_api_sync_group,
@@ -134,8 +134,8 @@ const char *kaas_conn_peer(const struct kaas_conn *c);
 /* Work on the broker's pool: kaas_pool_queue, declared in broker/broker.h
  * (the services queue work too); the server implements it. */
 
-/* A completion handed from another thread (the log's sync thread, the
- * produce worker) to the loop. */
+/* A completion handed from another thread (the log I/O pool, a
+ * produce lane) to the loop. */
 struct kaas_completion {
 	struct kaas_fifo_link link;            /* in the loop's queue */
 	void (*fn)(struct kaas_completion *c); /* runs on the loop thread */

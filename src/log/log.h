@@ -238,6 +238,37 @@ typedef void (*kaas_log_append_cb)(void *arg, int64_t result);
 int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log_append_cb cb,
 		    void *arg, int64_t *base_offset);
 
+/* A waiter for kaas_log_append_nowait (room) or kaas_log_when_durable:
+ * caller-owned memory, set cb and arg, leave next to the log.  It must stay
+ * valid until its callback ran.  The callback runs as an append callback
+ * does (log I/O pool thread, or a thread rolling the log): do not block in
+ * it, do not append from it. */
+struct kaas_log_waiter {
+	struct kaas_log_waiter *next;   /* the log's */
+	kaas_log_append_cb cb;
+	void *arg;
+};
+
+/* kaas_log_append that never waits for room: when max_pending_bytes are
+ * waiting for their fsync it queues nothing, returns -EAGAIN and (room not
+ * NULL) registers room, whose callback runs once, later, with 0 when
+ * pending bytes were dropped (call again: room may be taken already) or
+ * with the log's -errno when it failed.  Other results as kaas_log_append
+ * (room not registered). */
+int kaas_log_append_nowait(struct kaas_log *log, const struct kaas_log_batch *b,
+			   kaas_log_append_cb cb, void *arg, int64_t *base_offset,
+			   struct kaas_log_waiter *room);
+
+/* A completion instead of kaas_log_wait, for a batch already queued (an
+ * idempotent retry's original): when the batch whose offsets contain
+ * `offset` is durable, w's callback runs with that batch's base offset,
+ * or with a negative errno when its write, fsync or fence check failed
+ * (as its own append callback is told).  Returns 0 (registered), 1 (the
+ * offset is below the high watermark already: durable, cb not called),
+ * -ERANGE (at or above the end offset: nothing queued there), or the
+ * log's -errno (failed: cb not called).  Never blocks on I/O. */
+int kaas_log_when_durable(struct kaas_log *log, int64_t offset, struct kaas_log_waiter *w);
+
 /* kaas_log_append and wait for its completion: returns the base offset
  * (>= 0) after the fsync, or -errno. */
 int64_t kaas_log_append_sync(struct kaas_log *log, const struct kaas_log_batch *b);
@@ -508,7 +539,7 @@ int kaas_log_producer_get(struct kaas_log *log, int64_t producer_id,
 /* Like kaas_log_producer_get, but with the batches queued or in flight (not
  * yet fsynced) folded in, oldest first: the state the next append must
  * follow.  The caller serialises its appends for the answer to stay true
- * (the broker's produce worker).  0 and *out, or -ENOENT (unknown id). */
+ * (the broker's produce lane of the partition).  0 and *out, or -ENOENT (unknown id). */
 int kaas_log_producer_pending(struct kaas_log *log, int64_t producer_id,
 			      struct kaas_log_producer *out);
 

@@ -35,6 +35,7 @@
 #include "util/assert_held.h"
 #include "util/step.h"
 #include "util/grow.h"
+#include "util/lock_rank.h"
 
 #define FLUSH_BYTES (1u << 20)
 
@@ -348,34 +349,34 @@ static int publish(struct pass *p, uint32_t gen)
 {
 	struct kaas_log *log = p->log;
 	assert_held(&log->wlock);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int rc = log->failed;
 	if (rc == 0 && !still_listed_locked(p))
 		rc = 1;
 	if (rc == 0 && kaas_logi_doomed_reserve_locked(log, p->n) < 0)
 		rc = -ENOMEM;
 	if (rc) {
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		return rc == 1 ? 0 : rc;
 	}
 	uint32_t old_gen = log->clean_gen;
 	swap_front_locked(log, p->n, p->outs, p->nouts); /* nouts <= n */
 	log->clean_gen = gen;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 
 	rc = kaas_manifest_write(log);
 	if (rc < 0) {
 		/* Put the old set back in memory, and on the volume too: the
 		 * rename may have landed although the write reported a failure. */
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 		swap_front_locked(log, p->nouts, p->cand, p->n);
 		log->clean_gen = old_gen > gen ? old_gen : gen; /* never reuse gen */
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		int back = rc == KAAS_LOG_EFENCED ? rc : kaas_manifest_write(log);
 		if (back < 0) {
-			pthread_mutex_lock(&log->mu);
+			kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 			kaas_logi_fail_locked(log, back);
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			return back;
 		}
 		return rc; /* the outputs are orphans now: the caller removes them */
@@ -387,7 +388,7 @@ static int publish(struct pass *p, uint32_t gen)
 	/* A newer leader that claimed before our rename landed may have read
 	 * the old set: then nothing old may go. */
 	rc = kaas_manifest_check_epoch(log);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	if (rc < 0)
 		kaas_logi_fail_locked(log, rc);
 	for (size_t i = 0; i < p->n; i++) {
@@ -396,7 +397,7 @@ static int publish(struct pass *p, uint32_t gen)
 		log->doomed[log->ndoomed++] = p->cand[i];
 	}
 	log->stats.segments = log->nsegs;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	return rc < 0 ? rc : 1;
 }
 
@@ -455,21 +456,21 @@ int kaas_log_clean(struct kaas_log *log, int64_t now_ms, int force, struct kaas_
 	if (!now_ms)
 		now_ms = kaas_logi_now_ms_wall();
 	struct pass p = { .log = log };
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int rc = log->failed;
 	if (rc == 0)
 		rc = choose_locked(&p, now_ms, force);
 	p.tomb_before = now_ms - log->cfg.delete_retention_ms;
 	p.interval = log->cfg.index_interval_bytes;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (rc <= 0)
 		goto out;
 	/* Leftovers of an earlier pass (or of a crash) first; under wlock no
 	 * roll is between creating its segment and naming it. */
-	pthread_mutex_lock(&log->wlock);
+	kaas_lock(&log->wlock, KAAS_RANK_LOG_WLOCK);
 	uint32_t gen = ++log->clean_gen;
 	rc = kaas_logi_sweep_orphans(log);
-	pthread_mutex_unlock(&log->wlock);
+	kaas_unlock(&log->wlock);
 	p.map = kaas_clean_map_new();
 	p.bcap = FLUSH_BYTES;
 	p.buf = malloc(p.bcap);
@@ -482,7 +483,7 @@ int kaas_log_clean(struct kaas_log *log, int64_t now_ms, int force, struct kaas_
 	if (rc == 0) {
 		/* Named step: the new files are durable, nothing published. */
 		kaas_step("log.clean.before-switch");
-		pthread_mutex_lock(&log->wlock);
+		kaas_lock(&log->wlock, KAAS_RANK_LOG_WLOCK);
 		rc = publish(&p, gen);
 		if (rc > 0 || (rc < 0 && !p.outs[0] && p.nouts)) {
 			/* The pass's references go first: the replaced
@@ -492,11 +493,11 @@ int kaas_log_clean(struct kaas_log *log, int64_t now_ms, int force, struct kaas_
 			p.n = 0;
 			kaas_logi_reap_doomed(log);
 		}
-		pthread_mutex_unlock(&log->wlock);
+		kaas_unlock(&log->wlock);
 	}
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int failed = log->failed;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (rc <= 0 && rc != KAAS_LOG_EFENCED && !failed)
 		remove_outputs(&p);
 	else if (rc <= 0) /* fenced or failed: the files are the next owner's orphans */

@@ -3,6 +3,7 @@
  * in each segment's name), the bytes its segments hold (DescribeLogDirs)
  * and the producers it keeps state for (DescribeProducers). */
 #include "log/log_internal.h"
+#include "util/lock_rank.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -14,7 +15,7 @@ int kaas_log_epoch_end(struct kaas_log *log, int32_t epoch, int32_t *found, int6
 	*end = -1;
 	if (epoch < 0)
 		return -ENOENT;
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	assert(log->nsegs > 0);
 	uint32_t latest = log->segs[log->nsegs - 1]->epoch;
 	int rc = 0;
@@ -35,17 +36,17 @@ int kaas_log_epoch_end(struct kaas_log *log, int32_t epoch, int32_t *found, int6
 								   : log->log_start;
 		}
 	}
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	return rc;
 }
 
 int64_t kaas_log_size(struct kaas_log *log)
 {
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	uint64_t n = 0;
 	for (size_t k = 0; k < log->nsegs; k++)
 		n += log->segs[k]->end;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	return (int64_t)n;
 }
 
@@ -53,18 +54,18 @@ int kaas_log_producers(struct kaas_log *log, struct kaas_log_producer **out, siz
 {
 	*out = NULL;
 	*n = 0;
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	size_t count = log->ps.count;
 	struct kaas_log_producer *v = count ? calloc(count, sizeof *v) : NULL;
 	if (count && !v) {
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		return -ENOMEM;
 	}
 	size_t i = 0;
 	for (size_t b = 0; b < log->ps.nb; b++)
 		for (const struct producer *p = log->ps.tab[b]; p && i < count; p = p->next)
 			v[i++] = p->st;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	*out = v;
 	*n = i;
 	return 0;

@@ -268,6 +268,7 @@ struct pending {
 	int64_t max_ts;
 	size_t len;
 	unsigned char *data;   /* baseOffset already rewritten */
+	struct kaas_log_waiter *waiters; /* kaas_log_when_durable (mu) */
 };
 
 /* A group commit: the batches written and fsynced together. */
@@ -345,6 +346,8 @@ struct kaas_log {
 	pthread_mutex_t mf_lock;    /* serialises fence checks; fence_ino */
 	uint64_t fence_ino;         /* the fence directory's inode at our claim */
 
+	struct kaas_log_waiter *room_waiters; /* kaas_log_append_nowait (mu): run
+	                               by ack_one when qbytes drop */
 	struct pstate ps;           /* producer state (under mu) */
 	pthread_mutex_t txn_mu;     /* serialises marker appends (check, queue) */
 	char *txnidx_path;          /* <dir>/aborted-txns.json */

@@ -4,6 +4,7 @@
 #include "log/log_internal.h"
 
 #include "util/metrics.h"
+#include "util/lock_rank.h"
 
 static struct kaas_metric fsync_seconds = KAAS_HISTOGRAM("kaas_log_fsync_duration_seconds",
 	"Latency of a group commit's segment fsync.", KAAS_METRIC_SECONDS,
@@ -41,8 +42,8 @@ int kaas_log_recovering_count(void)
 
 size_t kaas_log_producer_count(struct kaas_log *log)
 {
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	size_t n = log->ps.count;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	return n;
 }

@@ -1,4 +1,5 @@
 /* log_open.c — opening a partition as leader (fencing, tail recovery), closing it. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "contract/doc.h"
 #include "log/log_internal.h"
 #include "util/step.h"
+#include "util/lock_rank.h"
 
 
 void kaas_log_config_default(struct kaas_log_config *cfg)
@@ -49,10 +51,12 @@ static void log_free(struct kaas_log *log)
 	if (!log)
 		return;
 	/* No task of this log is queued or running (kaas_log_close quiesced
-	 * it, or a failed open never scheduled one). */
-	pthread_mutex_lock(&log->wlock); /* the file cache closes under it */
+	 * it, or a failed open never scheduled one); nothing pending, so no
+	 * room waiter is left (only registered while bytes are pending). */
+	assert(!log->room_waiters);
+	kaas_lock(&log->wlock, KAAS_RANK_LOG_WLOCK); /* the file cache closes under it */
 	kaas_logi_fslot_close(&log->wslot);
-	pthread_mutex_unlock(&log->wlock);
+	kaas_unlock(&log->wlock);
 	for (size_t i = 0; i < log->nsegs; i++)
 		kaas_seg_free(log->segs[i]);
 	for (size_t i = 0; i < log->ndoomed; i++)
@@ -106,9 +110,9 @@ static int segments_from_manifest(struct kaas_log *log, const cJSON *body, uint6
 		    (log->nsegs && !log->segs[log->nsegs - 1]->sealed))
 			return kaas_sub_fail(EBADMSG, "%s: segment entry %zu is invalid", m, log->nsegs);
 		struct segment *s = kaas_seg_new(log->dir, base, (uint32_t)ep, (uint32_t)gen);
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 		int pushed = s ? kaas_logi_add_segment(log, s) : -ENOMEM;
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		if (pushed < 0) {
 			kaas_seg_free(s);
 			return -ENOMEM;
@@ -322,9 +326,9 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		log->nsegs--;
 		kaas_seg_free(L); /* its file is an orphan now: swept below */
 	}
-	pthread_mutex_lock(&log->wlock); /* the write handle's guard */
+	kaas_lock(&log->wlock, KAAS_RANK_LOG_WLOCK); /* the write handle's guard */
 	rc = kaas_logi_start_segment(log, next);
-	pthread_mutex_unlock(&log->wlock);
+	kaas_unlock(&log->wlock);
 	if (rc < 0)
 		goto fail;
 	rc = kaas_pstate_write(log);
@@ -351,14 +355,14 @@ int kaas_log_close(struct kaas_log *log)
 {
 	if (!log)
 		return 0;
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	log->stop = true;
 	pthread_cond_broadcast(&log->work_cv);
 	pthread_cond_broadcast(&log->room_cv);
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	/* What was appended before the stop is written and acknowledged. */
 	kaas_logi_quiesce(log);
-	pthread_mutex_lock(&log->wlock);
+	kaas_lock(&log->wlock, KAAS_RANK_LOG_WLOCK);
 	int rc = log->failed;
 	if (!rc)
 		rc = kaas_logi_checkpoint_locked(log);
@@ -366,7 +370,7 @@ int kaas_log_close(struct kaas_log *log)
 	if (rc == 0)
 		rc = c ? c : log->wslot.evict_rc;
 	kaas_logi_reap_doomed(log);
-	pthread_mutex_unlock(&log->wlock);
+	kaas_unlock(&log->wlock);
 	log_free(log);
 	return rc;
 }

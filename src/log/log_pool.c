@@ -13,6 +13,7 @@
 
 #include "log/log_internal.h"
 #include "util/assert_held.h"
+#include "util/lock_rank.h"
 
 #define MAX_THREADS 1024u
 #define DEFAULT_THREADS_CAP 32u
@@ -60,9 +61,9 @@ int kaas_log_io_configure(unsigned threads, unsigned max_open_files)
 
 unsigned kaas_log_io_threads(void)
 {
-	pthread_mutex_lock(&pool.life_mu);
+	kaas_lock(&pool.life_mu, KAAS_RANK_LOGPOOL_LIFE);
 	unsigned n = pool.nthreads;
-	pthread_mutex_unlock(&pool.life_mu);
+	kaas_unlock(&pool.life_mu);
 	if (n)
 		return n;
 	unsigned w = atomic_load(&pool.want);
@@ -90,7 +91,7 @@ static void push(struct kaas_logi_task *t)
 
 void kaas_logi_task_schedule(struct kaas_logi_task *t)
 {
-	pthread_mutex_lock(&pool.mu);
+	kaas_lock(&pool.mu, KAAS_RANK_LOGPOOL);
 	assert(!pool.stop); /* a task belongs to an open log, which holds the pool */
 	switch (t->state) {
 	case TASK_IDLE:
@@ -103,16 +104,16 @@ void kaas_logi_task_schedule(struct kaas_logi_task *t)
 	default:
 		break; /* queued already, or will be */
 	}
-	pthread_mutex_unlock(&pool.mu);
+	kaas_unlock(&pool.mu);
 }
 
 void kaas_logi_task_wait_idle(struct kaas_logi_task *t)
 {
 	assert(!on_pool_thread); /* a pool thread waiting for the pool could wait forever */
-	pthread_mutex_lock(&pool.mu);
+	kaas_lock(&pool.mu, KAAS_RANK_LOGPOOL);
 	while (t->state != TASK_IDLE)
 		pthread_cond_wait(&pool.idle_cv, &pool.mu);
-	pthread_mutex_unlock(&pool.mu);
+	kaas_unlock(&pool.mu);
 }
 
 bool kaas_logi_on_pool_thread(void)
@@ -124,7 +125,7 @@ static void *pool_main(void *arg)
 {
 	(void)arg;
 	on_pool_thread = true;
-	pthread_mutex_lock(&pool.mu);
+	kaas_lock(&pool.mu, KAAS_RANK_LOGPOOL);
 	for (;;) {
 		while (!pool.ready.head && !pool.stop)
 			pthread_cond_wait(&pool.work_cv, &pool.mu);
@@ -133,10 +134,10 @@ static void *pool_main(void *arg)
 			break; /* stop, and nothing queued (every log is closed) */
 		struct kaas_logi_task *t = KAAS_FIFO_ENTRY(l, struct kaas_logi_task, link);
 		t->state = TASK_RUNNING;
-		pthread_mutex_unlock(&pool.mu);
+		kaas_unlock(&pool.mu);
 		assert_not_held(&pool.mu);
 		t->run(t);
-		pthread_mutex_lock(&pool.mu);
+		kaas_lock(&pool.mu, KAAS_RANK_LOGPOOL);
 		if (t->state == TASK_AGAIN) {
 			push(t); /* at the tail: other logs' tasks go first */
 		} else {
@@ -144,17 +145,17 @@ static void *pool_main(void *arg)
 			pthread_cond_broadcast(&pool.idle_cv);
 		}
 	}
-	pthread_mutex_unlock(&pool.mu);
+	kaas_unlock(&pool.mu);
 	return NULL;
 }
 
 /* life_mu held: stop and join the running threads. */
 static void stop_threads(void)
 {
-	pthread_mutex_lock(&pool.mu);
+	kaas_lock(&pool.mu, KAAS_RANK_LOGPOOL);
 	pool.stop = true;
 	pthread_cond_broadcast(&pool.work_cv);
-	pthread_mutex_unlock(&pool.mu);
+	kaas_unlock(&pool.mu);
 	for (unsigned i = 0; i < pool.nthreads; i++)
 		pthread_join(pool.threads[i], NULL);
 	free(pool.threads);
@@ -166,39 +167,39 @@ static void stop_threads(void)
 int kaas_logi_pool_acquire(void)
 {
 	assert(!on_pool_thread);
-	pthread_mutex_lock(&pool.life_mu);
+	kaas_lock(&pool.life_mu, KAAS_RANK_LOGPOOL_LIFE);
 	if (pool.users == 0) {
 		unsigned want = atomic_load(&pool.want);
 		unsigned n = want ? want : default_threads();
 		pool.threads = calloc(n, sizeof *pool.threads);
 		if (!pool.threads) {
-			pthread_mutex_unlock(&pool.life_mu);
+			kaas_unlock(&pool.life_mu);
 			return -ENOMEM;
 		}
-		pthread_mutex_lock(&pool.mu);
+		kaas_lock(&pool.mu, KAAS_RANK_LOGPOOL);
 		pool.stop = false;
-		pthread_mutex_unlock(&pool.mu);
+		kaas_unlock(&pool.mu);
 		for (unsigned i = 0; i < n; i++) {
 			int rc = pthread_create(&pool.threads[i], NULL, pool_main, NULL);
 			if (rc != 0) {
 				stop_threads();
-				pthread_mutex_unlock(&pool.life_mu);
+				kaas_unlock(&pool.life_mu);
 				return kaas_sub_fail(rc, "log I/O pool: cannot start thread %u of %u", i + 1, n);
 			}
 			pool.nthreads = i + 1;
 		}
 	}
 	pool.users++;
-	pthread_mutex_unlock(&pool.life_mu);
+	kaas_unlock(&pool.life_mu);
 	return 0;
 }
 
 void kaas_logi_pool_release(void)
 {
 	assert(!on_pool_thread); /* it may join the pool's threads */
-	pthread_mutex_lock(&pool.life_mu);
+	kaas_lock(&pool.life_mu, KAAS_RANK_LOGPOOL_LIFE);
 	assert(pool.users > 0);
 	if (--pool.users == 0)
 		stop_threads();
-	pthread_mutex_unlock(&pool.life_mu);
+	kaas_unlock(&pool.life_mu);
 }

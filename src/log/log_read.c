@@ -7,6 +7,7 @@
 
 #include "log/log_internal.h"
 #include "util/assert_held.h"
+#include "util/lock_rank.h"
 
 /* Segment index holding `offset` (mu held): the last with base <= offset,
  * moved forward past segments that end at or before it.  -1 if none. */
@@ -76,7 +77,7 @@ static int locate_cb(void *arg, const struct kaas_batch_header *h, uint64_t pos,
 void kaas_logi_evict_indexes(struct kaas_log *log, struct segment *keep)
 {
 	struct segment *victim = NULL;
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	uint32_t loaded = 0;
 	uint64_t oldest = UINT64_MAX;
 	for (size_t i = 0; i < log->nsegs; i++) {
@@ -94,22 +95,22 @@ void kaas_logi_evict_indexes(struct kaas_log *log, struct segment *keep)
 		victim = NULL;
 	if (victim)
 		kaas_seg_ref(victim);
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (!victim)
 		return;
-	pthread_mutex_lock(&victim->ilock);
+	kaas_lock(&victim->ilock, KAAS_RANK_SEG_INDEX);
 	if (victim->sealed && victim->index_ready) {
 		kaas_segidx_free(&victim->ix);
 		victim->index_ready = false;
 		atomic_store(&victim->ix_loaded, false);
 	}
-	pthread_mutex_unlock(&victim->ilock);
+	kaas_unlock(&victim->ilock);
 	kaas_seg_unref(victim);
 }
 
 static int seg_locate(struct kaas_log *log, struct segment *s, uint64_t limit, struct locate *l)
 {
-	pthread_mutex_lock(&s->ilock);
+	kaas_lock(&s->ilock, KAAS_RANK_SEG_INDEX);
 	int was_ready = s->index_ready;
 	int rc = kaas_seg_index_ensure(log->sub, s, log->cfg.index_interval_bytes, s->sealed);
 	int loaded_now = rc == 0 && !was_ready && s->sealed;
@@ -125,18 +126,18 @@ static int seg_locate(struct kaas_log *log, struct segment *s, uint64_t limit, s
 	}
 	uint64_t pos = e ? e->pos : 0;
 	int64_t expect = e ? s->base + e->rel : s->base;
-	pthread_mutex_unlock(&s->ilock);
+	kaas_unlock(&s->ilock);
 	if (rc < 0)
 		return rc;
 	if (loaded_now)
 		kaas_logi_evict_indexes(log, s);
-	pthread_mutex_lock(&s->rlock);
+	kaas_lock(&s->rlock, KAAS_RANK_SEG_READ);
 	rc = kaas_seg_open_read(log->sub, s);
 	uint64_t end;
 	int64_t next;
 	if (rc == 0)
 		rc = kaas_seg_scan(s->rslot.f, pos, expect, limit, 0, 0, locate_cb, l, &end, &next);
-	pthread_mutex_unlock(&s->rlock);
+	kaas_unlock(&s->rlock);
 	return rc;
 }
 
@@ -149,16 +150,16 @@ int kaas_log_read_below(struct kaas_log *log, int64_t offset, size_t max_bytes, 
 			struct kaas_log_slice *out)
 {
 	memset(out, 0, sizeof *out);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	if (offset < log->log_start || offset > log->hwm) {
 		int64_t ls = log->log_start, hw = log->hwm;
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		return kaas_sub_fail(ERANGE, "read %s: offset %lld outside [%lld, %lld]", log->dir,
 				     (long long)offset, (long long)ls, (long long)hw);
 	}
 	out->first_offset = out->next_offset = offset;
 	if (offset == log->hwm || offset >= end) {
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		return 0;
 	}
 	/* A cleaned segment (log_clean.c) has gaps: an offset it no longer
@@ -172,7 +173,7 @@ int kaas_log_read_below(struct kaas_log *log, int64_t offset, size_t max_bytes, 
 	for (;;) {
 		long i = find_seg(log, probe);
 		if (i < 0 || probe >= log->hwm || probe >= end) {
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			/* Nothing retained from offset up to the high watermark
 			 * (or the bound asked for). */
 			if (probe > end)
@@ -183,7 +184,7 @@ int kaas_log_read_below(struct kaas_log *log, int64_t offset, size_t max_bytes, 
 		s = log->segs[i];
 		uint64_t limit = s->end;
 		kaas_seg_ref(s);
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		/* probe is >= the segment's base: the index floor is relative */
 		l = (struct locate){ .offset = probe, .max = max_bytes, .below = end };
 		rc = seg_locate(log, s, limit, &l);
@@ -197,7 +198,7 @@ int kaas_log_read_below(struct kaas_log *log, int64_t offset, size_t max_bytes, 
 		}
 		probe = s->next;
 		kaas_seg_unref(s);
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	}
 	if (rc < 0) {
 		kaas_seg_unref(s);
@@ -218,9 +219,9 @@ ssize_t kaas_log_slice_sendfile(struct kaas_log_slice *s, int sockfd, size_t off
 	struct segment *seg = s->seg_;
 	if (!seg || off > s->len || len > s->len - off)
 		return -EINVAL;
-	pthread_mutex_lock(&seg->rlock);
+	kaas_lock(&seg->rlock, KAAS_RANK_SEG_READ);
 	ssize_t n = kaas_sub_sendfile(seg->rslot.f, sockfd, s->pos + off, len);
-	pthread_mutex_unlock(&seg->rlock);
+	kaas_unlock(&seg->rlock);
 	return n;
 }
 
@@ -229,9 +230,9 @@ ssize_t kaas_log_slice_pread(struct kaas_log_slice *s, void *buf, size_t len, si
 	struct segment *seg = s->seg_;
 	if (!seg || off > s->len || len > s->len - off)
 		return -EINVAL;
-	pthread_mutex_lock(&seg->rlock);
+	kaas_lock(&seg->rlock, KAAS_RANK_SEG_READ);
 	ssize_t n = kaas_sub_pread_full(seg->rslot.f, buf, len, s->pos + off);
-	pthread_mutex_unlock(&seg->rlock);
+	kaas_unlock(&seg->rlock);
 	if (n >= 0 && (size_t)n < len)
 		return kaas_sub_fail(EIO, "%s: short read inside the recorded end", seg->path);
 	return n;
@@ -283,7 +284,7 @@ int kaas_log_offset_for_time_from(struct kaas_log *log, int64_t ts, int64_t from
 {
 	int64_t after = -1; /* look at segments with base above this */
 	for (;;) {
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 		int64_t start = log->log_start > from ? log->log_start : from;
 		struct segment *s = NULL;
 		for (size_t i = 0; i < log->nsegs && !s; i++) {
@@ -292,12 +293,12 @@ int kaas_log_offset_for_time_from(struct kaas_log *log, int64_t ts, int64_t from
 				s = c;
 		}
 		if (!s) {
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			return -ENOENT;
 		}
 		uint64_t limit = s->end;
 		kaas_seg_ref(s);
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		struct locate l = { .by_time = 1, .ts = ts, .offset = start };
 		int rc = seg_locate(log, s, limit, &l);
 		after = s->base;
@@ -318,7 +319,7 @@ int kaas_log_max_timestamp(struct kaas_log *log, int64_t *timestamp)
 {
 	int64_t max = -1;
 	int any = 0;
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	for (size_t i = 0; i < log->nsegs; i++) {
 		struct segment *c = log->segs[i];
 		if (c->next > log->log_start && c->end > 0 && (!any || c->max_ts > max)) {
@@ -326,7 +327,7 @@ int kaas_log_max_timestamp(struct kaas_log *log, int64_t *timestamp)
 			any = 1;
 		}
 	}
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (!any)
 		return -ENOENT;
 	*timestamp = max;
@@ -346,7 +347,7 @@ int kaas_log_wait(struct kaas_log *log, int64_t offset, int timeout_ms)
 		}
 	}
 	int rc = 0;
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	while (log->hwm <= offset && !log->failed && !log->stop) {
 		if (timeout_ms < 0)
 			pthread_cond_wait(&log->data_cv, &log->mu);
@@ -357,6 +358,6 @@ int kaas_log_wait(struct kaas_log *log, int64_t offset, int timeout_ms)
 		rc = 1;
 	else if (log->failed)
 		rc = log->failed;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	return rc;
 }

@@ -13,6 +13,7 @@
 #include "contract/doc.h"
 #include "log/log_internal.h"
 #include "util/step.h"
+#include "util/lock_rank.h"
 
 struct tail {
 	struct kaas_log *log;
@@ -208,9 +209,9 @@ int kaas_logi_sweep_orphans(struct kaas_log *log)
 			continue;
 		if (strcmp(ext, "log") && strcmp(ext, "index") && strcmp(ext, "timeindex"))
 			continue;
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 		bool named = listed(log, base, ep, gen);
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		if (named)
 			continue;
 		char *p = kaas_path_join(log->dir, l.names[i]);

@@ -14,6 +14,7 @@
 #include "contract/contract.h"
 #include "log/log_internal.h"
 #include "util/assert_held.h"
+#include "util/lock_rank.h"
 
 static int unlink_seg_files(struct kaas_log *log, struct segment *s)
 {
@@ -51,7 +52,7 @@ int kaas_logi_reap_doomed(struct kaas_log *log)
 	int removed = 0;
 	for (;;) {
 		struct segment *s = NULL;
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 		for (size_t i = 0; i < log->ndoomed; i++) {
 			/* The doomed list holds the list's reference: 1 is
 			 * "no slice left" (while a slice holds one, the count
@@ -64,19 +65,19 @@ int kaas_logi_reap_doomed(struct kaas_log *log)
 				break;
 			}
 		}
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		if (!s)
 			break;
-		pthread_mutex_lock(&s->rlock); /* wlock → rlock; the file cache closes under it */
+		kaas_lock(&s->rlock, KAAS_RANK_SEG_READ); /* wlock → rlock; the file cache closes under it */
 		kaas_logi_fslot_close(&s->rslot);
-		pthread_mutex_unlock(&s->rlock);
+		kaas_unlock(&s->rlock);
 		if (!s->keep_files && unlink_seg_files(log, s) < 0) {
 			/* Keep it recorded (an -EBUSY silly file, a transient
 			 * error): the next housekeeping re-drives it. */
 			kaas_seg_ref_zero(s);
-			pthread_mutex_lock(&log->mu);
+			kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 			log->doomed[log->ndoomed++] = s;
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			break;
 		}
 		kaas_seg_free(s);
@@ -95,15 +96,15 @@ static int drop_front(struct kaas_log *log, size_t k, int64_t new_start)
 	assert_held(&log->wlock);
 	if (k == 0 && new_start <= log->log_start)
 		return 0;
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	if (kaas_logi_doomed_reserve_locked(log, k) < 0) {
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		return -ENOMEM;
 	}
 	int64_t old_start = log->log_start;
 	struct segment **gone = malloc((k ? k : 1) * sizeof *gone);
 	if (!gone) {
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		return -ENOMEM;
 	}
 	memcpy(gone, log->segs, k * sizeof *gone);
@@ -111,13 +112,13 @@ static int drop_front(struct kaas_log *log, size_t k, int64_t new_start)
 	log->nsegs -= k;
 	if (new_start > log->log_start)
 		log->log_start = new_start;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 
 	int rc = kaas_manifest_write(log);
 	/* A newer leader that claimed between the write's fence check and its
 	 * rename read the old list: the files are its now, nothing may go. */
 	int fenced = rc < 0 ? 0 : kaas_manifest_check_epoch(log);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	if (fenced < 0) {
 		for (size_t i = 0; i < k; i++) {
 			gone[i]->doomed = true; /* keeps the list's reference */
@@ -140,7 +141,7 @@ static int drop_front(struct kaas_log *log, size_t k, int64_t new_start)
 			log->doomed[log->ndoomed++] = gone[i];
 		}
 	}
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	free(gone);
 	if (rc < 0)
 		return rc;
@@ -152,27 +153,27 @@ int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms)
 {
 	if (!now_ms)
 		now_ms = kaas_logi_now_ms_wall();
-	pthread_mutex_lock(&log->wlock);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->wlock, KAAS_RANK_LOG_WLOCK);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int rc = log->failed;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (rc) {
-		pthread_mutex_unlock(&log->wlock);
+		kaas_unlock(&log->wlock);
 		return rc;
 	}
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	struct segment *a = log->segs[log->nsegs - 1];
 	int old = a->end > 0 && now_ms - a->created_ms >= log->cfg.segment_ms;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (log->cfg.segment_ms > 0 && old) {
 		rc = kaas_logi_roll_locked(log);
 		if (rc < 0) {
-			pthread_mutex_unlock(&log->wlock);
+			kaas_unlock(&log->wlock);
 			return rc;
 		}
 	}
 	/* Which sealed segments at the front go? */
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	uint64_t total = 0;
 	for (size_t i = 0; i < log->nsegs; i++)
 		total += log->segs[i]->end;
@@ -192,14 +193,14 @@ int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms)
 		k++;
 	}
 	int64_t new_start = k ? log->segs[k]->base : log->log_start;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	rc = drop_front(log, k, new_start);
 	if (rc >= 0)
 		kaas_logi_reap_doomed(log); /* re-drive earlier unlinks that did not finish */
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int compact = log->cfg.compact;
-	pthread_mutex_unlock(&log->mu);
-	pthread_mutex_unlock(&log->wlock);
+	kaas_unlock(&log->mu);
+	kaas_unlock(&log->wlock);
 	if (rc >= 0 && compact) {
 		/* Cleaning: not under wlock (it reads and writes whole segments
 		 * while appends go on); a failure is retried at the next call. */
@@ -212,15 +213,15 @@ int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms)
 
 int kaas_log_delete_records(struct kaas_log *log, int64_t offset)
 {
-	pthread_mutex_lock(&log->wlock);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->wlock, KAAS_RANK_LOG_WLOCK);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int64_t hwm = log->hwm, start = log->log_start;
 	int failed = log->failed;
 	size_t k = 0;
 	if (!failed && offset >= 0 && offset <= hwm)
 		while (k + 1 < log->nsegs && log->segs[k]->next <= offset)
 			k++;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	int rc;
 	if (failed)
 		rc = failed;
@@ -231,7 +232,7 @@ int kaas_log_delete_records(struct kaas_log *log, int64_t offset)
 		rc = 0;
 	else
 		rc = drop_front(log, k, offset);
-	pthread_mutex_unlock(&log->wlock);
+	kaas_unlock(&log->wlock);
 	return rc < 0 ? rc : 0;
 }
 
@@ -239,8 +240,8 @@ void kaas_log_retune(struct kaas_log *log, const struct kaas_log_config *cfg)
 {
 	/* Writers of a round read the limits under wlock, housekeeping under
 	 * wlock and mu: both are held to change them. */
-	pthread_mutex_lock(&log->wlock);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->wlock, KAAS_RANK_LOG_WLOCK);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	/* append() checks a batch against it before taking any lock */
 	__atomic_store_n(&log->cfg.segment_bytes, cfg->segment_bytes, __ATOMIC_RELAXED);
 	log->cfg.segment_ms = cfg->segment_ms;
@@ -251,6 +252,6 @@ void kaas_log_retune(struct kaas_log *log, const struct kaas_log_config *cfg)
 	log->cfg.min_cleanable_dirty_ratio = cfg->min_cleanable_dirty_ratio;
 	log->cfg.min_compaction_lag_ms = cfg->min_compaction_lag_ms;
 	log->cfg.max_compaction_lag_ms = cfg->max_compaction_lag_ms;
-	pthread_mutex_unlock(&log->mu);
-	pthread_mutex_unlock(&log->wlock);
+	kaas_unlock(&log->mu);
+	kaas_unlock(&log->wlock);
 }

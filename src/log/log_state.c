@@ -7,6 +7,7 @@
 
 #include "log/log_internal.h"
 #include "util/assert_held.h"
+#include "util/lock_rank.h"
 
 int kaas_logi_add_segment(struct kaas_log *log, struct segment *s)
 {
@@ -26,9 +27,9 @@ int kaas_logi_add_segment(struct kaas_log *log, struct segment *s)
 /* *field (one of log's offsets), read under mu. */
 static int64_t offset_under_mu(struct kaas_log *log, const int64_t *field)
 {
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int64_t v = *field;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	return v;
 }
 
@@ -54,35 +55,35 @@ uint32_t kaas_log_epoch(struct kaas_log *log)
 
 int kaas_log_status(struct kaas_log *log)
 {
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int v = log->failed;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	return v;
 }
 
 void kaas_log_set_notify(struct kaas_log *log, kaas_log_notify_cb cb, void *arg)
 {
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	log->notify = cb;
 	log->notify_arg = arg;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 }
 
 void kaas_log_get_stats(struct kaas_log *log, struct kaas_log_stats *out)
 {
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	*out = log->stats;
 	out->segments = log->nsegs;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 }
 
 int kaas_log_producer_get(struct kaas_log *log, int64_t producer_id, struct kaas_log_producer *out)
 {
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	struct producer *p = kaas_pstate_find(&log->ps, producer_id);
 	if (p)
 		*out = p->st;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	return p ? 0 : -ENOENT;
 }
 
@@ -108,7 +109,7 @@ int kaas_log_producer_find(struct kaas_log *log, int64_t producer_id, int16_t ep
 			   int32_t first_seq, int32_t last_seq, int64_t *base_offset)
 {
 	int found = 0;
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	struct producer *p = kaas_pstate_find(&log->ps, producer_id);
 	if (p && p->st.epoch == epoch) {
 		for (unsigned i = 0; i < p->st.n && !found; i++) {
@@ -128,7 +129,7 @@ int kaas_log_producer_find(struct kaas_log *log, int64_t producer_id, int16_t ep
 	for (struct round *r = kaas_logi_round_of(log->ackq.head); r && !found;
 	     r = kaas_logi_round_of(r->link.next))
 		found = find_in_list(r->list, producer_id, epoch, first_seq, last_seq, base_offset);
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	return found;
 }
 
@@ -177,7 +178,7 @@ int kaas_log_producer_pending(struct kaas_log *log, int64_t producer_id,
 {
 	int known = 0;
 	memset(out, 0, sizeof *out);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	struct producer *p = kaas_pstate_find(&log->ps, producer_id);
 	if (p) {
 		*out = p->st;
@@ -189,6 +190,6 @@ int kaas_log_producer_pending(struct kaas_log *log, int64_t producer_id,
 	if (log->writing)
 		fold_pending(out, &known, log->writing->list, producer_id);
 	fold_pending(out, &known, log->qhead, producer_id);
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	return known ? 0 : -ENOENT;
 }

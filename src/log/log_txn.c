@@ -21,6 +21,7 @@
 #include "contract/doc.h"
 #include "log/log_internal.h"
 #include "util/crc32c.h"
+#include "util/lock_rank.h"
 
 /* ------------------------------------------------------------ markers */
 
@@ -147,12 +148,12 @@ int kaas_log_append_marker(struct kaas_log *log, int64_t producer_id, int16_t pr
 		return kaas_sub_fail(EINVAL, "marker: producer id %lld epoch %d",
 				     (long long)producer_id, producer_epoch);
 	commit = commit ? 1 : 0;
-	pthread_mutex_lock(&log->txn_mu);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->txn_mu, KAAS_RANK_LOG_TXN);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int failed = log->failed;
 	struct txn_view v;
 	view_locked(log, producer_id, &v);
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	int rc;
 	if (failed) {
 		rc = failed;
@@ -162,7 +163,7 @@ int kaas_log_append_marker(struct kaas_log *log, int64_t producer_id, int16_t pr
 	} else if (!v.open && v.kind == commit && v.kind_epoch == producer_epoch) {
 		/* Written already (a re-drive): answer that marker. */
 		rc = v.in_flight ? kaas_sub_fail(EAGAIN, "marker: the same marker is in flight") : 0;
-		pthread_mutex_unlock(&log->txn_mu);
+		kaas_unlock(&log->txn_mu);
 		if (rc == 0 && cb)
 			cb(arg, v.at);
 		return rc;
@@ -178,7 +179,7 @@ int kaas_log_append_marker(struct kaas_log *log, int64_t producer_id, int16_t pr
 		};
 		rc = kaas_log_append(log, &lb, cb, arg, NULL);
 	}
-	pthread_mutex_unlock(&log->txn_mu);
+	kaas_unlock(&log->txn_mu);
 	return rc;
 }
 
@@ -206,14 +207,14 @@ int64_t kaas_log_append_marker_sync(struct kaas_log *log, int64_t producer_id,
 
 int64_t kaas_log_last_stable_offset(struct kaas_log *log)
 {
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int64_t lso = log->hwm;
 	const struct pstate *ps = &log->ps;
 	for (size_t i = 0; ps->open_txns && i < ps->nb; i++)
 		for (const struct producer *p = ps->tab[i]; p; p = p->next)
 			if (p->st.txn_first_offset >= 0 && p->st.txn_first_offset < lso)
 				lso = p->st.txn_first_offset;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	return lso;
 }
 
@@ -229,7 +230,7 @@ int kaas_log_aborted_txns(struct kaas_log *log, int64_t from, int64_t to,
 			  struct kaas_log_aborted_txn **out)
 {
 	*out = NULL;
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	const struct pstate *ps = &log->ps;
 	/* Entries are by marker offset: skip those ending below `from`. */
 	size_t lo = 0, hi = ps->naborted;
@@ -245,14 +246,14 @@ int kaas_log_aborted_txns(struct kaas_log *log, int64_t from, int64_t to,
 		n += ps->aborted[i].first_offset < to;
 	struct kaas_log_aborted_txn *a = n ? malloc(n * sizeof *a) : NULL;
 	if (n && !a) {
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		return -ENOMEM;
 	}
 	size_t k = 0;
 	for (size_t i = lo; i < ps->naborted && k < n; i++)
 		if (ps->aborted[i].first_offset < to)
 			a[k++] = ps->aborted[i];
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (n > 1)
 		qsort(a, n, sizeof *a, by_first);
 	*out = a;
@@ -296,7 +297,7 @@ int kaas_txnidx_snapshot(struct kaas_log *log, cJSON **out)
 	*out = NULL;
 	int rc = 0;
 	cJSON *ix = NULL;
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	struct pstate *ps = &log->ps;
 	/* Only when aborts were added since the last write: a partition
 	 * without transactions never writes one. */
@@ -317,7 +318,7 @@ int kaas_txnidx_snapshot(struct kaas_log *log, cJSON **out)
 		}
 	}
 	cJSON *body = rc == 0 ? kaas_pstate_to_json(ps) : NULL;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (rc == 0 && (!body || kaas_json_add_i64(body, "aborted_index_at", at) < 0))
 		rc = -ENOMEM;
 	if (rc == 0 && ix)
@@ -327,10 +328,10 @@ int kaas_txnidx_snapshot(struct kaas_log *log, cJSON **out)
 		cJSON_Delete(body);
 		return rc;
 	}
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	ps->idx_at = at;
 	ps->idx_written = n;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	*out = body;
 	return 0;
 }

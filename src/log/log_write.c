@@ -11,6 +11,7 @@
 #include "contract/contract.h"
 #include "log/log_internal.h"
 #include "util/assert_held.h"
+#include "util/lock_rank.h"
 
 int64_t kaas_logi_now_ms_wall(void)
 {
@@ -19,10 +20,24 @@ int64_t kaas_logi_now_ms_wall(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Run a list of waiters taken from the log (mu not held). */
+static void run_waiters(struct kaas_log_waiter *w, int64_t result)
+{
+	while (w) {
+		struct kaas_log_waiter *nx = w->next;
+		w->next = NULL;
+		w->cb(w->arg, result); /* may free w */
+		w = nx;
+	}
+}
+
 static void complete(struct pending *p, int64_t result)
 {
 	if (p->cb)
 		p->cb(p->arg, result);
+	/* Waiters were added under mu while p was queued or in flight; p
+	 * left every list (and mu was taken since) before this call. */
+	run_waiters(p->waiters, result);
 	free(p->data);
 	free(p);
 }
@@ -37,8 +52,9 @@ void kaas_logi_fail_locked(struct kaas_log *log, int err)
 	pthread_cond_broadcast(&log->work_cv);
 }
 
-int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log_append_cb cb,
-		    void *arg, int64_t *base_offset)
+/* kaas_log_append (wait) or kaas_log_append_nowait (!wait, room). */
+static int append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log_append_cb cb,
+		  void *arg, int64_t *base_offset, bool wait, struct kaas_log_waiter *room)
 {
 	struct kaas_batch_header h;
 	if (!log || !b || !b->data || kaas_batch_parse_header(b->data, b->len, &h) < 0 ||
@@ -64,12 +80,25 @@ int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_l
 	p->count = b->record_count;
 	p->max_ts = b->max_timestamp;
 
-	pthread_mutex_lock(&log->mu);
-	while (!log->failed && !log->stop && log->qbytes && log->qbytes + b->len > log->cfg.max_pending_bytes)
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
+	while (!log->failed && !log->stop && log->qbytes && log->qbytes + b->len > log->cfg.max_pending_bytes) {
+		if (!wait) {
+			/* qbytes > 0: some round will pass through ack_one,
+			 * which runs the room waiters. */
+			if (room) {
+				room->next = log->room_waiters;
+				log->room_waiters = room;
+			}
+			kaas_unlock(&log->mu);
+			free(d);
+			free(p);
+			return -EAGAIN;
+		}
 		pthread_cond_wait(&log->room_cv, &log->mu);
+	}
 	if (log->failed || log->stop) {
 		int rc = log->failed ? log->failed : -ESHUTDOWN;
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		free(d);
 		free(p);
 		return rc;
@@ -89,10 +118,64 @@ int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_l
 	 * the queue (it clears sync_queued before it takes the queue). */
 	bool wake = !log->sync_queued;
 	log->sync_queued = true;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (wake)
 		kaas_logi_task_schedule(&log->sync_task);
 	return 0;
+}
+
+int kaas_log_append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log_append_cb cb,
+		    void *arg, int64_t *base_offset)
+{
+	return append(log, b, cb, arg, base_offset, true, NULL);
+}
+
+int kaas_log_append_nowait(struct kaas_log *log, const struct kaas_log_batch *b,
+			   kaas_log_append_cb cb, void *arg, int64_t *base_offset,
+			   struct kaas_log_waiter *room)
+{
+	return append(log, b, cb, arg, base_offset, false, room);
+}
+
+/* The pending batch of `list` holding `offset`, or NULL (mu held). */
+static struct pending *pending_at(struct pending *list, int64_t offset)
+{
+	for (; list; list = list->next)
+		if (offset >= list->base && offset < list->base + (int64_t)list->count)
+			return list;
+	return NULL;
+}
+
+int kaas_log_when_durable(struct kaas_log *log, int64_t offset, struct kaas_log_waiter *w)
+{
+	assert(w && w->cb);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
+	int rc;
+	struct pending *p = NULL;
+	if (offset < log->hwm) {
+		rc = 1;
+	} else if (log->failed) {
+		rc = log->failed;
+	} else {
+		/* Not published and the log not failed: the batch is queued,
+		 * being written, or written and not yet acknowledged (ack_one
+		 * publishes, or fails the log, before it takes a round off
+		 * the ack queue). */
+		for (struct round *r = kaas_logi_round_of(log->ackq.head); r && !p;
+		     r = kaas_logi_round_of(r->link.next))
+			p = pending_at(r->list, offset);
+		if (!p && log->writing)
+			p = pending_at(log->writing->list, offset);
+		if (!p)
+			p = pending_at(log->qhead, offset);
+		rc = p ? 0 : -ERANGE;
+		if (p) {
+			w->next = p->waiters;
+			p->waiters = w;
+		}
+	}
+	kaas_unlock(&log->mu);
+	return rc;
 }
 
 void kaas_logi_wait_init(struct kaas_logi_wait *w)
@@ -141,10 +224,10 @@ int kaas_logi_checkpoint_locked(struct kaas_log *log)
 {
 	assert_held(&log->wlock);
 	struct segment *a = log->segs[log->nsegs - 1];
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	uint64_t pos = a->end;
 	int64_t next = a->next;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	/* Producer state first (it covers exactly the synced batches), then the
 	 * manifest's checkpoint: recovery scans from the checkpoint and, for the
 	 * producer state, from the snapshot's next offset. */
@@ -167,9 +250,9 @@ int kaas_logi_checkpoint_locked(struct kaas_log *log)
 	log->stats.checkpoints++;
 	/* The active segment's index up to here, so that the first read of
 	 * this segment after a failover rebuilds only the part after it. */
-	pthread_mutex_lock(&a->ilock);
+	kaas_lock(&a->ilock, KAAS_RANK_SEG_INDEX);
 	kaas_seg_index_write(log->sub, a); /* derived data: a failure costs a rebuild */
-	pthread_mutex_unlock(&a->ilock);
+	kaas_unlock(&a->ilock);
 	return 0;
 }
 
@@ -204,9 +287,9 @@ int kaas_logi_start_segment(struct kaas_log *log, int64_t base)
 		kaas_seg_free(s);
 		return rc;
 	}
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	rc = kaas_logi_add_segment(log, s);
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (rc < 0) {
 		kaas_sub_close(wf);
 		kaas_seg_free(s);
@@ -229,20 +312,20 @@ static bool ack_one(struct kaas_log *log, struct round *r);
  * instead could wait forever when every pool thread is in a roll. */
 static void wait_acks_drained(struct kaas_log *log)
 {
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	bool more = false;
 	while (log->ackq.head) {
 		if (!log->acking) {
 			log->acking = true;
 			struct round *r = kaas_logi_round_of(log->ackq.head);
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			more = ack_one(log, r);
-			pthread_mutex_lock(&log->mu);
+			kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 			continue;
 		}
 		pthread_cond_wait(&log->drained_cv, &log->mu);
 	}
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	(void)more; /* drained: nothing left for the ack task */
 }
 
@@ -251,9 +334,9 @@ int kaas_logi_roll_locked(struct kaas_log *log)
 	assert_held(&log->wlock);
 	assert_not_held(&log->mu); /* it waits for the ack thread, which takes mu */
 	wait_acks_drained(log);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int failed = log->failed;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (failed)
 		return failed;
 	struct segment *a = log->segs[log->nsegs - 1];
@@ -263,18 +346,18 @@ int kaas_logi_roll_locked(struct kaas_log *log)
 	 * they return).  Seal it in memory, write its index, start the next
 	 * segment, then swap the manifest: until the rename the old manifest
 	 * (with `a` active and its checkpoint) stays valid. */
-	pthread_mutex_lock(&a->ilock); /* readers look at `sealed` under ilock */
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&a->ilock, KAAS_RANK_SEG_INDEX); /* readers look at `sealed` under ilock */
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	a->sealed = true;
 	atomic_store(&a->ix_loaded, true); /* its index stays, until evicted */
 	atomic_store(&a->used, atomic_fetch_add(&log->tick, 1) + 1);
 	int64_t next = a->next;
-	pthread_mutex_unlock(&log->mu);
-	pthread_mutex_unlock(&a->ilock);
-	pthread_mutex_lock(&a->ilock); /* a reader may evict it once sealed */
+	kaas_unlock(&log->mu);
+	kaas_unlock(&a->ilock);
+	kaas_lock(&a->ilock, KAAS_RANK_SEG_INDEX); /* a reader may evict it once sealed */
 	if (a->index_ready)
 		kaas_seg_index_write(log->sub, a); /* derived: a failure costs a rebuild later */
-	pthread_mutex_unlock(&a->ilock);
+	kaas_unlock(&a->ilock);
 	/* Every byte written through the old handle is fsynced: closing it
 	 * first loses nothing (its close error, if any, is still reported). */
 	int crc = kaas_logi_fslot_close(&log->wslot);
@@ -287,15 +370,15 @@ int kaas_logi_roll_locked(struct kaas_log *log)
 	if (rc == 0)
 		rc = kaas_manifest_write(log);
 	if (rc < 0) {
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 		kaas_logi_fail_locked(log, rc);
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		return rc;
 	}
 	if (crc < 0) {
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 		kaas_logi_fail_locked(log, crc);
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		return crc;
 	}
 	log->stats.rolls++;
@@ -306,9 +389,9 @@ int kaas_logi_roll_locked(struct kaas_log *log)
 
 int kaas_log_roll(struct kaas_log *log)
 {
-	pthread_mutex_lock(&log->wlock);
+	kaas_lock(&log->wlock, KAAS_RANK_LOG_WLOCK);
 	int rc = kaas_logi_roll_locked(log);
-	pthread_mutex_unlock(&log->wlock);
+	kaas_unlock(&log->wlock);
 	return rc;
 }
 
@@ -363,9 +446,9 @@ static int write_round(struct kaas_log *log, struct round *r)
 	if (rc == 0)
 		rc = kaas_sub_fsync(log->wslot.f);
 	kaas_logi_metrics_commit(r, t0, rc);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	log->stats.fsyncs++;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (rc < 0)
 		return rc;
 	log->wpos += r->bytes;
@@ -378,8 +461,8 @@ static int write_round(struct kaas_log *log, struct round *r)
 static void publish(struct kaas_log *log, struct round *r)
 {
 	struct segment *a = r->seg;
-	pthread_mutex_lock(&a->ilock);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&a->ilock, KAAS_RANK_SEG_INDEX);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	uint64_t at = r->pos;
 	int64_t run = a->max_ts;
 	for (struct pending *p = r->list; p; p = p->next) {
@@ -401,8 +484,8 @@ static void publish(struct kaas_log *log, struct round *r)
 	log->stats.bytes += r->bytes;
 	log->stats.appends += r->n;
 	pthread_cond_broadcast(&log->data_cv);
-	pthread_mutex_unlock(&log->mu);
-	pthread_mutex_unlock(&a->ilock);
+	kaas_unlock(&log->mu);
+	kaas_unlock(&a->ilock);
 }
 
 /* Acknowledge round r, the head of the ack queue, which the caller owns
@@ -412,9 +495,9 @@ static void publish(struct kaas_log *log, struct round *r)
 static bool ack_one(struct kaas_log *log, struct round *r)
 {
 	assert_not_held(&log->mu);
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	int failed = log->failed;
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	int rc = r->rc ? r->rc : failed;
 	/* Zombie fencing: a new leader fences the partition BEFORE it scans our
 	 * tail.  If no newer epoch is claimed now, after our fsync, the
@@ -424,7 +507,7 @@ static bool ack_one(struct kaas_log *log, struct round *r)
 	if (rc == 0)
 		publish(log, r);
 
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	if (rc < 0)
 		kaas_logi_fail_locked(log, rc);
 	/* r stayed at the head while it was acknowledged (log->acking). */
@@ -439,7 +522,11 @@ static bool ack_one(struct kaas_log *log, struct round *r)
 	kaas_log_notify_cb notify = log->notify;
 	void *notify_arg = log->notify_arg;
 	pthread_cond_broadcast(&log->room_cv);
-	pthread_mutex_unlock(&log->mu);
+	struct kaas_log_waiter *room = log->room_waiters;
+	log->room_waiters = NULL;
+	int room_rc = log->failed;
+	kaas_unlock(&log->mu);
+	run_waiters(room, room_rc);
 	struct pending *list = r->list;
 	while (list) {
 		struct pending *nx = list->next;
@@ -465,14 +552,14 @@ void kaas_logi_sync_run(struct kaas_logi_task *t)
 	assert(kaas_logi_on_pool_thread());
 	assert_not_held(&log->wlock);
 	bool schedule_ack = false;
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	log->sync_queued = false; /* appends from now on schedule a run again */
 	for (int n = 0; log->qhead; n++) {
 		if (n == ROUNDS_PER_RUN) {
 			log->sync_queued = true;
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			kaas_logi_task_schedule(t);
-			pthread_mutex_lock(&log->mu);
+			kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 			break;
 		}
 		if (log->cfg.linger_us && !log->stop) {
@@ -486,10 +573,10 @@ void kaas_logi_sync_run(struct kaas_logi_task *t)
 		struct round *r = calloc(1, sizeof *r);
 		if (!r) { /* retry at the next run; nothing taken */
 			log->sync_queued = true;
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			usleep(1000);
 			kaas_logi_task_schedule(t);
-			pthread_mutex_lock(&log->mu);
+			kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 			break;
 		}
 		r->list = log->qhead;
@@ -500,15 +587,15 @@ void kaas_logi_sync_run(struct kaas_logi_task *t)
 		}
 		log->writing = r;
 		int failed = log->failed;
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 
 		/* The round is handed to the ack queue before wlock is released,
 		 * so that a roll (which drains the ack queue under wlock) never
 		 * misses a round written to the segment it seals. */
-		pthread_mutex_lock(&log->wlock);
+		kaas_lock(&log->wlock, KAAS_RANK_LOG_WLOCK);
 		int rc = failed ? failed : write_round(log, r);
 		r->rc = rc;
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 		if (rc < 0)
 			kaas_logi_fail_locked(log, rc);
 		log->writing = NULL;
@@ -521,27 +608,27 @@ void kaas_logi_sync_run(struct kaas_logi_task *t)
 			log->acking = true;
 		else
 			schedule_ack = true;
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		if (rc == 0 && log->since_ckpt >= log->cfg.checkpoint_bytes) {
 			int c = kaas_logi_checkpoint_locked(log);
 			if (c == KAAS_LOG_EFENCED || c == -EBADMSG) {
-				pthread_mutex_lock(&log->mu);
+				kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 				kaas_logi_fail_locked(log, c);
-				pthread_mutex_unlock(&log->mu);
+				kaas_unlock(&log->mu);
 			}
 			/* Other checkpoint failures are retried at the next round:
 			 * the previous checkpoint stays valid. */
 		}
-		pthread_mutex_unlock(&log->wlock);
+		kaas_unlock(&log->wlock);
 		if (schedule_ack) {
 			kaas_logi_task_schedule(&log->ack_task);
 			schedule_ack = false;
 		}
 		if (inline_ack && ack_one(log, r))
 			kaas_logi_task_schedule(&log->ack_task);
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	}
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 }
 
 /* The ack task: for each written round, in order, checks the fence,
@@ -550,21 +637,21 @@ void kaas_logi_ack_run(struct kaas_logi_task *t)
 {
 	struct kaas_log *log = KAAS_FIFO_ENTRY(t, struct kaas_log, ack_task);
 	assert(kaas_logi_on_pool_thread());
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	for (int n = 0; log->ackq.head && !log->acking; n++) {
 		if (n == ROUNDS_PER_RUN) {
-			pthread_mutex_unlock(&log->mu);
+			kaas_unlock(&log->mu);
 			kaas_logi_task_schedule(t);
-			pthread_mutex_lock(&log->mu);
+			kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 			break;
 		}
 		log->acking = true;
 		struct round *r = kaas_logi_round_of(log->ackq.head);
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		ack_one(log, r); /* more or not: the loop looks at the queue */
-		pthread_mutex_lock(&log->mu);
+		kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	}
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 }
 
 void kaas_logi_quiesce(struct kaas_log *log)
@@ -572,10 +659,10 @@ void kaas_logi_quiesce(struct kaas_log *log)
 	assert_not_held(&log->mu);
 	assert_not_held(&log->wlock);
 	kaas_logi_task_schedule(&log->sync_task); /* writes what is queued */
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	while (log->qhead || log->writing || log->ackq.head || log->acking)
 		pthread_cond_wait(&log->drained_cv, &log->mu);
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	/* No round left: the tasks may still be queued or finishing a run
 	 * that found nothing; once idle nothing schedules them again. */
 	kaas_logi_task_wait_idle(&log->sync_task);

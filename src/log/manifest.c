@@ -24,6 +24,7 @@
 #include "contract/epoch_fence.h"
 #include "log/log_internal.h"
 #include "util/step.h"
+#include "util/lock_rank.h"
 
 int kaas_logi_legacy_fence_read(struct kaas_log *log, uint64_t *epoch)
 {
@@ -72,9 +73,9 @@ int kaas_manifest_check_epoch(struct kaas_log *log)
 	/* One open of the fence directory and one lookup of epoch-<ours+1>
 	 * (contract/epoch_fence.h says why that is fresh).  The cost matches
 	 * the leader.json open it replaces. */
-	pthread_mutex_lock(&log->mf_lock);
+	kaas_lock(&log->mf_lock, KAAS_RANK_LOG_FENCE);
 	int rc = kaas_fence_check(log->sub, log->fence_dir, log->epoch, &log->fence_ino);
-	pthread_mutex_unlock(&log->mf_lock);
+	kaas_unlock(&log->mf_lock);
 	return fence_err(log, rc);
 }
 
@@ -103,11 +104,11 @@ static int manifest_write_unchecked(struct kaas_log *log)
 	cJSON *arr = root ? cJSON_AddArrayToObject(root, "segments") : NULL;
 	int rc = -ENOMEM;
 	/* Segment fields are published by the ack thread under mu. */
-	pthread_mutex_lock(&log->mu);
+	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	if (!arr || kaas_json_add_u64(root, "epoch", log->epoch) < 0 ||
 	    kaas_json_add_i64(root, "log_start", log->log_start) < 0 ||
 	    (log->clean_gen && kaas_json_add_u64(root, "clean_gen", log->clean_gen) < 0)) {
-		pthread_mutex_unlock(&log->mu);
+		kaas_unlock(&log->mu);
 		goto out;
 	}
 	for (size_t i = 0; i < log->nsegs; i++) {
@@ -120,7 +121,7 @@ static int manifest_write_unchecked(struct kaas_log *log)
 		if (rc < 0)
 			break;
 	}
-	pthread_mutex_unlock(&log->mu);
+	kaas_unlock(&log->mu);
 	if (rc < 0)
 		goto out;
 	rc = kaas_doc_write(log->sub, log->manifest_path, MANIFEST_KIND, MANIFEST_VERSION, root);

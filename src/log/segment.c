@@ -11,6 +11,7 @@
 #include "log/log_internal.h"
 #include "util/assert_held.h"
 #include "util/crc32c.h"
+#include "util/lock_rank.h"
 
 int kaas_seg_parse_name(const char *name, int64_t *base, uint32_t *epoch, uint32_t *gen,
 			const char **ext)
@@ -111,9 +112,9 @@ void kaas_seg_free(struct segment *s)
 {
 	if (!s)
 		return;
-	pthread_mutex_lock(&s->rlock); /* the file cache closes under it */
+	kaas_lock(&s->rlock, KAAS_RANK_SEG_READ); /* the file cache closes under it */
 	kaas_logi_fslot_close(&s->rslot);
-	pthread_mutex_unlock(&s->rlock);
+	kaas_unlock(&s->rlock);
 	kaas_segidx_free(&s->ix);
 	pthread_mutex_destroy(&s->rlock);
 	pthread_mutex_destroy(&s->ilock);
@@ -429,13 +430,13 @@ int kaas_seg_index_ensure(struct kaas_substrate *sub, struct segment *s, uint32_
 		kaas_segidx_free(&s->ix);
 	}
 	int rc = 0;
-	pthread_mutex_lock(&s->rlock);
+	kaas_lock(&s->rlock, KAAS_RANK_SEG_READ);
 	rc = kaas_seg_open_read(sub, s);
 	uint64_t end = 0;
 	int64_t next = 0;
 	if (rc == 0)
 		rc = kaas_seg_scan(s->rslot.f, from, expect, s->end, 0, 0, rebuild_cb, &r, &end, &next);
-	pthread_mutex_unlock(&s->rlock);
+	kaas_unlock(&s->rlock);
 	if (rc == 0 && end != s->end)
 		rc = kaas_sub_fail(EUCLEAN, "segment %s: batches end at %" PRIu64
 				   " but the manifest records %" PRIu64, s->path, end, s->end);

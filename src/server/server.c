@@ -119,8 +119,8 @@ static void on_signal(uv_signal_t *sig, int signum)
 /* Stop what kaas_server_run started, in reverse order (each is NULL-safe). */
 static void stop_services(struct kaas_broker *b)
 {
-	kaas_worker_stop(b->produce_worker);
-	b->produce_worker = NULL;
+	kaas_lanes_stop(b->lanes); /* every queued append done; freed with the last lane */
+	b->lanes = NULL;
 	kaas_txns_stop(b->txns); /* before the groups and topics it uses */
 	b->txns = NULL;
 	kaas_groups_destroy(b->groups);
@@ -213,7 +213,7 @@ static int serve(struct kaas_broker *b)
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc;
 	}
-	rc = kaas_worker_start(&b->produce_worker);
+	rc = kaas_lanes_start(b->cfg.produce_threads, &b->lanes);
 	if (rc < 0) {
 		stop_services(b);
 		uv_close((uv_handle_t *)&s->async, NULL);

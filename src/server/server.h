@@ -12,7 +12,7 @@
 #include "broker/broker.h"
 
 /* Start the broker's services (cluster agent, topics, groups, producer
- * ids, produce worker), listen on cfg.listen_host:listen_port (port 0: an
+ * ids, produce lanes), listen on cfg.listen_host:listen_port (port 0: an
  * ephemeral one, then advertised) and serve on b->loop until SIGTERM or
  * SIGINT; then finish in-flight requests, close every connection and stop
  * the services.  b->loop must be set; b->topics stays open (the caller

@@ -1,6 +1,6 @@
 /*
  * wakeups.c — other threads waking the loop: completions handed over by
- * the log's sync thread and the produce worker (kaas_broker_complete), and
+ * the log's I/O pool and the produce lanes (kaas_broker_complete), and
  * data arrivals that wake parked fetches (kaas_broker_park).  One async
  * handle carries both.
  */

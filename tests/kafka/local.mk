@@ -8,15 +8,16 @@ tests_kafka_rdkafka_client_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 tests_kafka_rdkafka_client_LDADD = $(RDKAFKA_LIBS)
 tests_kafka_rawclient_SOURCES = tests/kafka/rawclient.c tests/kafka/rawclient.h \
 	tests/kafka/rawclient_fetch_bounds.c tests/kafka/rawclient_time_offsets.c \
-	tests/kafka/rawclient_old_versions.c tests/kafka/rawclient_txn.c
-tests_kafka_rawclient_LDADD = $(TEST_LIBS)
+	tests/kafka/rawclient_old_versions.c tests/kafka/rawclient_txn.c \
+	tests/kafka/rawclient_isolation.c
+tests_kafka_rawclient_LDADD = $(TEST_LIBS) -lpthread
 
 TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
 	tests/kafka/list_offsets_time.sh tests/kafka/estale_produce.sh tests/kafka/sweep_temps.sh \
 	tests/kafka/old_versions.sh tests/kafka/api_versions_wire.sh tests/kafka/api_versions_readme.sh \
-	tests/kafka/rdkafka_flexible.sh tests/kafka/txn_lso.sh
+	tests/kafka/rdkafka_flexible.sh tests/kafka/txn_lso.sh tests/kafka/produce_isolation.sh
 # A client library pinned to old versions: a compatibility check, in the
 # normal suite (the sanitizer suite decodes every version with
 # api_versions_wire.sh).
@@ -25,7 +26,7 @@ TESTS += tests/kafka/kafka_python_versions.sh
 # The admin clients of kafka-python and confluent-kafka (issue 15).
 TESTS += tests/kafka/admin_clients.sh
 endif
-EXTRA_DIST += tests/kafka/txn_lso.sh
+EXTRA_DIST += tests/kafka/txn_lso.sh tests/kafka/produce_isolation.sh
 EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \

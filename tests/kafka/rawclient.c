@@ -18,6 +18,9 @@
  *   rawclient HOST:PORT txn-lso TOPIC
  *                                an open transaction holds the LSO
  *                                (rawclient_txn.c)
+ *   rawclient HOST:PORT isolation SLOW_TOPIC FAST_TOPIC NFAST SECONDS BURST_MIB
+ *                                produce latency of other partitions while
+ *                                one is loaded (rawclient_isolation.c)
  *   rawclient HOST:PORT time-offsets TOPIC CODEC [append]
  *                                ListOffsets by timestamp inside a batch
  *                                (see rawclient_time_offsets.c);
@@ -313,6 +316,9 @@ int main(int argc, char **argv)
 		return raw_time_offsets(fd, argv[3], atoi(argv[4]),
 				    argc > 5 && strcmp(argv[5], "append") == 0,
 				    strcmp(mode, "time-offsets-check") == 0);
+	if (strcmp(mode, "isolation") == 0 && argc > 7)
+		return raw_isolation(argv[1], fd, argv[3], argv[4], atoi(argv[5]), atoi(argv[6]),
+				     atoi(argv[7]));
 	if (strncmp(mode, "txn-lso", 7) == 0 && argc > 3)
 		return raw_txn_lso(fd, argv[3], strcmp(mode, "txn-lso-check") == 0);
 	if ((strncmp(mode, "old-offsets", 11) == 0 || strcmp(mode, "refused-old") == 0) && argc > 3)

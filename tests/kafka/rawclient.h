@@ -37,6 +37,10 @@ int raw_time_offsets(int fd, const char *topic, int codec, int log_append, int c
 /* old-offsets, old-offsets-check TOPIC GROUP and refused-old TOPIC
  * (rawclient_old_versions.c): exit status. */
 int raw_old_versions(int fd, const char *mode, const char *topic, const char *group);
+/* isolation SLOW_TOPIC FAST_TOPIC NFAST SECONDS BURST_MIB
+ * (rawclient_isolation.c): exit status. */
+int raw_isolation(const char *hostport, int fd, const char *slow_topic, const char *fast_topic,
+		  int nfast, int seconds, int burst);
 /* txn-lso TOPIC (rawclient_txn.c): exit status. */
 int raw_txn_lso(int fd, const char *topic, int check_only);
 

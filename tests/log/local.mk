@@ -78,3 +78,9 @@ tests_log_test_log_retention_fence_SOURCES = tests/log/test_log_retention_fence.
 tests_log_test_log_retention_fence_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_retention_fence_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_retention_fence
+
+check_PROGRAMS += tests/log/test_log_nowait
+tests_log_test_log_nowait_SOURCES = tests/log/test_log_nowait.c
+tests_log_test_log_nowait_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_nowait_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_nowait

@@ -44,7 +44,7 @@ static struct kaas_substrate *open_host(const char *tmp, int host)
 }
 
 /* Queue seq `seq` (one record) through the idempotence check as the
- * produce worker does: 1 with *off on an append or a duplicate, or the
+ * produce lane does: 1 with *off on an append or a duplicate, or the
  * check's / the append's error. */
 static int produce(struct kaas_log *log, int32_t seq, int64_t *off)
 {

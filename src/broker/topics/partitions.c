@@ -164,6 +164,7 @@ int kaas_topics_reopen(struct kaas_topics *t, struct kaas_topic *tp, int32_t k, 
 	else if (fresh.log)
 		kaas_info("topic %s partition %d: leading with epoch %u", tp->name, k, fresh.epoch);
 	kaas_topics_lock(t);
+	fresh.lane = p->lane; /* the partition's produce lane outlives its logs */
 	*p = fresh;
 	kaas_topics_unlock(t);
 	return fresh.log != NULL;

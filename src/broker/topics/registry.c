@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/lanes.h"
+#include "util/lock_rank.h"
 #include "util/logger.h"
 #include "broker/topics/internal.h"
 
@@ -14,10 +16,10 @@ static _Thread_local const struct kaas_topics *held_mu, *held_admin;
 #define REGISTRY_REF 1
 
 /* Lock m of t, recording it in *held (this thread's). */
-static void lock_held(pthread_mutex_t *m, const struct kaas_topics **held,
+static void lock_held(pthread_mutex_t *m, int rank, const struct kaas_topics **held,
 		      const struct kaas_topics *t)
 {
-	pthread_mutex_lock(m);
+	kaas_lock(m, rank);
 	assert(!*held);
 	*held = t;
 }
@@ -27,12 +29,12 @@ static void unlock_held(pthread_mutex_t *m, const struct kaas_topics **held,
 {
 	assert(*held == t);
 	*held = NULL;
-	pthread_mutex_unlock(m);
+	kaas_unlock(m);
 }
 
 void kaas_topics_lock(struct kaas_topics *t)
 {
-	lock_held(&t->mu, &held_mu, t);
+	lock_held(&t->mu, KAAS_RANK_TOPICS, &held_mu, t);
 }
 
 void kaas_topics_unlock(struct kaas_topics *t)
@@ -43,7 +45,7 @@ void kaas_topics_unlock(struct kaas_topics *t)
 void kaas_topics_admin_lock(struct kaas_topics *t)
 {
 	assert(held_mu != t); /* order: admin_mu before mu */
-	lock_held(&t->admin_mu, &held_admin, t);
+	lock_held(&t->admin_mu, KAAS_RANK_TOPICS_ADMIN, &held_admin, t);
 }
 
 void kaas_topics_admin_unlock(struct kaas_topics *t)
@@ -143,6 +145,7 @@ void kaas_topic_free(struct kaas_topic *tp)
 					   kaas_strerror(rc));
 		}
 		kaas_hw_token_put(tp->parts[i].token);
+		kaas_lane_release(tp->parts[i].lane); /* no request holds the topic */
 	}
 	free(tp->parts);
 	kaas_kvlist_clear(&tp->config);

@@ -1,0 +1,76 @@
+/*
+ * lock_rank.h — the broker's lock order (docs/THREADS.md) made executable.
+ *
+ * Every converted mutex is taken with a rank, its place in the documented
+ * order (outer locks have lower ranks):
+ *
+ *   kaas_lock(&log->mu, KAAS_RANK_LOG_MU);  ...  kaas_unlock(&log->mu);
+ *
+ * With KAAS_LOCK_RANK defined (configure --enable-sanitizers defines it;
+ * any build may add -DKAAS_LOCK_RANK=1 to CPPFLAGS) each thread keeps the
+ * stack of the converted locks it holds, and kaas_lock aborts, naming both
+ * locks, when the rank it takes is not above every rank the thread holds
+ * (taking a lock out of order, or a second lock of the same rank, which is
+ * how a deadlock starts).  kaas_trylock is never out of order (it does not
+ * wait) and is only recorded.  kaas_unlock may release in any order.
+ * pthread_cond_wait on a converted mutex needs no change: the thread
+ * sleeps while the lock is released, and holds it again when it returns.
+ * Without KAAS_LOCK_RANK the calls are the plain pthread calls (inline):
+ * no cost.
+ *
+ * A mutex must be converted at ALL its lock and unlock sites: a lock taken
+ * by pthread_mutex_lock is unknown to the check (a missed order), and one
+ * released by pthread_mutex_unlock stays on the stack (a false alarm).
+ */
+#ifndef KAAS_UTIL_LOCK_RANK_H
+#define KAAS_UTIL_LOCK_RANK_H
+
+#include <pthread.h>
+
+/* The ranks, outer first (docs/THREADS.md, "Lock order"). */
+enum kaas_lock_rank {
+	KAAS_RANK_TOPICS_ADMIN = 10, /* broker/topics admin_mu */
+	KAAS_RANK_TOPICS = 20,       /* broker/topics mu */
+	KAAS_RANK_LOG_TXN = 30,      /* a log's txn_mu (marker appends) */
+	KAAS_RANK_LOG_WLOCK = 40,    /* a log's wlock */
+	KAAS_RANK_SEG_INDEX = 50,    /* a segment's ilock */
+	KAAS_RANK_SEG_READ = 55,     /* a segment's rlock (its read handle) */
+	KAAS_RANK_LOG_MU = 60,       /* a log's mu */
+	KAAS_RANK_LOG_FENCE = 65,    /* a log's mf_lock (fence checks) */
+	KAAS_RANK_LOGPOOL_LIFE = 70, /* the log I/O pool's life_mu */
+	KAAS_RANK_LOGPOOL = 80,      /* the log I/O pool's mu (leaf) */
+	KAAS_RANK_LANES = 80,        /* the produce lanes' mu (leaf) */
+};
+
+#ifdef KAAS_LOCK_RANK
+/* Checked versions (lock_rank.c).  `what` names the mutex in a report. */
+void kaas_lock_checked(pthread_mutex_t *m, int rank, const char *what);
+int kaas_trylock_checked(pthread_mutex_t *m, int rank, const char *what);
+void kaas_unlock_checked(pthread_mutex_t *m);
+/* Converted locks the calling thread holds now. */
+int kaas_lock_rank_depth(void);
+#define kaas_lock(m, rank) kaas_lock_checked((m), (rank), #m)
+#define kaas_trylock(m, rank) kaas_trylock_checked((m), (rank), #m)
+#define kaas_unlock(m) kaas_unlock_checked(m)
+#else
+static inline void kaas_lock(pthread_mutex_t *m, int rank)
+{
+	(void)rank;
+	pthread_mutex_lock(m);
+}
+static inline int kaas_trylock(pthread_mutex_t *m, int rank)
+{
+	(void)rank;
+	return pthread_mutex_trylock(m);
+}
+static inline void kaas_unlock(pthread_mutex_t *m)
+{
+	pthread_mutex_unlock(m);
+}
+static inline int kaas_lock_rank_depth(void)
+{
+	return 0;
+}
+#endif
+
+#endif
