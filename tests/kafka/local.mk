@@ -16,7 +16,7 @@ TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restar
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
 	tests/kafka/list_offsets_time.sh tests/kafka/estale_produce.sh tests/kafka/sweep_temps.sh \
 	tests/kafka/old_versions.sh tests/kafka/api_versions_wire.sh tests/kafka/api_versions_readme.sh \
-	tests/kafka/rdkafka_flexible.sh tests/kafka/txn_lso.sh
+	tests/kafka/rdkafka_flexible.sh tests/kafka/txn_lso.sh tests/kafka/fetch_sessions.sh
 # A client library pinned to old versions: a compatibility check, in the
 # normal suite (the sanitizer suite decodes every version with
 # api_versions_wire.sh).
@@ -26,6 +26,7 @@ TESTS += tests/kafka/kafka_python_versions.sh
 TESTS += tests/kafka/admin_clients.sh
 endif
 EXTRA_DIST += tests/kafka/txn_lso.sh
+EXTRA_DIST += tests/kafka/fetch_sessions.sh tests/kafka/fetch_sessions.py
 EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
