@@ -244,6 +244,10 @@ static void round_work(void *arg)
 			if (rc == 0 && p->slice.len > 0 && (first || p->slice.len <= lim)) {
 				p->has_slice = 1;
 				p->len = p->slice.len;
+				/* The consumer's next fetch will read on from here. */
+				if (b->cfg.fetch_readahead_bytes)
+					kaas_log_slice_readahead(&p->slice,
+								 b->cfg.fetch_readahead_bytes);
 			} else if (rc == 0) {
 				/* nothing, or a first batch larger than the bound */
 				kaas_log_slice_release(&p->slice);
