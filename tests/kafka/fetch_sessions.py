@@ -7,7 +7,8 @@ partitions added later; a stale epoch is INVALID_FETCH_SESSION_EPOCH (71),
 an unknown session FETCH_SESSION_ID_NOT_FOUND (70); epoch -1 closes a
 session.  Also: pipelined fetches on one connection (a long poll first, an
 immediate one after it) are answered in request order.  With `noslots`
-(kaasd --fetch-session-slots 0) a full fetch gets session id 0.
+(kaasd --fetch-session-slots 0) a full fetch gets session id 0; with
+`oneslot` (--fetch-session-slots 1) the eviction rule.
 
 Exit 0 when every step holds; 1 otherwise, with FAIL lines."""
 import os
@@ -149,6 +150,24 @@ def sessions(c):
     check(d["ErrorCode"] == 70, "closed session still answers: %r" % d)
 
 
+def eviction(c):
+    """One slot (kaasd --fetch-session-slots 1): a session of more
+    partitions takes the slot of one with fewer; a busy session of more
+    partitions keeps its slot against one with fewer."""
+    small = fetch(c, 0, 0, [(0, 0)])["SessionId"]
+    check(small != 0, "one slot: no first session")
+    big = fetch(c, 0, 0, [(0, 0), (1, 0), (2, 0)])["SessionId"]
+    check(big != 0 and big != small, "one slot: the larger session not made")
+    check(fetch(c, small, 1, [])["ErrorCode"] == 70, "one slot: the evicted session still answers")
+    d = fetch(c, big, 1, [(0, 1), (1, 1), (2, 1)])
+    check(d["ErrorCode"] == 0 and d["SessionId"] == big and parts_of(d) == {},
+          "one slot: the larger session lost: %r" % d)
+    d = fetch(c, 0, 0, [(0, 0)])
+    check(d["ErrorCode"] == 0 and d["SessionId"] == 0 and list(parts_of(d)) == [0],
+          "one slot: a smaller session evicted a larger busy one: %r" % d)
+    check(fetch(c, big, 2, [])["ErrorCode"] == 0, "one slot: the larger session gone")
+
+
 def pipeline(c):
     """A long poll (nothing to read at the end of partition 2) then an
     immediate fetch, in one write: the answers keep request order."""
@@ -184,6 +203,8 @@ def main():
               "no slots: %r" % d)
         d = fetch(c, 12345, 1, [])
         check(d["ErrorCode"] == 70, "no slots, incremental: want 70: %r" % d)
+    elif len(sys.argv) > 2 and sys.argv[2] == "oneslot":
+        eviction(c)
     else:
         sessions(c)
         pipeline(c)
