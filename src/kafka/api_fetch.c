@@ -406,12 +406,29 @@ static int32_t session_answer(struct fetch_ctx *ctx)
 				kaas_fetch_session_remove(c, s->id);
 				return 0;
 			}
-			if (q) {
-				q->hw = p->hw;
-				q->lso = p->lso;
-				q->log_start = p->log_start;
+			if (!q)
+				continue;
+			if (ctx->session == FS_INCREMENTAL && p->len) {
+				/* Records went out: it moves to the end of the
+				 * session, so the partitions after it come first
+				 * next time (KIP-227; max_bytes cannot starve them). */
+				int64_t off = q->offset;
+				int32_t mb = q->max_bytes;
+				kaas_fetch_session_forget(s, t->p, t->len, p->index);
+				q = kaas_fetch_session_upsert(s, t->p, t->len, p->index, off, mb);
+				if (!q) { /* out of memory: the session is no longer sound */
+					kaas_fetch_session_remove(c, s->id);
+					return ctx->session_id;
+				}
 			}
+			q->hw = p->hw;
+			q->lso = p->lso;
+			q->log_start = p->log_start;
 		}
+	if (kaas_fetch_session_compact(s) < 0) {
+		kaas_fetch_session_remove(c, s->id);
+		return ctx->session == FS_INCREMENTAL ? ctx->session_id : 0;
+	}
 	return s->id;
 }
 

@@ -37,10 +37,10 @@ def check(cond, msg):
     return cond
 
 
-def fetch(c, sid, epoch, parts, forgotten=(), wait=0, min_bytes=0):
+def fetch(c, sid, epoch, parts, forgotten=(), wait=0, min_bytes=0, max_bytes=1 << 20):
     """Fetch v12 of (partition, offset) pairs of T; forgotten: partitions."""
     d = c.call("Fetch", V, {
-        "ReplicaId": -1, "MaxWaitMs": wait, "MinBytes": min_bytes, "MaxBytes": 1 << 20,
+        "ReplicaId": -1, "MaxWaitMs": wait, "MinBytes": min_bytes, "MaxBytes": max_bytes,
         "IsolationLevel": 0, "SessionId": sid, "SessionEpoch": epoch, "RackId": "",
         "Topics": [{"Topic": T, "Partitions": [
             {"Partition": p, "CurrentLeaderEpoch": -1, "FetchOffset": o, "LastFetchedEpoch": -1,
@@ -142,11 +142,27 @@ def sessions(c):
           struct.unpack(">q", ps[1][2][:8])[0] == 2,
           "epoch 5: re-added partition 1, its record at 2: %r" % ps)
 
+    # Fairness: a partition that returned records moves to the end of the
+    # session, so with room for one batch the next one gets its turn
+    # (session order now 2, 0, 1; both 0 and 1 have more than a batch).
+    produce(c, 0, b"third-0")
+    produce(c, 0, b"fourth-0")
+    produce(c, 1, b"fourth-1")
+    d = fetch(c, sid, 6, [(1, 3)], max_bytes=1)
+    ps = parts_of(d)
+    check(sorted(ps) == [0, 1] and len(ps[0][2]) > 61 and ps[1][2] == b"" and
+          struct.unpack(">q", ps[0][2][:8])[0] == 2,
+          "epoch 6: partition 0's batch at 2 alone: %r" % ps)
+    d = fetch(c, sid, 7, [(0, 3)], max_bytes=1)
+    ps = parts_of(d)
+    check(list(ps) == [1] and len(ps[1][2]) > 61 and struct.unpack(">q", ps[1][2][:8])[0] == 3,
+          "epoch 7: partition 1 (after 0 moved to the end) first: %r" % ps)
+
     # Epoch -1 closes the session: a full sessionless answer, then 70.
     d = fetch(c, sid, -1, [(2, 1)])
     check(d["ErrorCode"] == 0 and d["SessionId"] == 0 and list(parts_of(d)) == [2],
           "close (epoch -1): %r" % d)
-    d = fetch(c, sid, 6, [])
+    d = fetch(c, sid, 8, [])
     check(d["ErrorCode"] == 70, "closed session still answers: %r" % d)
 
 
