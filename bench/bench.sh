@@ -204,13 +204,17 @@ fio_write() {
 	rm -f "$dir/fio-write.dat"
 	fio_mbps "$f" write
 }
-# fio_read FILE...: one sequential pass over the files in 1 MiB reads
-# (file after file, as a consumer reads segments): MB/s.
+# fio_read warm|cold FILE...: one sequential pass over the files in 1 MiB
+# reads (file after file, as a consumer reads segments): MB/s.  fio drops
+# a file's cached pages before reading it unless told not to (invalidate):
+# kept for warm, dropped for cold (besides drop_caches).
 fio_read() {
-	local f=$logs/fio-read-$$.json names
+	local f=$logs/fio-read-$$.json names inv=1
+	[ "$1" = warm ] && inv=0
+	shift
 	names=$(printf '%s:' "$@")
 	fio --name=kaas-read --filename="${names%:}" --file_service_type=sequential \
-		--rw=read --bs=1m --ioengine=psync --output-format=json --output="$f" \
+		--invalidate=$inv --rw=read --bs=1m --ioengine=psync --output-format=json --output="$f" \
 		>/dev/null 2>&1 || { echo null; return; }
 	fio_mbps "$f" read
 }
@@ -421,7 +425,7 @@ bench_view() {
 		if [ ${#segs[@]} -gt 0 ]; then
 			[ $mode = cold ] && drop_caches
 			progress "$name: fio sequential read of the segment files ($mode, before)"
-			f1=$(fio_read "${segs[@]}")
+			f1=$(fio_read $mode "${segs[@]}")
 		fi
 		[ $mode = cold ] && drop_caches
 		progress "$name: consume $cmsgs messages ($mode)"
@@ -429,7 +433,7 @@ bench_view() {
 		if [ ${#segs[@]} -gt 0 ]; then
 			[ $mode = cold ] && drop_caches
 			progress "$name: fio sequential read of the segment files ($mode, after)"
-			f2=$(fio_read "${segs[@]}")
+			f2=$(fio_read $mode "${segs[@]}")
 			flm=$(maxof "$f1" "$f2")
 		fi
 		local cm lm r fr
