@@ -1,5 +1,9 @@
 # tests/kafka: the Kafka wire protocol and kaasd with real clients.
 check_PROGRAMS += tests/kafka/test_codec tests/kafka/rdkafka_client tests/kafka/rawclient
+check_PROGRAMS += tests/kafka/test_fetch_session
+tests_kafka_test_fetch_session_SOURCES = tests/kafka/test_fetch_session.c
+tests_kafka_test_fetch_session_CFLAGS = $(TEST_CFLAGS)
+tests_kafka_test_fetch_session_LDADD = $(TEST_LIBS)
 tests_kafka_test_codec_SOURCES = tests/kafka/test_codec.c
 tests_kafka_test_codec_CFLAGS = $(TEST_CFLAGS)
 tests_kafka_test_codec_LDADD = $(TEST_LIBS)
@@ -11,6 +15,7 @@ tests_kafka_rawclient_SOURCES = tests/kafka/rawclient.c tests/kafka/rawclient.h 
 	tests/kafka/rawclient_old_versions.c tests/kafka/rawclient_txn.c
 tests_kafka_rawclient_LDADD = $(TEST_LIBS)
 
+TESTS += tests/kafka/test_fetch_session
 TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
