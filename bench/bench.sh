@@ -189,14 +189,13 @@ print("%.2f" % (j["bw_bytes"] / 1e6))' "$1" "$2"
 }
 # fio_write DIR CADENCE SECS: sequential writes with an fdatasync every
 # CADENCE bytes (kaasd's group commit: bytes written per fdatasync in the
-# produce run), for SECS seconds: MB/s.  Writes of min(CADENCE, 1 MiB),
-# fdatasync after every ceil(CADENCE / write) of them.
+# produce run), for SECS seconds: MB/s.  n = ceil(CADENCE / 1 MiB) writes
+# of CADENCE / n bytes (rounded up to 512), an fdatasync after every n.
 fio_write() {
 	local dir=$1 cad=$2 secs=$3 bs n f
-	bs=$cad
-	[ "$bs" -gt 1048576 ] && bs=1048576
-	[ "$bs" -ge 512 ] || bs=512
-	n=$(( (cad + bs - 1) / bs ))
+	n=$(( (cad + 1048575) / 1048576 ))
+	[ "$n" -ge 1 ] || n=1
+	bs=$(( ((cad + n - 1) / n + 511) / 512 * 512 ))
 	f=$logs/fio-write-$cad-$$.json
 	fio --name=kaas-write --directory="$dir" --filename=fio-write.dat --rw=write \
 		--bs="$bs" --fdatasync="$n" --size=64g --time_based --runtime="$secs" \
