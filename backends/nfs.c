@@ -127,6 +127,7 @@ static const struct kaas_substrate_ops nfs_ops = {
 	.statfs = kaas_nfs_op_statfs,
 	.sendfile = NULL,
 	.fallocate = NULL,
+	.readahead = NULL, /* libnfs has no page cache to fill */
 };
 
 /* ------------------------------------------------------------------ */

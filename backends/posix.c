@@ -285,6 +285,12 @@ static int posix_reserve(struct kaas_file *f, uint64_t off, uint64_t len)
 	return rc ? fail(rc, "fallocate", f->sub, f->path) : 0;
 }
 
+static int posix_readahead(struct kaas_file *f, uint64_t off, uint64_t len)
+{
+	int rc = posix_fadvise(F(f)->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+	return rc ? fail(rc, "posix_fadvise", f->sub, f->path) : 0;
+}
+
 static const struct kaas_substrate_ops posix_ops = {
 	.version = KAAS_SUBSTRATE_OPS_VERSION,
 	.name = "posix",
@@ -307,6 +313,7 @@ static const struct kaas_substrate_ops posix_ops = {
 	.statfs = posix_statfs,
 	.sendfile = posix_sendfile,
 	.fallocate = posix_reserve,
+	.readahead = posix_readahead,
 };
 
 char *kaas_posix_url_path(const char *url)

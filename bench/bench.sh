@@ -13,6 +13,12 @@
 #           fdatasync cadence (perf counts kaasd's fdatasync calls)
 #  consume  a full read of a large topic (2 GiB; 256 MiB with --quick), cold
 #           and warm, ratio to reading the same segment files directly
+#  fio      (issue 19) the limits again by fio on local paths, printed beside
+#           the ones above ("vs fio" rows, *_fio_* JSON fields): write with
+#           an fdatasync every N bytes, N = kaasd's bytes per fdatasync in
+#           the produce run; sequential read of the consumed topic's segment
+#           files, warm and cold, before and after the consume, the larger
+#           taken as the limit
 #  views    the same over a faultfs passthrough mount and over nfs:// against
 #           the local NFS server (scripts/nfs-server), each next to its own
 #           raw limits, when those are built; kernel-nfs: produce 1 KiB
@@ -39,7 +45,8 @@
 # bench-results/: results.json, *.png plots, *.dat tables, logs), --dir DIR
 # (the local volume to measure, default a fresh directory under
 # ${TMPDIR:-/var/tmp}), --views LIST (comma list of local,faultfs,nfs,
-# kernel-nfs,rebalance,tls; default the first five).  Needs the build in build/ (KAAS_BUILD_DIR), made if
+# kernel-nfs,rebalance,tls; default the first five).  KAAS_BENCH_KAASD_ARGS:
+# extra kaasd options for an A/B run (e.g. "--fetch-readahead-bytes 0").  Needs the build in build/ (KAAS_BUILD_DIR), made if
 # missing.  Prints numbers; never fails on them (exit 1 only when a step
 # breaks).
 set -euo pipefail
@@ -55,7 +62,7 @@ while [ $# -gt 0 ]; do
 	--out) out=${2:?--out needs a directory}; shift ;;
 	--dir) voldir=${2:?--dir needs a directory}; shift ;;
 	--views) views=${2:?--views needs a list}; shift ;;
-	-h | --help) sed -n '2,39p' "$0" | cut -c3-; exit 0 ;;
+	-h | --help) sed -n '2,50p' "$0" | cut -c3-; exit 0 ;;
 	*) echo "scripts/bench: unknown option '$1' (try --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -167,6 +174,51 @@ drop_caches() {
 	sync
 	is_root && echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
 }
+# ------------------------------------------------ fio: the honest limits
+# Issue 19: the limits kaas is measured against come from fio (the
+# volume's own figures, not a loop of ours), beside the figures of
+# kaas-disk-bench (the old baseline) in the same run.  Local paths only
+# (fio does not speak nfs://).
+have_fio=0
+command -v fio >/dev/null 2>&1 && have_fio=1
+# fio_mbps JSON-FILE read|write: the job's bandwidth in MB/s (1e6 B).
+fio_mbps() {
+	python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0][sys.argv[2]]
+print("%.2f" % (j["bw_bytes"] / 1e6))' "$1" "$2"
+}
+# fio_write DIR CADENCE SECS: sequential writes with an fdatasync every
+# CADENCE bytes (kaasd's group commit: bytes written per fdatasync in the
+# produce run), for SECS seconds: MB/s.  n = ceil(CADENCE / 1 MiB) writes
+# of CADENCE / n bytes (rounded up to 512), an fdatasync after every n.
+fio_write() {
+	local dir=$1 cad=$2 secs=$3 bs n f
+	n=$(( (cad + 1048575) / 1048576 ))
+	[ "$n" -ge 1 ] || n=1
+	bs=$(( ((cad + n - 1) / n + 511) / 512 * 512 ))
+	f=$logs/fio-write-$cad-$$.json
+	fio --name=kaas-write --directory="$dir" --filename=fio-write.dat --rw=write \
+		--bs="$bs" --fdatasync="$n" --size=64g --time_based --runtime="$secs" \
+		--ioengine=psync --output-format=json --output="$f" >/dev/null 2>&1 || { echo null; return; }
+	rm -f "$dir/fio-write.dat"
+	fio_mbps "$f" write
+}
+# fio_read warm|cold FILE...: one sequential pass over the files in 1 MiB
+# reads (file after file, as a consumer reads segments): MB/s.  fio drops
+# a file's cached pages before reading it unless told not to (invalidate):
+# kept for warm, dropped for cold (besides drop_caches).
+fio_read() {
+	local f=$logs/fio-read-$$.json names inv=1
+	[ "$1" = warm ] && inv=0
+	shift
+	names=$(printf '%s:' "$@")
+	fio --name=kaas-read --filename="${names%:}" --file_service_type=sequential \
+		--invalidate=$inv --rw=read --bs=1m --ioengine=psync --output-format=json --output="$f" \
+		>/dev/null 2>&1 || { echo null; return; }
+	fio_mbps "$f" read
+}
+maxof() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "null") a = 0; if (b == "null") b = 0; printf "%.2f", (a > b ? a : b) }'; }
+
 have_perf=0
 if command -v perf >/dev/null 2>&1 &&
    perf stat -e syscalls:sys_enter_fdatasync -x, -o /dev/null true >/dev/null 2>&1; then
@@ -186,8 +238,9 @@ kaasd_start() {
 	# The cluster directory stays local: kaasd's default (<data>/__cluster)
 	# appends to the URL text, which breaks nfs:// URLs with parameters.
 	mkdir -p "$voldir/cluster-$name"
+	# shellcheck disable=SC2086 # KAAS_BENCH_KAASD_ARGS: extra options, split on spaces
 	"$kaasd" --data "$url" --cluster-dir "$voldir/cluster-$name" --listen 127.0.0.1:0 \
-		--log-level info >/dev/null 2>"$log" &
+		--log-level info ${KAAS_BENCH_KAASD_ARGS:-} >/dev/null 2>"$log" &
 	KAASD_PID=$!
 	local i port=
 	for i in $(seq 1 200); do
@@ -299,6 +352,11 @@ bench_view() {
 			progress "$name: plain write loop at the broker's cadence ($cad B per fdatasync)"
 			lj=$("$diskb" write "$url" "cadence-$t.dat" "$cad" "$secs" $((64 << 30)))
 			lim=$(jget "$lj" MBps)
+			local flim=null
+			if [ $have_fio = 1 ] && [ -d "$url" ]; then
+				progress "$name: fio sequential write, fdatasync every $cad B"
+				flim=$(fio_write "$url" "$cad" "$secs")
+			fi
 			local vmbps r
 			vmbps=$(awk -v b="$vbytes" -v t="$(jget "$pj" seconds)" 'BEGIN { if (t > 0) printf "%.2f", b / t / 1e6; else print 0 }')
 			# The same produce again after the loop (log, loop, log: drift in
@@ -323,9 +381,13 @@ bench_view() {
 			both="{\"runs\":[$pj,$pj2]$mean}"
 			mbps=$(jget "$both" MBps)
 			r=$(ratio "$mbps" "$lim")
-			ROWS_PRODUCE+=("$(jadd "$both" "\"size\":$s,\"producers\":$p,\"view\":\"$name\",\"topic\":\"$t\",\"volume_bytes_first_run\":$vbytes,\"volume_MBps_first_run\":$vmbps,\"fdatasyncs_first_run\":$fds,\"fsyncs_first_run\":$fss,\"bytes_per_fdatasync\":$cad,\"cadence_from_perf\":$([ "$fds" -gt 0 ] && echo true || echo false),\"broker_cpu_s\":$cpu,\"cpu_s_per_GB\":$cpugb,\"cpu_s_per_million_msgs\":$cpumm,\"write_limit_MBps\":$lim,\"write_limit_seconds\":$(jget "$lj" seconds),\"write_limit_fsync_p50_ms\":$(jget "$lj" fsync_p50_ms),\"ratio_to_write_limit\":$r")")
+			local fr
+			fr=$(ratio "$mbps" "$flim")
+			ROWS_PRODUCE+=("$(jadd "$both" "\"fio_write_limit_MBps\":$flim,\"ratio_to_fio_write_limit\":$fr,\"size\":$s,\"producers\":$p,\"view\":\"$name\",\"topic\":\"$t\",\"volume_bytes_first_run\":$vbytes,\"volume_MBps_first_run\":$vmbps,\"fdatasyncs_first_run\":$fds,\"fsyncs_first_run\":$fss,\"bytes_per_fdatasync\":$cad,\"cadence_from_perf\":$([ "$fds" -gt 0 ] && echo true || echo false),\"broker_cpu_s\":$cpu,\"cpu_s_per_GB\":$cpugb,\"cpu_s_per_million_msgs\":$cpumm,\"write_limit_MBps\":$lim,\"write_limit_seconds\":$(jget "$lj" seconds),\"write_limit_fsync_p50_ms\":$(jget "$lj" fsync_p50_ms),\"ratio_to_write_limit\":$r")")
 			row "$name" produce "$s" "$p" "$(printf '%.0f' "$(jget "$both" msgs_per_s)")" "$(calc "$mbps" 2)" "$(calc "$(jget "$both" p50_ms)" 1)" \
 				"$(calc "$(jget "$both" p99_ms)" 1)" "$(calc "$(jget "$both" p999_ms)" 1)" "$cpugb" "$cpumm" "$lim" "$r"
+			[ "$flim" = null ] ||
+				row "$name" "  vs fio" "$s" "$p" - - - - - - - "$flim" "$fr"
 			t=$t-b
 			"$kafkab" delete "$BROKER" "$t" >/dev/null || say "warning: could not delete topic $t"
 		done
@@ -338,7 +400,11 @@ bench_view() {
 	local fj
 	fj=$("$kafkab" produce "$BROKER" "$ct" "$csize" 1 100000 "$cmsgs") || true
 	cmsgs=$(jget "$fj" msgs)
-	local mode rj cj
+	local mode rj cj segs=()
+	# fio reads the topic's own segment files (local paths only).
+	if [ $have_fio = 1 ] && [ -d "$url/$ct" ]; then
+		mapfile -t segs < <(find "$url/$ct" -name '*.log' | sort)
+	fi
 	for mode in warm cold; do
 		if [ $mode = cold ]; then
 			if ! is_root; then
@@ -351,17 +417,36 @@ bench_view() {
 		fi
 		progress "$name: raw read of the segment files ($mode)"
 		rj=$("$diskb" read "$url" "$ct")
+		# fio's sequential read of the same files, before and after the
+		# consume; the limit is the larger of the two (the machine's
+		# better moment), so a ratio above 1 means a wrong limit.
+		local f1=null f2=null flm=null
+		if [ ${#segs[@]} -gt 0 ]; then
+			[ $mode = cold ] && drop_caches
+			progress "$name: fio sequential read of the segment files ($mode, before)"
+			f1=$(fio_read $mode "${segs[@]}")
+		fi
 		[ $mode = cold ] && drop_caches
 		progress "$name: consume $cmsgs messages ($mode)"
 		cj=$("$kafkab" consume "$BROKER" "$ct" "$cmsgs") || say "warning: consume came up short"
-		local cm lm r
+		if [ ${#segs[@]} -gt 0 ]; then
+			[ $mode = cold ] && drop_caches
+			progress "$name: fio sequential read of the segment files ($mode, after)"
+			f2=$(fio_read $mode "${segs[@]}")
+			flm=$(maxof "$f1" "$f2")
+		fi
+		local cm lm r fr
 		cm=$(jget "$cj" MBps)
 		lm=$(jget "$rj" MBps)
 		r=$(ratio "$cm" "$lm")
+		fr=$(ratio "$cm" "$flm")
 		ROWS_LIMITS+=("$(jadd "$rj" "\"view\":\"$name\",\"kind\":\"read-$mode\"")")
-		ROWS_CONSUME+=("$(jadd "$cj" "\"view\":\"$name\",\"mode\":\"$mode\",\"size\":$csize,\"read_limit_MBps\":$lm,\"ratio_to_read_limit\":$r")")
+		ROWS_LIMITS+=("{\"view\":\"$name\",\"kind\":\"fio-read-$mode\",\"MBps_before\":$f1,\"MBps_after\":$f2,\"MBps\":$flm}")
+		ROWS_CONSUME+=("$(jadd "$cj" "\"view\":\"$name\",\"mode\":\"$mode\",\"size\":$csize,\"read_limit_MBps\":$lm,\"ratio_to_read_limit\":$r,\"fio_read_limit_MBps\":$flm,\"fio_read_before_MBps\":$f1,\"fio_read_after_MBps\":$f2,\"ratio_to_fio_read_limit\":$fr")")
 		row "$name" read-lim "$mode" - - "$lm" - - - - - - -
+		[ "$flm" = null ] || row "$name" fio-read "$mode" - - "$flm" - - - - - - -
 		row "$name" consume "$mode" 1 "$(jget "$cj" msgs_per_s)" "$cm" - - - - - "$lm" "$r"
+		[ "$flm" = null ] || row "$name" "  vs fio" "$mode" 1 - - - - - - - "$flm" "$fr"
 	done
 	"$kafkab" delete "$BROKER" "$ct" >/dev/null || say "warning: could not delete topic $ct"
 
@@ -632,6 +717,20 @@ for m in cold warm; do
 	r=$(pick '"view":"local"' "\"mode\":\"$m\"" "${ROWS_CONSUME[@]}")
 	v=$(jget "$r" ratio_to_read_limit)
 	goal "consume ($m) / read limit" ">= 0.9" "${v:-n/a}" "$(met_ge "$v" 0.9)"
+done
+# Issue 19's goals, against fio's limits (the old ones above, for one run,
+# against kaas-disk-bench's, so the change of baseline is visible).
+for p in 1 8; do
+	r=$(pick "\"topic\":\"p-1024-$p\"" '"view":"local"' "${ROWS_PRODUCE[@]}")
+	v=$(jget "$r" ratio_to_fio_write_limit)
+	goal "1 KiB produce x $p / fio write+fdatasync at cadence" ">= 0.8" "${v:-n/a}" "$(met_ge "$v" 0.8)"
+done
+for m in cold warm; do
+	r=$(pick '"view":"local"' "\"mode\":\"$m\"" "${ROWS_CONSUME[@]}")
+	v=$(jget "$r" ratio_to_fio_read_limit)
+	t=0.9
+	[ $m = warm ] && t=0.8
+	goal "consume ($m) / fio sequential read ($m)" ">= $t" "${v:-n/a}" "$(met_ge "$v" $t)"
 done
 r=$(pick '"topic":"p-100-1"' '"view":"local"' "${ROWS_PRODUCE[@]}")
 v=$(jget "$r" msgs_per_s)

@@ -34,4 +34,4 @@ bench_kaas_nfs_bench_SOURCES = bench/nfs_bench.c
 bench_kaas_nfs_bench_LDADD = $(KAAS_LIBS)
 endif
 EXTRA_DIST += bench/bench.sh bench/log.sh bench/nfs.sh bench/faultfs.sh bench/kernel-nfs.sh \
-	bench/failover.sh bench/scale.sh bench/clean.sh bench/txn.sh
+	bench/failover.sh bench/scale.sh bench/clean.sh bench/txn.sh bench/readahead.sh

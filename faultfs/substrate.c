@@ -166,6 +166,7 @@ static const struct kaas_substrate_ops fault_ops = {
 	.statfs = fault_statfs,
 	.sendfile = NULL,
 	.fallocate = NULL,
+	.readahead = NULL,
 };
 
 /* The parameters of a fault+ URL. */

@@ -43,6 +43,8 @@ struct kaas_broker {
 	                                housekeeping thread only */
 	struct kaas_server *server; /* the server running this broker (opaque) */
 	struct kaas_authz *authz;   /* ACLs (broker/authorizer.h); NULL: all allowed */
+	struct kaas_fetch_sessions *fetch_sessions; /* KIP-227 (kafka/fetch_session.h):
+	                               loop thread; made by the first Fetch v7+ */
 };
 
 /* Milliseconds of a monotonic clock (the clock of kaas_mono_ms). */

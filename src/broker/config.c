@@ -80,6 +80,7 @@ static int apply_kafka_name(struct kaas_config *c, const char *key, const char *
 		{ "socket.request.max.bytes", "max-request-bytes" },
 		{ "broker.id", "broker-id" },
 		{ "node.id", "broker-id" },
+		{ "max.incremental.fetch.session.cache.slots", "fetch-session-slots" },
 	};
 	for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
 		if (strcmp(key, alias[i].kafka) == 0) {
@@ -191,6 +192,12 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 	} else if (strcmp(key, "max-open-files") == 0) {
 		rc = parse_long(v, 16, 1L << 20, &x);
 		c->max_open_files = (uint32_t)x;
+	} else if (strcmp(key, "fetch-readahead-bytes") == 0) {
+		rc = parse_long(v, 0, 1L << 30, &x);
+		c->fetch_readahead_bytes = (size_t)x;
+	} else if (strcmp(key, "fetch-session-slots") == 0) { /* KIP-227 */
+		rc = parse_long(v, 0, 1L << 20, &x);
+		c->fetch_session_slots = (int32_t)x;
 	} else {
 		fprintf(stderr, "kaasd: unknown setting '%s'\n", key);
 		return -EINVAL;
@@ -290,6 +297,7 @@ static void usage(FILE *out)
 		"             [--group-initial-rebalance-delay-ms N]\n"
 		"             [--http-listen HOST:PORT] [--metrics-per-partition true|false]\n"
 		"             [--log-io-threads N] [--max-open-files N] [--produce-threads N]\n"
+		"             [--fetch-session-slots N] [--fetch-readahead-bytes N]\n"
 		"defaults: --data ./kaas-data --listen 127.0.0.1:9092 --log-level info;\n"
 		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n"
 		"Listeners and TLS: Kafka's keys in --config FILE (listeners, advertised.listeners,\n"
@@ -314,6 +322,8 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	c->transaction_max_timeout_ms = 900000;
 	c->offsets_retention_ms = 7LL * 24 * 3600 * 1000;
 	c->metrics_per_partition = 1;
+	c->fetch_session_slots = 1000;
+	c->fetch_readahead_bytes = 4u << 20;
 	int adv_set = 0;
 	const char *env = getenv("KAAS_CLUSTER_DIR");
 	if (env && *env && kaas_config_set_str(&c->cluster_url, env) < 0)
@@ -341,6 +351,8 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		{ "log-io-threads", required_argument, NULL, 'I' },
 		{ "max-open-files", required_argument, NULL, 'O' },
 		{ "produce-threads", required_argument, NULL, 'Q' },
+		{ "fetch-session-slots", required_argument, NULL, 'F' },
+		{ "fetch-readahead-bytes", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -376,6 +388,8 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		case 'I': key = "log-io-threads"; break;
 		case 'O': key = "max-open-files"; break;
 		case 'Q': key = "produce-threads"; break;
+		case 'F': key = "fetch-session-slots"; break;
+		case 'R': key = "fetch-readahead-bytes"; break;
 		case 'f': continue;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;

@@ -10,7 +10,8 @@
  * (also spelt as Kafka's group.initial.rebalance.delay.ms), http-listen
  * (HOST:PORT of /metrics, /healthz, /readyz; off when unset),
  * metrics-per-partition (true/false), log-io-threads, max-open-files
- * (kaas_log_io_configure), produce-threads (broker/lanes.h); Kafka's
+ * (kaas_log_io_configure), produce-threads (broker/lanes.h), fetch-session-slots (also spelt as Kafka's
+ * max.incremental.fetch.session.cache.slots), fetch-readahead-bytes; Kafka's
  * names num.partitions, auto.create.topics.enable, socket.request.max.bytes,
  * broker.id/node.id for the options they match; and the broker defaults of
  * topic settings by Kafka's broker names (log.retention.ms/minutes/hours,
@@ -120,6 +121,11 @@ struct kaas_config {
 	int32_t num_partitions; /* default partitions of auto-created topics: 1 */
 	size_t message_max_bytes;  /* largest accepted batch: 1 MiB + 12 */
 	size_t max_request_bytes;  /* largest accepted frame: 100 MiB */
+	size_t fetch_readahead_bytes; /* a fetch that reads a segment range hints
+	                              (kaas_log_slice_readahead) this many bytes
+	                              after it (default 4 MiB; 0: no hint) */
+	int32_t fetch_session_slots; /* KIP-227 fetch sessions kept at most
+	                              (default 1000; 0: none; kafka/fetch_session.h) */
 	size_t zero_copy_min_bytes; /* fetch responses with at least this many
 	                              record bytes go from the segment files to
 	                              the socket by sendfile (default 64 KiB;

@@ -16,7 +16,17 @@
  * parks until a log's high watermark moves or the timer fires, then reads
  * again.  A fenced broker (kaas_agent_fenced)
  * answers every partition NOT_LEADER_OR_FOLLOWER.
+ *
+ * Fetch sessions (KIP-227, v7+; kafka/fetch_session.h): a full fetch at
+ * epoch 0 gets a new session (created when answering, holding what the
+ * answer said of each partition); an incremental one updates the session's
+ * partitions from the request, drops its forgotten ones, reads every
+ * partition of the session and answers only those with records, an error,
+ * or a high watermark, last stable offset or log start other than the
+ * session last answered.  The session cache is the loop's.
  */
+#include <assert.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,10 +34,12 @@
 #include "broker/agent.h"
 #include "util/logger.h"
 #include "kafka/authz.h"
+#include "kafka/fetch_session.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/req_metrics.h"
 #include "kafka/wire_topics.h"
+#include "util/grow.h"
 #include "util/status.h"
 
 struct fp {
@@ -44,6 +56,8 @@ struct fp {
 	struct kaas_log_slice slice;    /* records left in the segment (zero-copy) */
 	int has_slice;
 	struct kaas_hw_token *token;    /* the partition's, while parked (referenced) */
+	/* incremental: what the session last answered of it */
+	int64_t prev_hw, prev_lso, prev_log_start;
 };
 
 struct ft {
@@ -68,6 +82,11 @@ struct fetch_ctx {
 	int more;                       /* a partition holds more than the round returned */
 	int parked;
 	uint64_t deadline;
+	/* KIP-227 */
+	enum { FS_NONE, FS_FULL, FS_INCREMENTAL } session; /* what the answer does */
+	int32_t session_id;             /* incremental: the session's */
+	int16_t session_err;            /* answered at once, with no partitions */
+	char *names;                    /* incremental: the topic names of topics */
 };
 
 static void read_part(struct kaas_kr *r, int16_t v, int flex, void *part)
@@ -109,6 +128,7 @@ static void drop_data(struct fetch_ctx *ctx)
 static void free_mem(struct fetch_ctx *ctx)
 {
 	kaas_wire_topics_free(ctx->topics, ctx->nt, &fetch_shape);
+	free(ctx->names);
 	free(ctx);
 }
 
@@ -224,6 +244,10 @@ static void round_work(void *arg)
 			if (rc == 0 && p->slice.len > 0 && (first || p->slice.len <= lim)) {
 				p->has_slice = 1;
 				p->len = p->slice.len;
+				/* The consumer's next fetch will read on from here. */
+				if (b->cfg.fetch_readahead_bytes)
+					kaas_log_slice_readahead(&p->slice,
+								 b->cfg.fetch_readahead_bytes);
 			} else if (rc == 0) {
 				/* nothing, or a first batch larger than the bound */
 				kaas_log_slice_release(&p->slice);
@@ -343,10 +367,111 @@ static void write_part(struct kaas_kw *w, struct kaas_kslice topic, const void *
 	}
 }
 
+/* Does an incremental answer carry p (KIP-227: anything the client has
+ * not been told)? */
+static int changed(const struct fp *p)
+{
+	return p->err || p->len || p->hw != p->prev_hw || p->lso != p->prev_lso ||
+	       p->log_start != p->prev_log_start;
+}
+
+/* The session remembers what this answer says (a full fetch's new session
+ * is made here, as in Kafka, once its partitions' state is known).
+ * Returns the session id the answer carries (0: none). */
+static int32_t session_answer(struct fetch_ctx *ctx)
+{
+	struct kaas_fetch_sessions *c = ctx->req->broker->fetch_sessions;
+	struct kaas_fetch_session *s = NULL;
+	if (ctx->session == FS_FULL) {
+		int32_t np = 0;
+		for (int32_t i = 0; i < ctx->nt; i++)
+			np += ctx->topics[i].n;
+		s = kaas_fetch_session_create(c, np, kaas_now_ms());
+	} else if (ctx->session == FS_INCREMENTAL) {
+		/* Gone meanwhile (evicted): the client learns at its next fetch. */
+		s = kaas_fetch_session_get(c, ctx->session_id);
+	}
+	if (!s)
+		return ctx->session == FS_INCREMENTAL ? ctx->session_id : 0;
+	for (int32_t i = 0; i < ctx->nt; i++)
+		for (int32_t j = 0; j < ctx->topics[i].n; j++) {
+			const struct fp *p = &ctx->topics[i].parts[j];
+			const struct kaas_kslice *t = &ctx->topics[i].name;
+			struct kaas_fs_part *q =
+				ctx->session == FS_FULL
+					? kaas_fetch_session_upsert(s, t->p, t->len, p->index,
+								    p->offset, p->max_bytes)
+					: kaas_fetch_session_find(s, t->p, t->len, p->index);
+			if (!q && ctx->session == FS_FULL) { /* out of memory: no session */
+				kaas_fetch_session_remove(c, s->id);
+				return 0;
+			}
+			if (!q)
+				continue;
+			if (ctx->session == FS_INCREMENTAL && p->len) {
+				/* Records went out: it moves to the end of the
+				 * session, so the partitions after it come first
+				 * next time (KIP-227; max_bytes cannot starve them). */
+				int64_t off = q->offset;
+				int32_t mb = q->max_bytes;
+				kaas_fetch_session_forget(s, t->p, t->len, p->index);
+				q = kaas_fetch_session_upsert(s, t->p, t->len, p->index, off, mb);
+				if (!q) { /* out of memory: the session is no longer sound */
+					kaas_fetch_session_remove(c, s->id);
+					return ctx->session_id;
+				}
+			}
+			q->hw = p->hw;
+			q->lso = p->lso;
+			q->log_start = p->log_start;
+		}
+	if (kaas_fetch_session_compact(s) < 0) {
+		kaas_fetch_session_remove(c, s->id);
+		return ctx->session == FS_INCREMENTAL ? ctx->session_id : 0;
+	}
+	return s->id;
+}
+
+/* The topics an incremental answer carries: each topic's changed
+ * partitions moved to the front of its array (their order kept), topics
+ * with none left out.  NULL when out of memory. */
+static struct ft *incremental_topics(struct fetch_ctx *ctx, int32_t *nout)
+{
+	struct ft *out = calloc((size_t)ctx->nt + 1, sizeof(*out));
+	*nout = 0;
+	if (!out)
+		return NULL;
+	for (int32_t i = 0; i < ctx->nt; i++) {
+		struct ft *t = &ctx->topics[i];
+		int32_t k = 0;
+		for (int32_t j = 0; j < t->n; j++)
+			if (changed(&t->parts[j])) {
+				struct fp tmp = t->parts[k];
+				t->parts[k++] = t->parts[j];
+				t->parts[j] = tmp;
+			}
+		if (k)
+			out[(*nout)++] = (struct ft){ .name = t->name, .n = k, .parts = t->parts };
+	}
+	return out;
+}
+
 static void respond(struct fetch_ctx *ctx)
 {
 	struct kaas_req *req = ctx->req;
 	KAAS_REQ_IO(req);
+	struct ft *topics = ctx->topics, *filtered = NULL;
+	int32_t nt = ctx->nt;
+	int32_t session_id = 0;
+	if (ctx->session_err) {
+		nt = 0; /* a session error answers no partitions */
+	} else if (ctx->session == FS_INCREMENTAL) {
+		topics = filtered = incremental_topics(ctx, &nt);
+		if (!filtered)
+			w->err = -ENOMEM; /* the server drops the connection */
+	}
+	if (!ctx->session_err && ctx->session != FS_NONE && !w->err)
+		session_id = session_answer(ctx);
 	int nslices = 0;
 	for (int32_t i = 0; i < ctx->nt; i++)
 		for (int32_t j = 0; j < ctx->topics[i].n; j++)
@@ -356,10 +481,11 @@ static void respond(struct fetch_ctx *ctx)
 	if (v >= 1)
 		kaas_kw_i32(w, 0); /* throttle */
 	if (v >= 7) {
-		kaas_kw_i16(w, 0);
-		kaas_kw_i32(w, 0); /* session_id: no sessions */
+		kaas_kw_i16(w, ctx->session_err);
+		kaas_kw_i32(w, session_id);
 	}
-	kaas_wire_write_topics(w, f, &fetch_shape, ctx->topics, ctx->nt, write_part, req);
+	kaas_wire_write_topics(w, f, &fetch_shape, topics, nt, write_part, req);
+	free(filtered); /* its partitions are ctx's: the slices stay put */
 	kaas_kw_tags(w, f);
 	if (nslices && !req->zc)
 		w->err = -ENOMEM; /* the server drops the connection */
@@ -437,6 +563,128 @@ static void start_round(struct fetch_ctx *ctx)
 	}
 }
 
+/* A forgotten partition of an incremental fetch (names in the frame). */
+struct forgot {
+	struct kaas_kslice topic;
+	int32_t index;
+};
+
+/* ctx's topics become the session's partitions (copies, the names in
+ * ctx->names): the session may change or go while the fetch waits.
+ * 0 or -ENOMEM (ctx unchanged). */
+static int topics_from_session(struct fetch_ctx *ctx, const struct kaas_fetch_session *s)
+{
+	/* A topic per run of partitions of one name, as they were added. */
+	int32_t nt = 0;
+	size_t nbytes = 0;
+	for (int32_t j = 0; j < s->n; j++) {
+		const struct kaas_fs_part *q = &s->parts[j], *pq = j ? q - 1 : NULL;
+		if (!pq || pq->tlen != q->tlen || memcmp(pq->topic, q->topic, (size_t)q->tlen)) {
+			nt++;
+			nbytes += (size_t)q->tlen;
+		}
+	}
+	struct ft *topics = calloc((size_t)nt + 1, sizeof(*topics));
+	char *names = malloc(nbytes + 1);
+	int32_t i = -1;
+	size_t at = 0;
+	for (int32_t j = 0; topics && names && j < s->n; j++) {
+		const struct kaas_fs_part *q = &s->parts[j], *pq = j ? q - 1 : NULL;
+		if (!pq || pq->tlen != q->tlen || memcmp(pq->topic, q->topic, (size_t)q->tlen)) {
+			int32_t run = 1;
+			while (j + run < s->n && q[run].tlen == q->tlen &&
+			       memcmp(q[run].topic, q->topic, (size_t)q->tlen) == 0)
+				run++;
+			struct ft *t = &topics[++i];
+			memcpy(names + at, q->topic, (size_t)q->tlen);
+			t->name = (struct kaas_kslice){ (const uint8_t *)names + at, q->tlen };
+			at += (size_t)q->tlen;
+			if (!(t->parts = calloc((size_t)run + 1, sizeof(*t->parts))))
+				break;
+		}
+		struct fp *p = &topics[i].parts[topics[i].n++];
+		p->index = q->index;
+		p->offset = q->offset;
+		p->max_bytes = q->max_bytes;
+		p->hw = p->log_start = p->lso = -1;
+		p->prev_hw = q->hw;
+		p->prev_lso = q->lso;
+		p->prev_log_start = q->log_start;
+	}
+	if (!topics || !names || (s->n && !topics[i].parts)) {
+		kaas_wire_topics_free(topics, nt, &fetch_shape);
+		free(names);
+		return -ENOMEM;
+	}
+	assert(i + 1 == nt && at == nbytes);
+	kaas_wire_topics_free(ctx->topics, ctx->nt, &fetch_shape);
+	ctx->topics = topics;
+	ctx->nt = nt;
+	ctx->names = names;
+	return 0;
+}
+
+/* KIP-227 for a Fetch v7+ with session id and epoch: what the answer
+ * does (ctx->session), or the error it answers at once
+ * (ctx->session_err).  0, or -ENOMEM. */
+static int session_begin(struct fetch_ctx *ctx, int32_t id, int32_t epoch,
+			 const struct forgot *forgot, size_t nforgot)
+{
+	struct kaas_broker *b = ctx->req->broker;
+	if (!b->fetch_sessions && b->cfg.fetch_session_slots > 0)
+		b->fetch_sessions =
+			kaas_fetch_sessions_new(b->cfg.fetch_session_slots, KAAS_FETCH_SESSION_EVICT_MS);
+	struct kaas_fetch_sessions *c = b->fetch_sessions; /* NULL: no sessions */
+	if (epoch == KAAS_FETCH_INITIAL_EPOCH || epoch == KAAS_FETCH_FINAL_EPOCH) {
+		/* A full fetch closes the session it names; epoch 0 asks for a
+		 * new one, -1 for none. */
+		if (id != 0)
+			kaas_fetch_session_remove(c, id);
+		ctx->session = epoch == KAAS_FETCH_INITIAL_EPOCH ? FS_FULL : FS_NONE;
+		return 0;
+	}
+	struct kaas_fetch_session *s = kaas_fetch_session_get(c, id);
+	if (!s) {
+		ctx->session_err = KAAS_KERR_FETCH_SESSION_ID_NOT_FOUND;
+		return 0;
+	}
+	if (s->epoch != epoch) {
+		ctx->session_err = KAAS_KERR_INVALID_FETCH_SESSION_EPOCH;
+		return 0;
+	}
+	/* The request's partitions are added or have moved; then the
+	 * forgotten ones go. */
+	for (int32_t i = 0; i < ctx->nt; i++) {
+		struct ft *t = &ctx->topics[i];
+		for (int32_t j = 0; j < t->n; j++)
+			if (!kaas_fetch_session_upsert(s, t->name.p, t->name.len, t->parts[j].index,
+						       t->parts[j].offset, t->parts[j].max_bytes))
+				goto nomem;
+	}
+	for (size_t k = 0; k < nforgot; k++)
+		kaas_fetch_session_forget(s, forgot[k].topic.p, forgot[k].topic.len,
+					  forgot[k].index);
+	if (kaas_fetch_session_compact(s) < 0)
+		goto nomem;
+	if (s->n == 0) {
+		/* Nothing left: the session ends; the request is answered
+		 * without one (as Kafka does). */
+		kaas_fetch_session_remove(c, id);
+		ctx->session = FS_NONE;
+		return 0;
+	}
+	if (topics_from_session(ctx, s) < 0)
+		goto nomem;
+	s->epoch = kaas_fetch_next_epoch(s->epoch);
+	kaas_fetch_session_touch(c, s, kaas_now_ms());
+	ctx->session = FS_INCREMENTAL;
+	ctx->session_id = id;
+	return 0;
+nomem:
+	kaas_fetch_session_remove(c, id); /* its state is no longer what the client thinks */
+	return -ENOMEM;
+}
+
 void kaas_api_fetch(struct kaas_req *req)
 {
 	KAAS_REQ_IO(req);
@@ -451,21 +699,33 @@ void kaas_api_fetch(struct kaas_req *req)
 	ctx->max_bytes = v >= 3 ? kaas_kr_i32(r) : INT32_MAX;
 	if (v >= 4)
 		ctx->isolation = kaas_kr_i8(r); /* 1: read_committed, below the LSO */
+	int32_t session_id = 0, session_epoch = KAAS_FETCH_FINAL_EPOCH;
 	if (v >= 7) {
-		(void)kaas_kr_i32(r); /* session id */
-		(void)kaas_kr_i32(r); /* session epoch */
+		session_id = kaas_kr_i32(r);
+		session_epoch = kaas_kr_i32(r);
 	}
 	void *arr;
 	int32_t nt = kaas_wire_read_topics(r, v, f, &fetch_shape, &arr);
 	ctx->topics = arr;
 	ctx->nt = arr ? nt : 0;
+	struct forgot *forgot = NULL; /* forgotten_topics_data */
+	size_t nforgot = 0, forgot_cap = 0;
 	if (v >= 7) {
 		int32_t nf = kaas_kr_array(r, f, 6);
 		for (int32_t i = 0; i < nf && kaas_kr_ok(r); i++) {
-			(void)kaas_kr_str(r, f);
+			struct kaas_kslice name = kaas_kr_str(r, f);
 			int32_t np = kaas_kr_array(r, f, 4);
-			for (int32_t j = 0; j < np && kaas_kr_ok(r); j++)
-				(void)kaas_kr_i32(r);
+			for (int32_t j = 0; j < np && kaas_kr_ok(r); j++) {
+				int32_t index = kaas_kr_i32(r);
+				struct forgot *g = kaas_grow(forgot, &forgot_cap, nforgot,
+							     sizeof(*forgot), 16);
+				if (!g) {
+					kaas_kr_fail(r);
+					break;
+				}
+				forgot = g;
+				forgot[nforgot++] = (struct forgot){ name, index };
+			}
 			kaas_kr_tags(r, f);
 		}
 	}
@@ -474,11 +734,19 @@ void kaas_api_fetch(struct kaas_req *req)
 	kaas_kr_tags(r, f); /* cluster_id (v12+) and replica_state: not used */
 	int ok = kaas_kr_ok(r) && nt >= 0;
 	if (ok && kaas_wire_topics_refused(req, ctx->topics, ctx->nt, &fetch_shape)) {
+		free(forgot);
 		respond(ctx); /* the pre-0.11 message formats: at once */
 		return;
 	}
+	if (ok && v >= 7)
+		ok = session_begin(ctx, session_id, session_epoch, forgot, nforgot) == 0;
+	free(forgot);
 	if (!ok) {
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
+		return;
+	}
+	if (ctx->session_err) {
+		respond(ctx);
 		return;
 	}
 	if (ctx->max_wait < 0)

@@ -7,6 +7,7 @@ libkaas_kafka_a_SOURCES = src/kafka/codec.h src/kafka/codec.c src/kafka/protocol
 	src/kafka/decompress.c src/kafka/batch_time.c src/kafka/request.h src/kafka/api_versions.c \
 	src/kafka/api_metadata.c src/kafka/api_produce.c src/kafka/api_fetch.c \
 	src/kafka/api_list_offsets.c src/kafka/api_admin.c \
+	src/kafka/fetch_session.h src/kafka/fetch_session.c \
 	src/kafka/status_map.h src/kafka/status_map.c
 libkaas_kafka_a_SOURCES += src/kafka/api_group_admin.c src/kafka/api_init_producer_id.c \
 	src/kafka/group_wire.h src/kafka/group_wire.c src/kafka/api_group_membership.c \

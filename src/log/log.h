@@ -375,6 +375,11 @@ int kaas_log_read_below(struct kaas_log *log, int64_t offset, size_t max_bytes, 
 /* Send slice bytes [off, off+len) (relative to the slice) to a socket with
  * kaas_sub_sendfile: bytes sent (may be short), -EAGAIN, or -errno. */
 ssize_t kaas_log_slice_sendfile(struct kaas_log_slice *s, int sockfd, size_t off, size_t len);
+/* Hint that the slice's bytes and up to `ahead` more of its segment will
+ * be read soon (kaas_sub_readahead: a cold range starts coming in while
+ * the answer before it is still being sent).  Each byte of an open segment
+ * is hinted at most once; advisory (errors ignored). */
+void kaas_log_slice_readahead(struct kaas_log_slice *s, size_t ahead);
 /* Copy slice bytes [off, off+len) into buf: bytes copied or -errno. */
 ssize_t kaas_log_slice_pread(struct kaas_log_slice *s, void *buf, size_t len, size_t off);
 /* Drop the slice's segment reference (NULL or a zeroed slice: no-op). */

@@ -155,6 +155,7 @@ struct segment {
 	struct kaas_logi_fslot rslot; /* read handle (.f, under rlock), opened
 	                              lazily, closed by the file cache when
 	                              idle unless a slice pins the segment */
+	uint64_t ra_end;           /* readahead hinted up to here (under rlock) */
 	atomic_int refs;           /* slices + the log's list */
 	bool doomed;               /* deleted from the manifest: unlink at refs 0 */
 	bool keep_files;           /* doomed only in memory (a fenced cleaning

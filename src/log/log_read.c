@@ -225,6 +225,22 @@ ssize_t kaas_log_slice_sendfile(struct kaas_log_slice *s, int sockfd, size_t off
 	return n;
 }
 
+void kaas_log_slice_readahead(struct kaas_log_slice *s, size_t ahead)
+{
+	struct segment *seg = s->seg_;
+	if (!seg || !s->len)
+		return;
+	uint64_t from = s->pos, to = s->pos + s->len + ahead;
+	pthread_mutex_lock(&seg->rlock);
+	if (seg->ra_end > from)
+		from = seg->ra_end;
+	if (to > from) {
+		seg->ra_end = to;
+		(void)kaas_sub_readahead(seg->rslot.f, from, to - from);
+	}
+	pthread_mutex_unlock(&seg->rlock);
+}
+
 ssize_t kaas_log_slice_pread(struct kaas_log_slice *s, void *buf, size_t len, size_t off)
 {
 	struct segment *seg = s->seg_;

@@ -19,6 +19,7 @@
 #include "broker/credentials.h"
 #include "broker/idempotence.h"
 #include "broker/txn/txn.h"
+#include "kafka/fetch_session.h"
 #include "server/internal.h"
 #include "util/logger.h"
 #include "util/status.h"
@@ -130,6 +131,8 @@ static void stop_services(struct kaas_broker *b)
 	b->creds = NULL;
 	kaas_authz_free(b->authz);
 	b->authz = NULL;
+	kaas_fetch_sessions_free(b->fetch_sessions);
+	b->fetch_sessions = NULL;
 	if (b->server)
 		kaas_http_set_agent(b->server->http, NULL);
 	kaas_agent_stop(b->agent);

@@ -160,6 +160,12 @@ ssize_t kaas_sub_sendfile(struct kaas_file *f, int sockfd, uint64_t off, size_t 
 	return s;
 }
 
+int kaas_sub_readahead(struct kaas_file *f, uint64_t off, uint64_t len)
+{
+	CHECK_FILE(f);
+	return f->ops->readahead ? f->ops->readahead(f, off, len) : 0;
+}
+
 int kaas_sub_fallocate(struct kaas_file *f, uint64_t off, uint64_t len)
 {
 	CHECK_FILE(f);

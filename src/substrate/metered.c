@@ -10,12 +10,12 @@
 enum op {
 	OP_OPEN, OP_CLOSE, OP_PREAD, OP_PWRITE, OP_FSYNC, OP_FTRUNCATE, OP_FSTAT, OP_STAT,
 	OP_RENAME, OP_UNLINK, OP_MKDIR, OP_RMDIR, OP_READDIR, OP_FSYNC_DIR, OP_STATFS,
-	OP_SENDFILE, OP_FALLOCATE, NOPS
+	OP_SENDFILE, OP_FALLOCATE, OP_READAHEAD, NOPS
 };
 static const char *const op_names[NOPS] = {
 	"open", "close", "pread", "pwrite", "fsync", "ftruncate", "fstat", "stat",
 	"rename", "unlink", "mkdir", "rmdir", "readdir", "fsync_dir", "statfs",
-	"sendfile", "fallocate",
+	"sendfile", "fallocate", "readahead",
 };
 
 static struct kaas_metric ops_total = KAAS_COUNTER("kaas_substrate_ops_total",
@@ -174,6 +174,12 @@ static int m_fallocate(struct kaas_file *f, uint64_t off, uint64_t len)
 	return (int)done(MS(f->sub), OP_FALLOCATE, t0, kaas_sub_fallocate(MF(f)->inner, off, len));
 }
 
+static int m_readahead(struct kaas_file *f, uint64_t off, uint64_t len)
+{
+	uint64_t t0 = begin();
+	return (int)done(MS(f->sub), OP_READAHEAD, t0, kaas_sub_readahead(MF(f)->inner, off, len));
+}
+
 static const struct kaas_substrate_ops metered_ops = {
 	.version = KAAS_SUBSTRATE_OPS_VERSION,
 	.name = "metered",
@@ -196,6 +202,7 @@ static const struct kaas_substrate_ops metered_ops = {
 	.statfs = m_statfs,
 	.sendfile = m_sendfile,
 	.fallocate = m_fallocate,
+	.readahead = m_readahead,
 };
 
 int kaas_metered_wrap(struct kaas_substrate *inner, struct kaas_substrate **out)

@@ -177,6 +177,12 @@ struct kaas_substrate_ops {
 	/* OPTIONAL (may be NULL): reserve space for [off, off+len).  Fallback:
 	 * -ENOTSUP (callers treat space reservation as advisory). */
 	int (*fallocate)(struct kaas_file *f, uint64_t off, uint64_t len);
+
+	/* OPTIONAL (may be NULL): advise that [off, off+len) will be read soon,
+	 * so the backend may start reading it into its cache now (POSIX:
+	 * posix_fadvise WILLNEED).  Advisory: changes no result; returns at
+	 * once.  Fallback: nothing (0). */
+	int (*readahead)(struct kaas_file *f, uint64_t off, uint64_t len);
 };
 
 /* Base of every substrate instance.  A backend embeds it first. */
@@ -280,6 +286,8 @@ int kaas_sub_ftruncate(struct kaas_file *f, uint64_t size);
 int kaas_sub_fstat(struct kaas_file *f, struct kaas_stat *st);
 ssize_t kaas_sub_sendfile(struct kaas_file *f, int sockfd, uint64_t off, size_t len);
 int kaas_sub_fallocate(struct kaas_file *f, uint64_t off, uint64_t len);
+/* The readahead hint (ops->readahead): 0, or -errno from the backend. */
+int kaas_sub_readahead(struct kaas_file *f, uint64_t off, uint64_t len);
 
 int kaas_sub_stat(struct kaas_substrate *sub, const char *path, struct kaas_stat *st);
 int kaas_sub_rename(struct kaas_substrate *sub, const char *from, const char *to);

@@ -1,5 +1,9 @@
 # tests/kafka: the Kafka wire protocol and kaasd with real clients.
 check_PROGRAMS += tests/kafka/test_codec tests/kafka/rdkafka_client tests/kafka/rawclient
+check_PROGRAMS += tests/kafka/test_fetch_session
+tests_kafka_test_fetch_session_SOURCES = tests/kafka/test_fetch_session.c
+tests_kafka_test_fetch_session_CFLAGS = $(TEST_CFLAGS)
+tests_kafka_test_fetch_session_LDADD = $(TEST_LIBS)
 tests_kafka_test_codec_SOURCES = tests/kafka/test_codec.c
 tests_kafka_test_codec_CFLAGS = $(TEST_CFLAGS)
 tests_kafka_test_codec_LDADD = $(TEST_LIBS)
@@ -12,12 +16,13 @@ tests_kafka_rawclient_SOURCES = tests/kafka/rawclient.c tests/kafka/rawclient.h 
 	tests/kafka/rawclient_isolation.c
 tests_kafka_rawclient_LDADD = $(TEST_LIBS) -lpthread
 
+TESTS += tests/kafka/test_fetch_session
 TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
 	tests/kafka/list_offsets_time.sh tests/kafka/estale_produce.sh tests/kafka/sweep_temps.sh \
 	tests/kafka/old_versions.sh tests/kafka/api_versions_wire.sh tests/kafka/api_versions_readme.sh \
-	tests/kafka/rdkafka_flexible.sh tests/kafka/txn_lso.sh tests/kafka/produce_isolation.sh
+	tests/kafka/rdkafka_flexible.sh tests/kafka/txn_lso.sh tests/kafka/produce_isolation.sh tests/kafka/fetch_sessions.sh
 # A client library pinned to old versions: a compatibility check, in the
 # normal suite (the sanitizer suite decodes every version with
 # api_versions_wire.sh).
@@ -27,6 +32,7 @@ TESTS += tests/kafka/kafka_python_versions.sh
 TESTS += tests/kafka/admin_clients.sh
 endif
 EXTRA_DIST += tests/kafka/txn_lso.sh tests/kafka/produce_isolation.sh
+EXTRA_DIST += tests/kafka/fetch_sessions.sh tests/kafka/fetch_sessions.py
 EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
