@@ -1,39 +1,73 @@
 #!/usr/bin/env bash
-# bench/metrics.sh [--secs N] [--rounds N] [--size B] [--producers N] [--dir DIR]
-# (scripts/bench --metrics ...) — the cost of kaasd's metrics (issue 18):
-# the same librdkafka produce load (acks=-1) against kaasd with metrics off
-# (no --http-listen) and on (--http-listen, every volume op metered, and
-# /metrics scraped every second for the whole run), in rounds of one run
-# each way (off first in odd rounds, on first in even ones) in the same
-# run on the same volume, so that drift in the machine's load favours
-# neither side.  Prints msgs/s, MB/s and kaasd's CPU per message both
-# ways, the throughput ratio on/off, and one JSON line.  Never fails on the numbers.
+# bench/metrics.sh [--rounds N] [--secs N] [--size B] [--producers N] [--dir DIR]
+# bench/metrics.sh --instructions [--rounds N] [--msgs N] [--batch N] [--size B] [--dir DIR]
+# (scripts/bench --metrics ...) — the cost of kaasd's metrics (issue 18).
+#
+# Throughput (the default): the same librdkafka produce load (acks=-1)
+# against kaasd with metrics off (no --http-listen) and on (--http-listen,
+# every volume op metered, /metrics scraped every second), one after the
+# other, each run a fresh kaasd on a fresh directory.  Many short rounds
+# of one run each way, the order swapped every round (off-on, on-off, ...:
+# ABBA, so that a trend in the machine's load favours neither side).  Each
+# round gives one ratio on/off; the verdict is on their mean and its 95%
+# confidence interval (Student's t over the rounds): "within 3%" only when
+# the interval's lower bound is >= 0.97, else "not shown".  kaasd's CPU
+# time per message is compared the same way.
+#
+# Instructions (--instructions): the produce workload with deterministic
+# requests (one producer, one request of --batch messages in flight at a
+# time) against kaasd under valgrind's callgrind, which counts every
+# instruction kaasd executes, in every thread, between a zero and a dump
+# around the run (the topic is made before): instructions per message off
+# and on, a figure that a loaded machine does not move.  Also the
+# instructions of one /metrics scrape.
+#
+# Prints every round, the summary and one JSON line; never fails on the
+# numbers (exit 1 only when kaasd or the client does not run).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${KAAS_BUILD_DIR:-$top/build}
-secs=8
-rounds=3
+what=throughput
+secs=3
+rounds=
 size=1024
 producers=4
+msgs=20000
+batch=100
 voldir=
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--instructions) what=instructions ;;
 	--secs) secs=$2; shift ;;
 	--rounds) rounds=$2; shift ;;
 	--size) size=$2; shift ;;
 	--producers) producers=$2; shift ;;
+	--msgs) msgs=$2; shift ;;
+	--batch) batch=$2; shift ;;
 	--dir) voldir=$2; shift ;;
-	-h | --help) sed -n '2,10p' "$0" | cut -c3-; exit 0 ;;
+	-h | --help) sed -n '2,26p' "$0" | cut -c3-; exit 0 ;;
 	*) echo "bench/metrics.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 	shift
 done
+if [ -z "$rounds" ]; then
+	[ $what = throughput ] && rounds=16 || rounds=2
+fi
+[ "$rounds" -ge 2 ] || { echo "bench/metrics.sh: --rounds must be >= 2" >&2; exit 2; }
+[ $((rounds % 2)) = 0 ] || { rounds=$((rounds + 1)); echo "bench/metrics.sh: $rounds rounds (an even number: ABBA)" >&2; }
+[ $((msgs % batch)) = 0 ] || { echo "bench/metrics.sh: --msgs must be a multiple of --batch" >&2; exit 2; }
 [ -f "$build/Makefile" ] || "$top/scripts/setup" >&2
 make -C "$build" -s -j2 kaasd bench/kaas-kafka-bench >&2
 kaasd=$build/kaasd
 kafkab=$build/bench/kaas-kafka-bench
-command -v jq >/dev/null || { echo "bench/metrics.sh: needs jq" >&2; exit 1; }
-command -v curl >/dev/null || { echo "bench/metrics.sh: needs curl" >&2; exit 1; }
+for c in jq curl; do
+	command -v $c >/dev/null || { echo "bench/metrics.sh: needs $c" >&2; exit 1; }
+done
+if [ $what = instructions ]; then
+	for c in valgrind callgrind_control; do
+		command -v $c >/dev/null || { echo "bench/metrics.sh: needs $c (scripts/setup installs valgrind)" >&2; exit 1; }
+	done
+fi
 own_dir=0
 if [ -z "$voldir" ]; then
 	voldir=$(mktemp -d "${TMPDIR:-/var/tmp}/kaas-metrics-bench.XXXXXX")
@@ -47,11 +81,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# log_value LOG SED: the first value SED prints from kaasd's LOG, waited
-# for (10 s at most; exits if none).
+# log_value LOG SED SECS: the first value SED prints from kaasd's LOG,
+# waited for (SECS at most; exits if none).
 log_value() {
 	local v= i
-	for i in $(seq 1 100); do
+	for i in $(seq 1 $(($3 * 10))); do
 		v=$(sed -n "$2" "$1" | head -n1)
 		[ -n "$v" ] && { echo "$v"; return 0; }
 		sleep 0.1
@@ -60,18 +94,41 @@ log_value() {
 	echo "bench/metrics.sh: kaasd did not start" >&2
 	exit 1
 }
+port_of() { log_value "$1" 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$2"; }
+hport_of() { log_value "$1" 's/.*http: .* on [0-9.]*:\([0-9][0-9]*\)$/\1/p' "$2"; }
 
-# run MODE ROUND: one produce run against a fresh kaasd; prints msgs/s MB/s
-# and kaasd's CPU microseconds per message
+# stats: reads one value per line; prints "mean lo hi sd n", the 95%
+# confidence interval of the mean by Student's t (n-1 degrees of freedom).
+stats() {
+	awk '{ x[n++] = $1; s += $1 }
+	END {
+		if (n == 0) { print "0 0 0 0 0"; exit }
+		m = s / n
+		for (i = 0; i < n; i++) ss += (x[i] - m) ^ 2
+		sd = n > 1 ? sqrt(ss / (n - 1)) : 0
+		split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 " \
+		      "2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 2.093 2.086 " \
+		      "2.080 2.074 2.069 2.064 2.060 2.056 2.052 2.048 2.045 2.042", t975, " ")
+		df = n - 1
+		t = df < 1 ? 0 : (df <= 30 ? t975[df] : 1.96 + 2.4 / df)
+		h = n > 1 ? t * sd / sqrt(n) : 0
+		printf "%.4f %.4f %.4f %.4f %d\n", m, m - h, m + h, sd, n
+	}'
+}
+
+# ------------------------------------------------------------ throughput
+
+# run MODE ROUND: one produce run against a fresh kaasd on a fresh
+# directory; prints msgs/s, MB/s and kaasd's CPU microseconds per message
 run() {
 	local mode=$1 round=$2 data=$voldir/$1-$2 log=$voldir/$1-$2.log http=() port hport scraper=
 	[ "$mode" = on ] && http=(--http-listen 127.0.0.1:0)
 	"$kaasd" --data "$data" --listen 127.0.0.1:0 "${http[@]}" 2>"$log" &
 	local pid=$!
 	pids+=("$pid")
-	port=$(log_value "$log" 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p')
+	port=$(port_of "$log" 10)
 	if [ "$mode" = on ]; then
-		hport=$(log_value "$log" 's/.*http: .* on [0-9.]*:\([0-9][0-9]*\)$/\1/p')
+		hport=$(hport_of "$log" 10)
 		( while :; do curl -sf -m 2 -o /dev/null "http://127.0.0.1:$hport/metrics"; sleep 1; done ) &
 		scraper=$!
 		pids+=("$scraper")
@@ -85,34 +142,130 @@ run() {
 	kill -TERM "$pid"
 	wait "$pid" || echo "warning: kaasd ($mode) exited with $?" >&2
 	rm -rf "$data"
-	# kaasd's CPU per message (user + system): far less sensitive to a
-	# loaded machine than the throughput
+	# kaasd's CPU per message (user + system)
 	local us
 	us=$(awk -v c=$((c1 - c0)) -v t="$(getconf CLK_TCK)" -v m="$(jq -r .msgs <<<"$j")" \
 		'BEGIN { printf "%.3f", (m > 0 ? c / t * 1e6 / m : 0) }')
 	echo "$(jq -r .msgs_per_s <<<"$j") $(jq -r .MBps <<<"$j") $us"
 }
 
-off_msgs=() on_msgs=() off_mb=() on_mb=() off_us=() on_us=()
-for r in $(seq 1 "$rounds"); do
-	order="off on"
-	[ $((r % 2)) = 0 ] && order="on off" # neither side always goes first
-	for mode in $order; do
-		read -r m mb us < <(run "$mode" "$r")
-		printf 'round %d metrics %-3s %10.0f msgs/s %8.2f MB/s %8.2f us CPU/msg\n' "$r" "$mode" "$m" "$mb" "$us"
-		if [ "$mode" = off ]; then
-			off_msgs+=("$m"); off_mb+=("$mb"); off_us+=("$us")
-		else
-			on_msgs+=("$m"); on_mb+=("$mb"); on_us+=("$us")
-		fi
+throughput() {
+	local r mode m mb us off_m= off_us= ratios=() cpu_ratios=() all_off=() all_on=() all_ou=() all_nu=()
+	for r in $(seq 1 "$rounds"); do
+		local order="off on"
+		[ $((r % 2)) = 0 ] && order="on off" # ABBA: neither side always goes first
+		local -A got=()
+		for mode in $order; do
+			read -r m mb us < <(run "$mode" "$r")
+			printf 'round %2d metrics %-3s %10.0f msgs/s %8.2f MB/s %8.2f us CPU/msg\n' "$r" "$mode" "$m" "$mb" "$us"
+			got[$mode]="$m $us"
+		done
+		read -r off_m off_us <<<"${got[off]}"
+		read -r m us <<<"${got[on]}"
+		all_off+=("$off_m"); all_on+=("$m"); all_ou+=("$off_us"); all_nu+=("$us")
+		ratios+=("$(awk -v a="$m" -v b="$off_m" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')")
+		cpu_ratios+=("$(awk -v a="$us" -v b="$off_us" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')")
+		echo "round $r: throughput on/off ${ratios[-1]}, CPU/msg on/off ${cpu_ratios[-1]}"
 	done
-done
-mean() { printf '%s\n' "$@" | awk '{ s += $1; n++ } END { printf "%.2f", n ? s / n : 0 }'; }
-om=$(mean "${off_msgs[@]}")
-nm=$(mean "${on_msgs[@]}")
-ou=$(mean "${off_us[@]}")
-nu=$(mean "${on_us[@]}")
-ratio=$(awk -v a="$nm" -v b="$om" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')
-printf 'metrics off: %.0f msgs/s (%.2f MB/s), kaasd %.2f us CPU/msg\nmetrics on:  %.0f msgs/s (%.2f MB/s), kaasd %.2f us CPU/msg\non/off: %s (%d B x %d producers, acks=-1, %d rounds of %d s each way)\n' \
-	"$om" "$(mean "${off_mb[@]}")" "$ou" "$nm" "$(mean "${on_mb[@]}")" "$nu" "$ratio" "$size" "$producers" "$rounds" "$secs"
-echo "{\"bench\":\"metrics\",\"size\":$size,\"producers\":$producers,\"secs\":$secs,\"rounds\":$rounds,\"off_msgs_per_s\":$om,\"on_msgs_per_s\":$nm,\"ratio\":$ratio,\"off_cpu_us_per_msg\":$ou,\"on_cpu_us_per_msg\":$nu}"
+	local om nm ou nu rm rlo rhi rsd n cm clo chi csd verdict
+	read -r om _ <<<"$(printf '%s\n' "${all_off[@]}" | stats)"
+	read -r nm _ <<<"$(printf '%s\n' "${all_on[@]}" | stats)"
+	read -r ou _ <<<"$(printf '%s\n' "${all_ou[@]}" | stats)"
+	read -r nu _ <<<"$(printf '%s\n' "${all_nu[@]}" | stats)"
+	read -r rm rlo rhi rsd n <<<"$(printf '%s\n' "${ratios[@]}" | stats)"
+	read -r cm clo chi csd _ <<<"$(printf '%s\n' "${cpu_ratios[@]}" | stats)"
+	verdict="not shown"
+	awk -v lo="$rlo" 'BEGIN { exit !(lo >= 0.97) }' && verdict="within 3%"
+	printf 'metrics off: %.0f msgs/s, kaasd %.2f us CPU/msg (means of %d runs)\n' "$om" "$ou" "$n"
+	printf 'metrics on:  %.0f msgs/s, kaasd %.2f us CPU/msg\n' "$nm" "$nu"
+	printf 'throughput on/off: mean of %d round ratios %.4f, 95%% CI [%.4f, %.4f] (sd %.4f)\n' "$n" "$rm" "$rlo" "$rhi" "$rsd"
+	printf 'CPU/msg on/off:    mean %.4f, 95%% CI [%.4f, %.4f] (sd %.4f)\n' "$cm" "$clo" "$chi" "$csd"
+	printf 'verdict: %s (lower bound of the throughput ratio %s 0.97; %d B x %d producers, acks=-1, %d rounds of %d s each way, ABBA)\n' \
+		"$verdict" "$(awk -v lo="$rlo" 'BEGIN { print lo >= 0.97 ? ">=" : "<" }')" "$size" "$producers" "$n" "$secs"
+	echo "{\"bench\":\"metrics\",\"size\":$size,\"producers\":$producers,\"secs\":$secs,\"rounds\":$n,\"off_msgs_per_s\":$om,\"on_msgs_per_s\":$nm,\"ratio\":$rm,\"ratio_ci95\":[$rlo,$rhi],\"off_cpu_us_per_msg\":$ou,\"on_cpu_us_per_msg\":$nu,\"cpu_ratio\":$cm,\"cpu_ratio_ci95\":[$clo,$chi],\"verdict\":\"$verdict\"}"
+}
+
+# ---------------------------------------------------------- instructions
+
+# cg_dump PID OUT: dump callgrind's counters of kaasd PID (since the last
+# zero or dump); prints the instructions counted.
+cg_dump() {
+	local before after f
+	before=$(ls "$2".* 2>/dev/null | wc -l)
+	callgrind_control -d "$1" >/dev/null 2>&1
+	for _ in $(seq 1 300); do
+		after=$(ls "$2".* 2>/dev/null | wc -l)
+		[ "$after" -gt "$before" ] && break
+		sleep 0.1
+	done
+	f=$(ls -t "$2".* | head -n1)
+	sleep 0.5 # the dump is written in one go; let it finish
+	sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$f"
+}
+
+# irun MODE ROUND: kaasd under callgrind; prints its instructions per
+# message for MSGS messages in requests of BATCH, and (on) per scrape.
+irun() {
+	local mode=$1 round=$2 data=$voldir/i-$1-$2 log=$voldir/i-$1-$2.log out=$voldir/cg-$1-$2 http=()
+	[ "$mode" = on ] && http=(--http-listen 127.0.0.1:0)
+	valgrind --tool=callgrind --callgrind-out-file="$out" --log-file="$voldir/vg-$mode-$round.log" \
+		"$kaasd" --data "$data" --listen 127.0.0.1:0 "${http[@]}" 2>"$log" &
+	local pid=$! port hport=
+	pids+=("$pid")
+	port=$(port_of "$log" 120)
+	[ "$mode" = on ] && hport=$(hport_of "$log" 120)
+	local conf="batch.num.messages=$batch,linger.ms=1000,max.in.flight.requests.per.connection=1"
+	# the topic and its log first (outside the count)
+	KAAS_BENCH_KAFKA_CONF=$conf "$kafkab" produce "127.0.0.1:$port" "i-$mode-$round" "$size" 1 600 "$batch" >/dev/null ||
+		{ echo "bench/metrics.sh: warm-up produce failed" >&2; exit 1; }
+	callgrind_control -z "$pid" >/dev/null 2>&1
+	KAAS_BENCH_KAFKA_CONF=$conf "$kafkab" produce "127.0.0.1:$port" "i-$mode-$round" "$size" 1 600 "$msgs" >/dev/null ||
+		{ echo "bench/metrics.sh: produce failed" >&2; exit 1; }
+	local ir scrape=0
+	ir=$(cg_dump "$pid" "$out")
+	if [ "$mode" = on ]; then
+		curl -sf -m 60 -o /dev/null "http://127.0.0.1:$hport/metrics"
+		scrape=$(cg_dump "$pid" "$out")
+	fi
+	kill -TERM "$pid"
+	wait "$pid" || echo "warning: kaasd ($mode) exited with $?" >&2
+	rm -rf "$data"
+	echo "$ir $scrape"
+}
+
+instructions() {
+	local r mode ir scrape off_per=() on_per=() scrapes=()
+	for r in $(seq 1 "$rounds"); do
+		local order="off on"
+		[ $((r % 2)) = 0 ] && order="on off"
+		for mode in $order; do
+			read -r ir scrape < <(irun "$mode" "$r")
+			[ -n "$ir" ] || { echo "bench/metrics.sh: the callgrind run failed" >&2; exit 1; }
+			local per
+			per=$(awk -v i="$ir" -v m="$msgs" 'BEGIN { printf "%.1f", i / m }')
+			printf 'round %d metrics %-3s %14d instructions, %8.1f per message, %10.0f per request\n' \
+				"$r" "$mode" "$ir" "$per" "$(awk -v p="$per" -v b="$batch" 'BEGIN { print p * b }')"
+			if [ "$mode" = off ]; then
+				off_per+=("$per")
+			else
+				on_per+=("$per")
+				scrapes+=("$scrape")
+			fi
+		done
+	done
+	local om nm sc omin omax nmin nmax ratio
+	read -r om _ <<<"$(printf '%s\n' "${off_per[@]}" | stats)"
+	read -r nm _ <<<"$(printf '%s\n' "${on_per[@]}" | stats)"
+	read -r sc _ <<<"$(printf '%s\n' "${scrapes[@]}" | stats)"
+	omin=$(printf '%s\n' "${off_per[@]}" | sort -g | head -n1); omax=$(printf '%s\n' "${off_per[@]}" | sort -g | tail -n1)
+	nmin=$(printf '%s\n' "${on_per[@]}" | sort -g | head -n1); nmax=$(printf '%s\n' "${on_per[@]}" | sort -g | tail -n1)
+	ratio=$(awk -v a="$nm" -v b="$om" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')
+	printf 'metrics off: %.1f instructions/msg (runs %s .. %s)\n' "$om" "$omin" "$omax"
+	printf 'metrics on:  %.1f instructions/msg (runs %s .. %s); one /metrics scrape %.0f instructions\n' "$nm" "$nmin" "$nmax" "$sc"
+	printf 'instructions on/off: %s (+%.1f per message, +%.0f per request; %d msgs of %d B in requests of %d, %d runs each way)\n' \
+		"$ratio" "$(awk -v a="$nm" -v b="$om" 'BEGIN { print a - b }')" \
+		"$(awk -v a="$nm" -v b="$om" -v k="$batch" 'BEGIN { print (a - b) * k }')" "$msgs" "$size" "$batch" "$rounds"
+	echo "{\"bench\":\"metrics-instructions\",\"size\":$size,\"msgs\":$msgs,\"batch\":$batch,\"rounds\":$rounds,\"off_ir_per_msg\":$om,\"on_ir_per_msg\":$nm,\"ratio\":$ratio,\"ir_per_scrape\":$sc}"
+}
+
+$what
