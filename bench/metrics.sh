@@ -187,8 +187,31 @@ throughput() {
 
 # ---------------------------------------------------------- instructions
 
+# cg_metrics FILE: the instructions of a callgrind dump spent in the
+# metrics code: the self cost of every function of the six files that
+# make the metrics, plus the clock reads under kaas_metrics_now_ns.  (The
+# metering wrapper's second pass through the substrate's dispatch layer is
+# not in it: it shows only in the total.)
+cg_metrics() {
+	local self incl
+	self=$(callgrind_annotate --auto=no --inclusive=no --threshold=100 "$1" |
+		awk '/src\/(util\/metrics|substrate\/metered|kafka\/req_metrics|server\/http_metrics|log\/log_metrics|broker\/agent_metrics)\.c:/ {
+			v = $1; gsub(",", "", v); s += v; if ($0 ~ /:kaas_metrics_now_ns /) now = v }
+			END { printf "%d %d\n", s, now }')
+	incl=$(callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$1" |
+		awk '/:kaas_metrics_now_ns / { v = $1; gsub(",", "", v); print v; exit }')
+	awk -v s="${self% *}" -v n="${self#* }" -v i="${incl:-0}" 'BEGIN { printf "%d", s - n + (i > n ? i : n) }'
+}
+
+# cg_scrape FILE: the instructions of the endpoint's request handler (the
+# rendering of /metrics) in a dump.
+cg_scrape() {
+	callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$1" |
+		awk '/src\/server\/http\.c:on_request / { v = $1; gsub(",", "", v); print v; exit }'
+}
+
 # cg_dump PID OUT: dump callgrind's counters of kaasd PID (since the last
-# zero or dump); prints the instructions counted.
+# zero or dump); prints the instructions counted and the dump's file.
 cg_dump() {
 	local before after f
 	before=$(ls "$2".* 2>/dev/null | wc -l)
@@ -200,7 +223,7 @@ cg_dump() {
 	done
 	f=$(ls -t "$2".* | head -n1)
 	sleep 0.5 # the dump is written in one go; let it finish
-	sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$f"
+	echo "$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$f") $f"
 }
 
 # irun MODE ROUND: kaasd under callgrind; prints its instructions per
@@ -221,51 +244,58 @@ irun() {
 	callgrind_control -z "$pid" >/dev/null 2>&1
 	KAAS_BENCH_KAFKA_CONF=$conf "$kafkab" produce "127.0.0.1:$port" "i-$mode-$round" "$size" 1 600 "$msgs" >/dev/null ||
 		{ echo "bench/metrics.sh: produce failed" >&2; exit 1; }
-	local ir scrape=0
-	ir=$(cg_dump "$pid" "$out")
+	local ir f scrape=0 sf
+	read -r ir f <<<"$(cg_dump "$pid" "$out")"
 	if [ "$mode" = on ]; then
 		curl -sf -m 60 -o /dev/null "http://127.0.0.1:$hport/metrics"
-		scrape=$(cg_dump "$pid" "$out")
+		read -r _ sf <<<"$(cg_dump "$pid" "$out")"
+		scrape=$(cg_scrape "$sf")
 	fi
 	kill -TERM "$pid"
 	wait "$pid" || echo "warning: kaasd ($mode) exited with $?" >&2
 	rm -rf "$data"
-	echo "$ir $scrape"
+	echo "$ir ${scrape:-0} $(cg_metrics "$f")"
 }
 
 instructions() {
-	local r mode ir scrape off_per=() on_per=() scrapes=()
+	local r mode ir scrape mir off_per=() on_per=() scrapes=() mpers=()
 	for r in $(seq 1 "$rounds"); do
 		local order="off on"
 		[ $((r % 2)) = 0 ] && order="on off"
 		for mode in $order; do
-			read -r ir scrape < <(irun "$mode" "$r")
+			read -r ir scrape mir < <(irun "$mode" "$r")
 			[ -n "$ir" ] || { echo "bench/metrics.sh: the callgrind run failed" >&2; exit 1; }
 			local per
 			per=$(awk -v i="$ir" -v m="$msgs" 'BEGIN { printf "%.1f", i / m }')
-			printf 'round %d metrics %-3s %14d instructions, %8.1f per message, %10.0f per request\n' \
-				"$r" "$mode" "$ir" "$per" "$(awk -v p="$per" -v b="$batch" 'BEGIN { print p * b }')"
+			local mper
+			mper=$(awk -v i="$mir" -v m="$msgs" 'BEGIN { printf "%.2f", i / m }')
+			printf 'round %d metrics %-3s %14d instructions, %8.1f per message (%.2f in the metrics code), %10.0f per request\n' \
+				"$r" "$mode" "$ir" "$per" "$mper" "$(awk -v p="$per" -v b="$batch" 'BEGIN { print p * b }')"
 			if [ "$mode" = off ]; then
 				off_per+=("$per")
 			else
 				on_per+=("$per")
 				scrapes+=("$scrape")
+				mpers+=("$mper")
 			fi
 		done
 	done
-	local om nm sc omin omax nmin nmax ratio
+	local om nm sc omin omax nmin nmax ratio mm
 	read -r om _ <<<"$(printf '%s\n' "${off_per[@]}" | stats)"
 	read -r nm _ <<<"$(printf '%s\n' "${on_per[@]}" | stats)"
 	read -r sc _ <<<"$(printf '%s\n' "${scrapes[@]}" | stats)"
+	read -r mm _ <<<"$(printf '%s\n' "${mpers[@]}" | stats)"
 	omin=$(printf '%s\n' "${off_per[@]}" | sort -g | head -n1); omax=$(printf '%s\n' "${off_per[@]}" | sort -g | tail -n1)
 	nmin=$(printf '%s\n' "${on_per[@]}" | sort -g | head -n1); nmax=$(printf '%s\n' "${on_per[@]}" | sort -g | tail -n1)
 	ratio=$(awk -v a="$nm" -v b="$om" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')
 	printf 'metrics off: %.1f instructions/msg (runs %s .. %s)\n' "$om" "$omin" "$omax"
 	printf 'metrics on:  %.1f instructions/msg (runs %s .. %s); one /metrics scrape %.0f instructions\n' "$nm" "$nmin" "$nmax" "$sc"
+	printf 'metrics code (on): %.2f instructions/msg = %.2f%% of kaasd'"'"'s instructions with metrics off\n' "$mm" \
+		"$(awk -v a="$mm" -v b="$om" 'BEGIN { printf "%.3f", (b > 0 ? 100 * a / b : 0) }')"
 	printf 'instructions on/off: %s (+%.1f per message, +%.0f per request; %d msgs of %d B in requests of %d, %d runs each way)\n' \
 		"$ratio" "$(awk -v a="$nm" -v b="$om" 'BEGIN { print a - b }')" \
 		"$(awk -v a="$nm" -v b="$om" -v k="$batch" 'BEGIN { print (a - b) * k }')" "$msgs" "$size" "$batch" "$rounds"
-	echo "{\"bench\":\"metrics-instructions\",\"size\":$size,\"msgs\":$msgs,\"batch\":$batch,\"rounds\":$rounds,\"off_ir_per_msg\":$om,\"on_ir_per_msg\":$nm,\"ratio\":$ratio,\"ir_per_scrape\":$sc}"
+	echo "{\"bench\":\"metrics-instructions\",\"size\":$size,\"msgs\":$msgs,\"batch\":$batch,\"rounds\":$rounds,\"off_ir_per_msg\":$om,\"on_ir_per_msg\":$nm,\"ratio\":$ratio,\"metrics_code_ir_per_msg\":$mm,\"ir_per_scrape\":$sc}"
 }
 
 $what
