@@ -9,9 +9,10 @@
 # other, each run a fresh kaasd on a fresh directory.  Many short rounds
 # of one run each way, the order swapped every round (off-on, on-off, ...:
 # ABBA, so that a trend in the machine's load favours neither side).  Each
-# round gives one ratio on/off; the verdict is on their mean and its 95%
-# confidence interval (Student's t over the rounds): "within 3%" only when
-# the interval's lower bound is >= 0.97, else "not shown".  kaasd's CPU
+# round gives one ratio on/off; the verdict is on their (geometric) mean
+# and its 95% confidence interval (Student's t over the rounds' log
+# ratios): "within 3%" only when the interval's lower bound is >= 0.97,
+# else "not shown".  kaasd's CPU
 # time per message is compared the same way.
 #
 # Instructions (--instructions): the produce workload with deterministic
@@ -28,7 +29,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${KAAS_BUILD_DIR:-$top/build}
 what=throughput
-secs=3
+secs=2
 rounds=
 size=1024
 producers=4
@@ -51,7 +52,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 if [ -z "$rounds" ]; then
-	[ $what = throughput ] && rounds=16 || rounds=2
+	[ $what = throughput ] && rounds=30 || rounds=2
 fi
 [ "$rounds" -ge 2 ] || { echo "bench/metrics.sh: --rounds must be >= 2" >&2; exit 2; }
 [ $((rounds % 2)) = 0 ] || { rounds=$((rounds + 1)); echo "bench/metrics.sh: $rounds rounds (an even number: ABBA)" >&2; }
@@ -73,11 +74,16 @@ if [ -z "$voldir" ]; then
 	voldir=$(mktemp -d "${TMPDIR:-/var/tmp}/kaas-metrics-bench.XXXXXX")
 	own_dir=1
 fi
-pids=()
+# Every process started, one pid a line (runs happen in subshells, so a
+# file and not an array): killed on exit, whatever happened.
+pidfile=$voldir/pids
+: >"$pidfile"
+started() { echo "$1" >>"$pidfile"; }
 cleanup() {
 	local p
-	for p in "${pids[@]+"${pids[@]}"}"; do kill -9 "$p" 2>/dev/null || true; done
+	while read -r p; do kill -9 "$p" 2>/dev/null || true; done <"$pidfile"
 	[ $own_dir = 1 ] && rm -rf "$voldir"
+	return 0
 }
 trap cleanup EXIT
 
@@ -86,7 +92,7 @@ trap cleanup EXIT
 log_value() {
 	local v= i
 	for i in $(seq 1 $(($3 * 10))); do
-		v=$(sed -n "$2" "$1" | head -n1)
+		v=$(sed -n "$2" "$1" | sed -n 1p)
 		[ -n "$v" ] && { echo "$v"; return 0; }
 		sleep 0.1
 	done
@@ -96,6 +102,15 @@ log_value() {
 }
 port_of() { log_value "$1" 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$2"; }
 hport_of() { log_value "$1" 's/.*http: .* on [0-9.]*:\([0-9][0-9]*\)$/\1/p' "$2"; }
+
+# gstats: reads one ratio per line; prints "mean lo hi sd n" of their
+# geometric mean: stats over the logarithms, mapped back (the arithmetic
+# mean of noisy ratios is biased upwards, and on/off and off/on would
+# disagree; sd is that of the logarithms).
+gstats() {
+	awk '$1 > 0 { print log($1) }' | stats |
+		awk '{ printf "%.4f %.4f %.4f %.4f %d\n", exp($1), exp($2), exp($3), $4, $5 }'
+}
 
 # stats: reads one value per line; prints "mean lo hi sd n", the 95%
 # confidence interval of the mean by Student's t (n-1 degrees of freedom).
@@ -123,15 +138,17 @@ stats() {
 run() {
 	local mode=$1 round=$2 data=$voldir/$1-$2 log=$voldir/$1-$2.log http=() port hport scraper=
 	[ "$mode" = on ] && http=(--http-listen 127.0.0.1:0)
-	"$kaasd" --data "$data" --listen 127.0.0.1:0 "${http[@]}" 2>"$log" &
+	"$kaasd" --data "$data" --listen 127.0.0.1:0 "${http[@]}" >/dev/null 2>"$log" &
 	local pid=$!
-	pids+=("$pid")
+	started "$pid"
 	port=$(port_of "$log" 10)
 	if [ "$mode" = on ]; then
 		hport=$(hport_of "$log" 10)
-		( while :; do curl -sf -m 2 -o /dev/null "http://127.0.0.1:$hport/metrics"; sleep 1; done ) &
+		# one scraper process, one connection, a scrape a second (a curl
+		# started every second would cost the 2 cores more than kaasd does)
+		curl -sf -m 3600 --rate 1/s "http://127.0.0.1:$hport/metrics?n=[1-100000]" >/dev/null &
 		scraper=$!
-		pids+=("$scraper")
+		started "$scraper"
 	fi
 	local j c0 c1
 	c0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
@@ -157,6 +174,7 @@ throughput() {
 		local -A got=()
 		for mode in $order; do
 			read -r m mb us < <(run "$mode" "$r")
+			[ -n "$us" ] || { echo "bench/metrics.sh: the $mode run of round $r failed" >&2; exit 1; }
 			printf 'round %2d metrics %-3s %10.0f msgs/s %8.2f MB/s %8.2f us CPU/msg\n' "$r" "$mode" "$m" "$mb" "$us"
 			got[$mode]="$m $us"
 		done
@@ -172,16 +190,16 @@ throughput() {
 	read -r nm _ <<<"$(printf '%s\n' "${all_on[@]}" | stats)"
 	read -r ou _ <<<"$(printf '%s\n' "${all_ou[@]}" | stats)"
 	read -r nu _ <<<"$(printf '%s\n' "${all_nu[@]}" | stats)"
-	read -r rm rlo rhi rsd n <<<"$(printf '%s\n' "${ratios[@]}" | stats)"
-	read -r cm clo chi csd _ <<<"$(printf '%s\n' "${cpu_ratios[@]}" | stats)"
+	read -r rm rlo rhi rsd n <<<"$(printf '%s\n' "${ratios[@]}" | gstats)"
+	read -r cm clo chi csd _ <<<"$(printf '%s\n' "${cpu_ratios[@]}" | gstats)"
 	verdict="not shown"
 	awk -v lo="$rlo" 'BEGIN { exit !(lo >= 0.97) }' && verdict="within 3%"
 	printf 'metrics off: %.0f msgs/s, kaasd %.2f us CPU/msg (means of %d runs)\n' "$om" "$ou" "$n"
 	printf 'metrics on:  %.0f msgs/s, kaasd %.2f us CPU/msg\n' "$nm" "$nu"
-	printf 'throughput on/off: mean of %d round ratios %.4f, 95%% CI [%.4f, %.4f] (sd %.4f)\n' "$n" "$rm" "$rlo" "$rhi" "$rsd"
-	printf 'CPU/msg on/off:    mean %.4f, 95%% CI [%.4f, %.4f] (sd %.4f)\n' "$cm" "$clo" "$chi" "$csd"
+	printf 'throughput on/off: geometric mean of %d round ratios %.4f, 95%% CI [%.4f, %.4f] (sd of log %.4f)\n' "$n" "$rm" "$rlo" "$rhi" "$rsd"
+	printf 'CPU/msg on/off:    geometric mean %.4f, 95%% CI [%.4f, %.4f] (sd of log %.4f)\n' "$cm" "$clo" "$chi" "$csd"
 	printf 'verdict: %s (lower bound of the throughput ratio %s 0.97; %d B x %d producers, acks=-1, %d rounds of %d s each way, ABBA)\n' \
-		"$verdict" "$(awk -v lo="$rlo" 'BEGIN { print lo >= 0.97 ? ">=" : "<" }')" "$size" "$producers" "$n" "$secs"
+		"$verdict" "$(awk -v lo="$rlo" 'BEGIN { print (lo >= 0.97 ? ">=" : "<") }')" "$size" "$producers" "$n" "$secs"
 	echo "{\"bench\":\"metrics\",\"size\":$size,\"producers\":$producers,\"secs\":$secs,\"rounds\":$n,\"off_msgs_per_s\":$om,\"on_msgs_per_s\":$nm,\"ratio\":$rm,\"ratio_ci95\":[$rlo,$rhi],\"off_cpu_us_per_msg\":$ou,\"on_cpu_us_per_msg\":$nu,\"cpu_ratio\":$cm,\"cpu_ratio_ci95\":[$clo,$chi],\"verdict\":\"$verdict\"}"
 }
 
@@ -199,7 +217,7 @@ cg_metrics() {
 			v = $1; gsub(",", "", v); s += v; if ($0 ~ /:kaas_metrics_now_ns /) now = v }
 			END { printf "%d %d\n", s, now }')
 	incl=$(callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$1" |
-		awk '/:kaas_metrics_now_ns / { v = $1; gsub(",", "", v); print v; exit }')
+		awk '/:kaas_metrics_now_ns / && !v { v = $1; gsub(",", "", v) } END { print v + 0 }')
 	awk -v s="${self% *}" -v n="${self#* }" -v i="${incl:-0}" 'BEGIN { printf "%d", s - n + (i > n ? i : n) }'
 }
 
@@ -207,7 +225,7 @@ cg_metrics() {
 # rendering of /metrics) in a dump.
 cg_scrape() {
 	callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$1" |
-		awk '/src\/server\/http\.c:on_request / { v = $1; gsub(",", "", v); print v; exit }'
+		awk '/src\/server\/http\.c:on_request / && !v { v = $1; gsub(",", "", v) } END { print v + 0 }'
 }
 
 # cg_dump PID OUT: dump callgrind's counters of kaasd PID (since the last
@@ -221,7 +239,7 @@ cg_dump() {
 		[ "$after" -gt "$before" ] && break
 		sleep 0.1
 	done
-	f=$(ls -t "$2".* | head -n1)
+	f=$(ls -t "$2".* | sed -n 1p)
 	sleep 0.5 # the dump is written in one go; let it finish
 	echo "$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$f") $f"
 }
@@ -232,9 +250,9 @@ irun() {
 	local mode=$1 round=$2 data=$voldir/i-$1-$2 log=$voldir/i-$1-$2.log out=$voldir/cg-$1-$2 http=()
 	[ "$mode" = on ] && http=(--http-listen 127.0.0.1:0)
 	valgrind --tool=callgrind --callgrind-out-file="$out" --log-file="$voldir/vg-$mode-$round.log" \
-		"$kaasd" --data "$data" --listen 127.0.0.1:0 "${http[@]}" 2>"$log" &
+		"$kaasd" --data "$data" --listen 127.0.0.1:0 "${http[@]}" >/dev/null 2>"$log" &
 	local pid=$! port hport=
-	pids+=("$pid")
+	started "$pid"
 	port=$(port_of "$log" 120)
 	[ "$mode" = on ] && hport=$(hport_of "$log" 120)
 	local conf="batch.num.messages=$batch,linger.ms=1000,max.in.flight.requests.per.connection=1"
@@ -285,8 +303,8 @@ instructions() {
 	read -r nm _ <<<"$(printf '%s\n' "${on_per[@]}" | stats)"
 	read -r sc _ <<<"$(printf '%s\n' "${scrapes[@]}" | stats)"
 	read -r mm _ <<<"$(printf '%s\n' "${mpers[@]}" | stats)"
-	omin=$(printf '%s\n' "${off_per[@]}" | sort -g | head -n1); omax=$(printf '%s\n' "${off_per[@]}" | sort -g | tail -n1)
-	nmin=$(printf '%s\n' "${on_per[@]}" | sort -g | head -n1); nmax=$(printf '%s\n' "${on_per[@]}" | sort -g | tail -n1)
+	omin=$(printf '%s\n' "${off_per[@]}" | sort -g | sed -n 1p); omax=$(printf '%s\n' "${off_per[@]}" | sort -g | tail -n1)
+	nmin=$(printf '%s\n' "${on_per[@]}" | sort -g | sed -n 1p); nmax=$(printf '%s\n' "${on_per[@]}" | sort -g | tail -n1)
 	ratio=$(awk -v a="$nm" -v b="$om" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')
 	printf 'metrics off: %.1f instructions/msg (runs %s .. %s)\n' "$om" "$omin" "$omax"
 	printf 'metrics on:  %.1f instructions/msg (runs %s .. %s); one /metrics scrape %.0f instructions\n' "$nm" "$nmin" "$nmax" "$sc"
