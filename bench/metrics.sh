@@ -20,8 +20,10 @@
 # time) against kaasd under valgrind's callgrind, which counts every
 # instruction kaasd executes, in every thread, between a zero and a dump
 # around the run (the topic is made before): instructions per message off
-# and on, a figure that a loaded machine does not move.  Also the
-# instructions of one /metrics scrape.
+# and on, a figure that a loaded machine does not move; then the same
+# wall time idle, subtracted (per-second work weighs ~50x more per message
+# under callgrind than at full speed).  Also the instructions of the
+# metrics code itself and of one /metrics scrape.
 #
 # Prints every round, the summary and one JSON line; never fails on the
 # numbers (exit 1 only when kaasd or the client does not run).
@@ -260,10 +262,18 @@ irun() {
 	KAAS_BENCH_KAFKA_CONF=$conf "$kafkab" produce "127.0.0.1:$port" "i-$mode-$round" "$size" 1 600 "$batch" >/dev/null ||
 		{ echo "bench/metrics.sh: warm-up produce failed" >&2; exit 1; }
 	callgrind_control -z "$pid" >/dev/null 2>&1
+	local t0 t1
+	t0=$(date +%s.%N)
 	KAAS_BENCH_KAFKA_CONF=$conf "$kafkab" produce "127.0.0.1:$port" "i-$mode-$round" "$size" 1 600 "$msgs" >/dev/null ||
 		{ echo "bench/metrics.sh: produce failed" >&2; exit 1; }
-	local ir f scrape=0 sf
+	t1=$(date +%s.%N)
+	local ir f scrape=0 sf idle idf
 	read -r ir f <<<"$(cg_dump "$pid" "$out")"
+	# The same wall time idle: what kaasd does per second whatever the
+	# load (the agent's rounds, timers), subtracted from the run.
+	callgrind_control -z "$pid" >/dev/null 2>&1
+	sleep "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+	read -r idle idf <<<"$(cg_dump "$pid" "$out")"
 	if [ "$mode" = on ]; then
 		curl -sf -m 60 -o /dev/null "http://127.0.0.1:$hport/metrics"
 		read -r _ sf <<<"$(cg_dump "$pid" "$out")"
@@ -272,37 +282,46 @@ irun() {
 	kill -TERM "$pid"
 	wait "$pid" || echo "warning: kaasd ($mode) exited with $?" >&2
 	rm -rf "$data"
-	echo "$ir ${scrape:-0} $(cg_metrics "$f")"
+	echo "$ir $idle ${scrape:-0} $(cg_metrics "$f") $(cg_metrics "$idf")"
 }
 
 instructions() {
-	local r mode ir scrape mir off_per=() on_per=() scrapes=() mpers=()
+	local r mode ir idle scrape mir midle off_per=() on_per=() scrapes=() mpers=() off_net=() on_net=() mnets=()
 	for r in $(seq 1 "$rounds"); do
 		local order="off on"
 		[ $((r % 2)) = 0 ] && order="on off"
 		for mode in $order; do
-			read -r ir scrape mir < <(irun "$mode" "$r")
+			read -r ir idle scrape mir midle < <(irun "$mode" "$r")
 			[ -n "$ir" ] || { echo "bench/metrics.sh: the callgrind run failed" >&2; exit 1; }
 			local per
 			per=$(awk -v i="$ir" -v m="$msgs" 'BEGIN { printf "%.1f", i / m }')
-			local mper
+			local mper net mnet
 			mper=$(awk -v i="$mir" -v m="$msgs" 'BEGIN { printf "%.2f", i / m }')
-			printf 'round %d metrics %-3s %14d instructions, %8.1f per message (%.2f in the metrics code), %10.0f per request\n' \
-				"$r" "$mode" "$ir" "$per" "$mper" "$(awk -v p="$per" -v b="$batch" 'BEGIN { print p * b }')"
+			net=$(awk -v i="$ir" -v d="$idle" -v m="$msgs" 'BEGIN { printf "%.1f", (i - d) / m }')
+			mnet=$(awk -v i="$mir" -v d="$midle" -v m="$msgs" 'BEGIN { printf "%.2f", (i - d) / m }')
+			printf 'round %d metrics %-3s %12d instructions, %12d idle as long: per message %7.1f (%.2f in the metrics code), less idle %7.1f (%.2f)\n' \
+				"$r" "$mode" "$ir" "$idle" "$per" "$mper" "$net" "$mnet"
 			if [ "$mode" = off ]; then
 				off_per+=("$per")
+				off_net+=("$net")
 			else
 				on_per+=("$per")
+				on_net+=("$net")
 				scrapes+=("$scrape")
 				mpers+=("$mper")
+				mnets+=("$mnet")
 			fi
 		done
 	done
-	local om nm sc omin omax nmin nmax ratio mm
+	local om nm sc omin omax nmin nmax ratio mm onet nnet mn nratio
 	read -r om _ <<<"$(printf '%s\n' "${off_per[@]}" | stats)"
 	read -r nm _ <<<"$(printf '%s\n' "${on_per[@]}" | stats)"
 	read -r sc _ <<<"$(printf '%s\n' "${scrapes[@]}" | stats)"
 	read -r mm _ <<<"$(printf '%s\n' "${mpers[@]}" | stats)"
+	read -r mn _ <<<"$(printf '%s\n' "${mnets[@]}" | stats)"
+	read -r onet _ <<<"$(printf '%s\n' "${off_net[@]}" | stats)"
+	read -r nnet _ <<<"$(printf '%s\n' "${on_net[@]}" | stats)"
+	nratio=$(awk -v a="$nnet" -v b="$onet" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')
 	omin=$(printf '%s\n' "${off_per[@]}" | sort -g | sed -n 1p); omax=$(printf '%s\n' "${off_per[@]}" | sort -g | tail -n1)
 	nmin=$(printf '%s\n' "${on_per[@]}" | sort -g | sed -n 1p); nmax=$(printf '%s\n' "${on_per[@]}" | sort -g | tail -n1)
 	ratio=$(awk -v a="$nm" -v b="$om" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')
@@ -313,7 +332,9 @@ instructions() {
 	printf 'instructions on/off: %s (+%.1f per message, +%.0f per request; %d msgs of %d B in requests of %d, %d runs each way)\n' \
 		"$ratio" "$(awk -v a="$nm" -v b="$om" 'BEGIN { print a - b }')" \
 		"$(awk -v a="$nm" -v b="$om" -v k="$batch" 'BEGIN { print (a - b) * k }')" "$msgs" "$size" "$batch" "$rounds"
-	echo "{\"bench\":\"metrics-instructions\",\"size\":$size,\"msgs\":$msgs,\"batch\":$batch,\"rounds\":$rounds,\"off_ir_per_msg\":$om,\"on_ir_per_msg\":$nm,\"ratio\":$ratio,\"metrics_code_ir_per_msg\":$mm,\"ir_per_scrape\":$sc}"
+	printf 'less the same time idle: off %.1f, on %.1f instructions/msg, on/off %s; metrics code %.2f/msg (%.3f%%)\n' \
+		"$onet" "$nnet" "$nratio" "$mn" "$(awk -v a="$mn" -v b="$onet" 'BEGIN { printf "%.3f", (b > 0 ? 100 * a / b : 0) }')"
+	echo "{\"bench\":\"metrics-instructions\",\"size\":$size,\"msgs\":$msgs,\"batch\":$batch,\"rounds\":$rounds,\"off_ir_per_msg\":$om,\"on_ir_per_msg\":$nm,\"ratio\":$ratio,\"metrics_code_ir_per_msg\":$mm,\"ir_per_scrape\":$sc,\"off_net_ir_per_msg\":$onet,\"on_net_ir_per_msg\":$nnet,\"net_ratio\":$nratio,\"metrics_code_net_ir_per_msg\":$mn}"
 }
 
 $what
