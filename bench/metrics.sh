@@ -35,7 +35,7 @@ secs=2
 rounds=
 size=1024
 producers=4
-msgs=20000
+msgs=10000
 batch=100
 voldir=
 while [ $# -gt 0 ]; do
@@ -54,7 +54,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 if [ -z "$rounds" ]; then
-	[ $what = throughput ] && rounds=30 || rounds=2
+	[ $what = throughput ] && rounds=30 || rounds=4
 fi
 [ "$rounds" -ge 2 ] || { echo "bench/metrics.sh: --rounds must be >= 2" >&2; exit 2; }
 [ $((rounds % 2)) = 0 ] || { rounds=$((rounds + 1)); echo "bench/metrics.sh: $rounds rounds (an even number: ABBA)" >&2; }
