@@ -12,8 +12,8 @@
 # round gives one ratio on/off; the verdict is on their (geometric) mean
 # and its 95% confidence interval (Student's t over the rounds' log
 # ratios): "within 3%" only when the interval's lower bound is >= 0.97,
-# else "not shown".  kaasd's CPU
-# time per message is compared the same way.
+# else "not shown".  kaasd's CPU time per message is compared the same
+# way.
 #
 # Instructions (--instructions): the produce workload with deterministic
 # requests (one producer, one request of --batch messages in flight at a
