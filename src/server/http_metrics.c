@@ -70,32 +70,32 @@ void kaas_server_metrics_request(struct kaas_req *req, int status)
 		return;
 	int16_t key = req->hdr.api_key;
 	int cached = key >= 0 && key < CACHED_KEYS;
-	char kb[16], eb[16];
-	const char *api = api_name(key, kb, sizeof kb);
-	struct kaas_metric_series *count;
-	if (status == KAAS_REQ_CLOSE || req->error_code) {
-		if (status == KAAS_REQ_CLOSE)
-			snprintf(eb, sizeof eb, "close");
-		else
-			snprintf(eb, sizeof eb, "%d", (int)req->error_code);
-		const char *labels[] = { api, eb };
-		count = kaas_metric_series(&requests, labels);
-	} else if (cached && ok_series[key]) {
-		count = ok_series[key];
-	} else {
-		const char *labels[] = { api, "0" };
-		count = kaas_metric_series(&requests, labels);
-		if (cached)
-			ok_series[key] = count;
+	int ok = status != KAAS_REQ_CLOSE && !req->error_code;
+	/* The common case: a known API without error, both series cached
+	 * (no name, no lookup). */
+	struct kaas_metric_series *count = cached && ok ? ok_series[key] : NULL;
+	struct kaas_metric_series *sec = cached ? seconds_series[key] : NULL;
+	if (!count || !sec) {
+		char kb[16], eb[16];
+		const char *api = api_name(key, kb, sizeof kb);
+		if (!count) {
+			if (status == KAAS_REQ_CLOSE)
+				snprintf(eb, sizeof eb, "close");
+			else
+				snprintf(eb, sizeof eb, "%d", (int)req->error_code);
+			const char *labels[] = { api, eb };
+			count = kaas_metric_series(&requests, labels);
+			if (cached && ok)
+				ok_series[key] = count;
+		}
+		if (!sec) {
+			const char *labels[] = { api };
+			sec = kaas_metric_series(&request_seconds, labels);
+			if (cached)
+				seconds_series[key] = sec;
+		}
 	}
 	kaas_metric_add(count, 1);
-	struct kaas_metric_series *sec = cached ? seconds_series[key] : NULL;
-	if (!sec) {
-		const char *labels[] = { api };
-		sec = kaas_metric_series(&request_seconds, labels);
-		if (cached)
-			seconds_series[key] = sec;
-	}
 	kaas_metric_observe(sec, kaas_metrics_now_ns() - req->start_ns);
 }
 

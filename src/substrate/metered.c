@@ -2,6 +2,8 @@
 #include "substrate/metered.h"
 
 #include <errno.h>
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,13 +35,19 @@ struct op_series {
 struct metered {
 	struct kaas_substrate base;
 	struct kaas_substrate *inner;
+	struct kaas_substrate_ops ops; /* metered_ops, file_size grown by the inner handle's */
 	struct op_series m[NOPS];
 };
 
+/* A metered handle carries the wrapped backend's handle in the same
+ * allocation (at INNER_AT, inner->ops->file_size bytes): an open is one
+ * dispatch-layer open (path check, allocation, path copy) and one backend
+ * open, not two of each; the inner handle shares the outer one's path. */
 struct mfile {
 	struct kaas_file base;
 	struct kaas_file *inner;
 };
+#define INNER_AT ((sizeof(struct mfile) + alignof(max_align_t) - 1) / alignof(max_align_t) * alignof(max_align_t))
 
 #define MS(sub) ((struct metered *)(sub))
 #define MF(f) ((struct mfile *)(f))
@@ -69,18 +77,33 @@ static void m_destroy(struct kaas_substrate *sub)
 	free(sub);
 }
 
+/* Open and close go to the wrapped backend's ops directly: the dispatch
+ * layer has checked the path and flags and made both handles (zeroed);
+ * the inner one is filled in here as kaas_sub_open would. */
 static int m_open(struct kaas_substrate *sub, const char *path, int flags, uint32_t mode,
 		  struct kaas_file *f)
 {
+	struct kaas_substrate *in = MS(sub)->inner;
+	struct kaas_file *inner = (struct kaas_file *)((char *)f + INNER_AT);
+	inner->ops = in->ops;
+	inner->sub = in;
+	inner->flags = flags;
+	inner->path = f->path;
 	uint64_t t0 = begin();
-	return (int)done(MS(sub), OP_OPEN, t0,
-			 kaas_sub_open(MS(sub)->inner, path, flags, mode, &MF(f)->inner));
+	int rc = (int)done(MS(sub), OP_OPEN, t0, in->ops->open(in, path, flags, mode, inner));
+	if (rc >= 0)
+		MF(f)->inner = inner;
+	return rc;
 }
 
 static int m_close(struct kaas_file *f)
 {
+	struct kaas_file *inner = MF(f)->inner;
 	uint64_t t0 = begin();
-	return (int)done(MS(f->sub), OP_CLOSE, t0, kaas_sub_close(MF(f)->inner));
+	int rc = (int)done(MS(f->sub), OP_CLOSE, t0, inner->ops->close(inner));
+	if (inner->poisoned) /* as kaas_sub_close: a failed fsync is the close's answer */
+		rc = inner->poisoned;
+	return rc < 0 ? rc : 0;
 }
 
 static ssize_t m_pread(struct kaas_file *f, void *buf, size_t len, uint64_t off)
@@ -214,7 +237,11 @@ int kaas_metered_wrap(struct kaas_substrate *inner, struct kaas_substrate **out)
 		free(m);
 		return -ENOMEM;
 	}
-	m->base.ops = &metered_ops;
+	m->ops = metered_ops;
+	size_t isz = inner->ops->file_size > sizeof(struct kaas_file) ? inner->ops->file_size
+								       : sizeof(struct kaas_file);
+	m->ops.file_size = INNER_AT + isz;
+	m->base.ops = &m->ops;
 	m->base.url = url;
 	memcpy(m->base.host, inner->host, sizeof(m->base.host));
 	m->inner = inner;

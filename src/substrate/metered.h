@@ -5,9 +5,12 @@
  *   kaas_substrate_errors_total{backend,op}       (an op that returned < 0)
  *   kaas_substrate_op_duration_seconds{backend,op}
  * `backend` is the wrapped ops table's name ("posix", "nfs", "fault").
- * The decorator adds no behaviour: every call goes to the wrapped
- * substrate's dispatch functions (its fallbacks and fsync poisoning
- * included), so it wraps any backend without a change to it.
+ * The decorator adds no behaviour: every file and directory op goes to the
+ * wrapped substrate's dispatch functions (its fallbacks and fsync poisoning
+ * included), so it wraps any backend without a change to it.  Open and
+ * close go to the wrapped backend's ops directly, on a handle carried
+ * inside the metered one (the dispatch layer has already checked the path
+ * and made the handle: not twice per open).
  */
 #ifndef KAAS_SUBSTRATE_METERED_H
 #define KAAS_SUBSTRATE_METERED_H

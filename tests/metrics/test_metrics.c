@@ -104,6 +104,35 @@ static void test_long_label(void **state)
 	expect_lines(render(), want);
 }
 
+/* The text buffer formats into the room it has, and grows (from a
+ * borrowed stack buffer to the heap, then doubling) without losing or
+ * repeating a byte when a formatted piece does not fit. */
+static void test_mbuf(void **state)
+{
+	(void)state;
+	char stack[8] = "";
+	struct kaas_mbuf b = { .p = stack, .cap = sizeof stack, .borrowed = 1 };
+	kaas_mbuf_printf(&b, "%s", "abc");
+	assert_ptr_equal(b.p, stack);
+	kaas_mbuf_printf(&b, "%d-%s", 42, "defghij"); /* overflows the stack buffer */
+	assert_int_equal(b.borrowed, 0);
+	assert_string_equal(b.p, "abc42-defghij");
+	assert_int_equal(b.len, 13);
+	char piece[101];
+	memset(piece, 'x', 100);
+	piece[100] = '\0';
+	for (int i = 0; i < 100; i++) /* past 4096 and 8192 bytes */
+		kaas_mbuf_printf(&b, "%s%c", piece, (char)('0' + i % 10));
+	assert_false(b.oom);
+	assert_int_equal(b.len, 13 + 100 * 101);
+	assert_int_equal(strlen(b.p), b.len);
+	for (int i = 0; i < 100; i++) {
+		assert_int_equal(b.p[13 + i * 101 + 99], 'x');
+		assert_int_equal(b.p[13 + i * 101 + 100], '0' + i % 10);
+	}
+	kaas_mbuf_free(&b);
+}
+
 static void test_metered(void **state)
 {
 	(void)state;
@@ -142,6 +171,7 @@ int main(void)
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_long_label),
+		cmocka_unit_test(test_mbuf),
 		cmocka_unit_test(test_metered),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
