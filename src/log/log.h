@@ -430,8 +430,10 @@ void kaas_log_retune(struct kaas_log *log, const struct kaas_log_config *cfg);
 struct kaas_log_clean_stats {
 	uint64_t segments_in, segments_out;  /* replaced, written */
 	uint64_t bytes_in, bytes_out;
-	uint64_t records_removed;            /* superseded records and tombstones */
+	uint64_t records_removed;            /* superseded, aborted and tombstones */
 	uint64_t tombstones_removed;
+	uint64_t aborted_removed;            /* records of aborted transactions */
+	uint64_t markers_removed;            /* transaction markers past their horizon */
 };
 
 /* One pass of the log cleaner (log_clean.c) over the sealed segments from
