@@ -6,7 +6,7 @@ tests_txn_txn_client_SOURCES = tests/txn/txn_client.c
 tests_txn_txn_client_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 tests_txn_txn_client_LDADD = $(RDKAFKA_LIBS)
 TXN_TESTS = tests/txn/rdkafka_txn.sh tests/txn/coordinator_kill.sh tests/txn/producer_kill.sh \
-	tests/txn/leader_kill.sh
+	tests/txn/leader_kill.sh tests/txn/compact_txn.sh
 TESTS += $(TXN_TESTS)
 # Python client over code the sanitizer suite covers with librdkafka: normal suite only.
 if !SANITIZERS
