@@ -2,21 +2,27 @@
  * segments of a compacted partition, run by its leader.
  *
  * 1. Choose: the sealed segments from the front up to the first one whose
- *    newest timestamp is within min_compaction_lag_ms (the active segment
- *    never); clean when the bytes never cleaned (generation 0) reach
- *    min_cleanable_dirty_ratio of them, or the oldest uncleaned one passed
- *    max_compaction_lag_ms, or when forced.
- * 2. Map: key → offset of its latest record over all chosen segments.
+ *    newest timestamp is within min_compaction_lag_ms or that reaches the
+ *    last stable offset (the active segment never); clean when the bytes
+ *    never cleaned (generation 0) reach min_cleanable_dirty_ratio of them,
+ *    or the oldest uncleaned one passed max_compaction_lag_ms, or a marker's
+ *    delete horizon passed, or when forced.  With them: every producer's
+ *    latest batch and the aborted transactions below them.
+ * 2. Map: key → offset of its latest record over all chosen segments
+ *    (aborted transactions' records left out).
  * 3. Write: consecutive chosen segments are merged (while their sizes add up
  *    to at most segment_bytes) into new files named with our epoch and a
  *    new cleaning generation, "<base:020>-<epoch:010>-<gen:010>.log", that
  *    keep the latest record of every key, drop tombstones older than
- *    delete_retention_ms, and keep what the cleaner does not filter (records
- *    without a key, control and transactional batches).  Each record keeps
+ *    delete_retention_ms and aborted transactions' records, and keep what
+ *    the cleaner does not filter (records without a key; each producer's
+ *    latest batch, emptied if need be; markers: write_marker).  Each record keeps
  *    its offset: the files have gaps, and each new segment covers the same
  *    offsets [base, next) as the ones it replaces.  Files and indexes are
  *    fsynced, then the directory.
- * 4. Switch (under wlock): the manifest replaced by one rename with the new
+ * 4. Switch (under wlock): if the pass removed abort markers, first the
+ *    aborted index without their entries and the producer snapshot naming
+ *    it (write_txn_derived); then the manifest replaced by one rename with the new
  *    list, then the fence checked again: only if no newer leader claimed
  *    the partition by then (any later one reads our manifest, as it reads
  *    after its claim) are the replaced segments doomed — unlinked once no
