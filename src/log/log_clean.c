@@ -485,7 +485,8 @@ static int txn_view_locked(struct pass *p, int64_t to)
 			t->keep_last = q->st.n ? q->st.batches[q->st.n - 1].last_offset
 					       : q->marker_offset;
 		}
-	qsort(p->prod, p->nprod, sizeof *p->prod, by_pid);
+	if (p->nprod > 1)
+		qsort(p->prod, p->nprod, sizeof *p->prod, by_pid);
 	size_t na = 0;
 	while (na < ps->naborted && ps->aborted[na].last_offset < to)
 		na++;
