@@ -6,9 +6,11 @@
  * last batch (its producer state, rebuilt from the log, stays right);
  * nothing at or beyond the last stable offset is touched; read_committed
  * answers (the latest committed value of every key) are the same before and
- * after cleaning and after a reopen.  Then a pass that removes markers,
- * crashed at every fsync and every rename: the next leader serves either
- * set, whole, with the same read_committed answers. */
+ * after cleaning and after a reopen.  A pass that would remove markers,
+ * fenced just before it rewrites the aborted index, removes nothing.  Then
+ * a pass that removes markers, crashed at every fsync and every rename: the
+ * next leader serves either set, whole, with the same read_committed
+ * answers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +25,7 @@
 #include "tests/log/logtest.h"
 #include "tests/support/crashsub.h"
 #include "util/crc32c.h"
+#include "util/step.h"
 
 #define T0 1700000000000ll
 #define DR 100000ll            /* delete.retention.ms */
@@ -440,6 +443,56 @@ static void test_read_committed_unchanged(void **state)
 	assert_int_equal(kaas_log_close(log), 0);
 }
 
+/* A newer leader claims the partition just before the pass that would
+ * remove markers rewrites the aborted index: that pass fails fenced, and
+ * the newer leader serves the old set (its markers, its answers). */
+struct steal {
+	struct lt_fx *f;
+	struct kaas_substrate *sub;
+	struct kaas_log *newer;
+};
+
+static void steal_hook(void *arg, const char *name)
+{
+	struct steal *s = arg;
+	if (strcmp(name, "log.clean.txn-derived") != 0 || s->newer)
+		return;
+	struct kaas_log_config c = cfg();
+	c.compact = 0;
+	s->sub = lt_sub(&s->f->env);
+	assert_int_equal(kaas_log_open(s->sub, s->f->env.dir, 2, &c, &s->newer), 0);
+}
+
+static void test_fenced_before_txn_derived(void **state)
+{
+	struct lt_fx *f = *state;
+	struct kaas_log *log = open_log(f, 1);
+	mixed(log, 12, 0);
+	assert_int_equal(clean(log, T0, NULL), 1); /* stamps the emptied transactions' markers */
+	struct view want, v;
+	read_view(log, 1, &want);
+	read_view(log, 0, &v);
+	int marks = v.nmark;
+	struct kaas_log_aborted_txn *ab;
+	int nab = kaas_log_aborted_txns(log, 0, INT64_MAX, &ab);
+	free(ab);
+	struct steal s = { .f = f };
+	kaas_step_set_hook(steal_hook, &s);
+	assert_int_equal(kaas_log_clean(log, T0 + DR + 1, 1, NULL), KAAS_LOG_EFENCED);
+	kaas_step_set_hook(NULL, NULL);
+	assert_non_null(s.newer);
+	assert_int_equal(kaas_log_status(log), KAAS_LOG_EFENCED);
+	kaas_log_close(log);
+	read_view(s.newer, 0, &v);
+	assert_int_equal(v.nmark, marks);
+	assert_int_equal(kaas_log_aborted_txns(s.newer, 0, INT64_MAX, &ab), nab);
+	free(ab);
+	read_view(s.newer, 1, &v);
+	same_latest(&want, &v);
+	assert_int_equal(kaas_log_close(s.newer), 0);
+	kaas_substrate_close(s.sub);
+}
+
 /* ------------------------------------------------------------ crash sweep */
 
 /* Epoch 1: transactions, a pass that stamps markers, more transactions. */
@@ -549,6 +602,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_markers_two_phase, setup, lt_fx_teardown),
 		cmocka_unit_test_setup_teardown(test_open_txn_untouched, setup, lt_fx_teardown),
 		cmocka_unit_test_setup_teardown(test_read_committed_unchanged, setup,
+						lt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fenced_before_txn_derived, setup,
 						lt_fx_teardown),
 		cmocka_unit_test(test_crash_fsync),
 		cmocka_unit_test(test_crash_rename),
