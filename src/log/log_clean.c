@@ -724,7 +724,9 @@ int kaas_log_clean(struct kaas_log *log, int64_t now_ms, int force, struct kaas_
 		rc = choose_locked(&p, now_ms, force);
 	p.now = now_ms;
 	p.tomb_before = now_ms - log->cfg.delete_retention_ms;
-	p.horizon = now_ms + log->cfg.delete_retention_ms;
+	p.horizon = log->cfg.delete_retention_ms > INT64_MAX - now_ms
+			    ? INT64_MAX /* never, rather than overflow */
+			    : now_ms + log->cfg.delete_retention_ms;
 	p.interval = log->cfg.index_interval_bytes;
 	pthread_mutex_unlock(&log->mu);
 	if (rc <= 0)
