@@ -466,17 +466,25 @@ void kaas_log_retune(struct kaas_log *log, const struct kaas_log_config *cfg);
 struct kaas_log_clean_stats {
 	uint64_t segments_in, segments_out;  /* replaced, written */
 	uint64_t bytes_in, bytes_out;
-	uint64_t records_removed;            /* superseded records and tombstones */
+	uint64_t records_removed;            /* superseded, aborted and tombstones */
 	uint64_t tombstones_removed;
+	uint64_t aborted_removed;            /* records of aborted transactions */
+	uint64_t markers_removed;            /* transaction markers past their horizon */
 };
 
 /* One pass of the log cleaner (log_clean.c) over the sealed segments from
  * the log start up to the first one younger than min_compaction_lag_ms
- * (never the active segment): keeps the latest record of every key, drops
- * tombstones older than delete_retention_ms, keeps records without a key,
- * control batches, transactional batches and (without a decompressor, see
- * kaas_log_set_decompressor) compressed batches as they are.  Offsets are
- * kept: the cleaned segments have gaps.  Runs only when the uncleaned share
+ * (never the active segment, nor one reaching the last stable offset):
+ * keeps the latest record of every key, drops tombstones older than
+ * delete_retention_ms and the records of aborted transactions, keeps
+ * records without a key and (without a decompressor, see
+ * kaas_log_set_decompressor) compressed batches as they are.  Committed
+ * transactional records are compacted like others; each producer's latest
+ * batch stays (emptied if need be); a transaction marker goes once its
+ * transaction has no record left and delete_retention_ms passed since a
+ * pass found that (then its aborted-index entry goes too), never while it
+ * is its producer's latest batch.  Offsets are kept: the cleaned segments
+ * have gaps.  Runs only when the uncleaned share
  * reaches min_cleanable_dirty_ratio or max_compaction_lag_ms is passed, or
  * with `force`.  Publication: new files "<base>-<our epoch>-<gen>.log"
  * (+ indexes) fsynced, then the manifest replaced (one rename), then the

@@ -15,14 +15,17 @@
 #define KAAS_CLEAN_ATTR_CODEC 0x07
 #define KAAS_CLEAN_ATTR_TXN 0x10
 #define KAAS_CLEAN_ATTR_CONTROL 0x20
+#define KAAS_CLEAN_ATTR_HORIZON 0x40 /* a marker's base timestamp is its
+                                         delete horizon (as Kafka's KIP-534) */
 
 /* How the cleaner treats a batch. */
 enum {
-	KAAS_CLEAN_KEYED,   /* its records are filtered by key */
-	KAAS_CLEAN_OPAQUE,  /* kept whole, its keys ignored: control batches
-	                       (transaction markers), transactional batches
-	                       (until aborted transactions are known here), and
-	                       compressed ones without a decompressor */
+	KAAS_CLEAN_KEYED,   /* its records are filtered by key (transactional
+	                       ones too, once their transaction is known to be
+	                       committed: log_clean.c) */
+	KAAS_CLEAN_MARKER,  /* a control batch (transaction marker) */
+	KAAS_CLEAN_OPAQUE,  /* kept whole, its keys ignored: compressed batches
+	                       without a decompressor */
 };
 int kaas_clean_batch_kind(const struct kaas_batch_header *h);
 
@@ -48,11 +51,17 @@ typedef int (*kaas_clean_record_cb)(void *arg, const struct kaas_clean_record *r
 int kaas_clean_records(const unsigned char *batch, size_t len, const struct kaas_batch_header *h,
 		       kaas_clean_record_cb cb, void *arg);
 /* Write into out (room for KAAS_BATCH_HEADER_LEN plus the records' raw bytes) a
- * batch with the original's header and the n records of `keep` (n >= 1, in
- * offset order), uncompressed, with its length, last offset delta, count
- * and CRC set.  Returns its length. */
+ * batch with the original's header and the n records of `keep` (in offset
+ * order), uncompressed, with its length, count and CRC set.  Its last
+ * offset delta is the last kept record's, or with keep_last (a producer's
+ * last batch, kept for its sequence numbers: n may be 0) the original's.
+ * Returns its length. */
 size_t kaas_clean_rebuild(const unsigned char *batch, const struct kaas_clean_record *keep,
-			  size_t n, unsigned char *out);
+			  size_t n, int keep_last, unsigned char *out);
+/* Copy the len-byte control batch into out with its delete horizon set:
+ * base timestamp `horizon`, attribute KAAS_CLEAN_ATTR_HORIZON, CRC again. */
+void kaas_clean_set_horizon(const unsigned char *batch, size_t len, int64_t horizon,
+			    unsigned char *out);
 
 /* Key → offset of its latest record.  Keys are copied in. */
 struct kaas_clean_map;

@@ -3,6 +3,7 @@
  * process's decompressor when the batch is compressed), the map from key to
  * the offset of its latest record, and rebuilding a batch from a subset of
  * its records (offsets, timestamps and the records' own bytes kept). */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,8 @@ void kaas_log_set_decompressor(kaas_log_decompress_fn fn)
 
 int kaas_clean_batch_kind(const struct kaas_batch_header *h)
 {
-	if (h->attributes & (KAAS_CLEAN_ATTR_CONTROL | KAAS_CLEAN_ATTR_TXN))
-		return KAAS_CLEAN_OPAQUE; /* markers, transactions: kept as they are */
+	if (h->attributes & KAAS_CLEAN_ATTR_CONTROL)
+		return KAAS_CLEAN_MARKER;
 	if ((h->attributes & KAAS_CLEAN_ATTR_CODEC) && !atomic_load(&decompressor))
 		return KAAS_CLEAN_OPAQUE;
 	return KAAS_CLEAN_KEYED;
@@ -83,8 +84,9 @@ int kaas_clean_records(const unsigned char *batch, size_t len, const struct kaas
 }
 
 size_t kaas_clean_rebuild(const unsigned char *batch, const struct kaas_clean_record *keep,
-			  size_t n, unsigned char *out)
+			  size_t n, int keep_last, unsigned char *out)
 {
+	assert(n > 0 || keep_last);
 	memcpy(out, batch, KAAS_BATCH_HEADER_LEN);
 	size_t pos = KAAS_BATCH_HEADER_LEN;
 	for (size_t i = 0; i < n; i++) {
@@ -96,10 +98,23 @@ size_t kaas_clean_rebuild(const unsigned char *batch, const struct kaas_clean_re
 	out[21] = (unsigned char)(attr >> 8);
 	out[22] = (unsigned char)attr;
 	wr32(out + 8, (uint32_t)(pos - 12));
-	wr32(out + 23, (uint32_t)keep[n - 1].offset_delta);
+	if (!keep_last)
+		wr32(out + 23, (uint32_t)keep[n - 1].offset_delta);
 	wr32(out + 57, (uint32_t)n);
 	wr32(out + 17, kaas_crc32c(0, out + 21, pos - 21));
 	return pos;
+}
+
+void kaas_clean_set_horizon(const unsigned char *batch, size_t len, int64_t horizon,
+			    unsigned char *out)
+{
+	assert(len >= KAAS_BATCH_HEADER_LEN && (rd16(batch + 21) & KAAS_CLEAN_ATTR_CONTROL));
+	memcpy(out, batch, len);
+	uint16_t attr = (uint16_t)(rd16(out + 21) | KAAS_CLEAN_ATTR_HORIZON);
+	out[21] = (unsigned char)(attr >> 8);
+	out[22] = (unsigned char)attr;
+	wr64(out + 27, (uint64_t)horizon);
+	wr32(out + 17, kaas_crc32c(0, out + 21, len - 21));
 }
 
 /* ------------------------------------------------------------ key map */

@@ -343,6 +343,9 @@ struct kaas_log {
 	pthread_mutex_t clean_mu;   /* one cleaning pass at a time (log_clean.c) */
 	uint32_t clean_gen;         /* the highest cleaning generation used or
 	                               read from a manifest (under wlock) */
+	int64_t clean_due_ms;       /* the earliest delete horizon a published
+	                               pass stamped on a marker (0: none known;
+	                               under mu): a pass is due then */
 
 	pthread_mutex_t mf_lock;    /* serialises fence checks; fence_ino */
 	uint64_t fence_ino;         /* the fence directory's inode at our claim */

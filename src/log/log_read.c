@@ -231,14 +231,14 @@ void kaas_log_slice_readahead(struct kaas_log_slice *s, size_t ahead)
 	if (!seg || !s->len)
 		return;
 	uint64_t from = s->pos, to = s->pos + s->len + ahead;
-	pthread_mutex_lock(&seg->rlock);
+	kaas_lock(&seg->rlock, KAAS_RANK_SEG_READ);
 	if (seg->ra_end > from)
 		from = seg->ra_end;
 	if (to > from) {
 		seg->ra_end = to;
 		(void)kaas_sub_readahead(seg->rslot.f, from, to - from);
 	}
-	pthread_mutex_unlock(&seg->rlock);
+	kaas_unlock(&seg->rlock);
 }
 
 ssize_t kaas_log_slice_pread(struct kaas_log_slice *s, void *buf, size_t len, size_t off)

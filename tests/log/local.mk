@@ -84,3 +84,11 @@ tests_log_test_log_nowait_SOURCES = tests/log/test_log_nowait.c
 tests_log_test_log_nowait_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_nowait_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_nowait
+
+# The log cleaner and transactions (issue 21): aborted records, markers and
+# their delete horizon, the LSO bound, and a pass crashed at every step.
+check_PROGRAMS += tests/log/test_log_clean_txn
+tests_log_test_log_clean_txn_SOURCES = tests/log/test_log_clean_txn.c
+tests_log_test_log_clean_txn_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_clean_txn_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_clean_txn

@@ -222,7 +222,9 @@ int lt_walk_records(const unsigned char *buf, size_t len, lt_record_cb cb, void 
 				return -1;
 			p = rend;
 		}
-		if (last != h.last_offset_delta)
+		/* A cleaned producer's last batch keeps its last offset delta
+		 * (its sequence numbers) past its last kept record. */
+		if (last > h.last_offset_delta || (last < h.last_offset_delta && h.producer_id < 0))
 			return -1;
 		pos += (size_t)h.batch_length + 12;
 	}

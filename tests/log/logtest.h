@@ -45,7 +45,8 @@ struct lt_record {
 unsigned char *lt_keyed_batch(const struct lt_record *r, uint32_t n, int64_t base_ts, size_t *len);
 /* Walk the records of whole batches in buf: cb(offset, timestamp, key, key
  * length (-1 null), value, value length (-1 null)); checks every CRC and
- * that each batch's last offset delta is its last record's.  0, or -1
+ * that each batch's last offset delta is its last record's (at or past it for a
+ * batch with a producer id: a cleaned producer's last batch).  0, or -1
  * (malformed, or cb < 0). */
 typedef int (*lt_record_cb)(void *arg, int64_t offset, int64_t ts, const char *key, int64_t klen,
 			    const char *value, int64_t vlen);

@@ -3,7 +3,7 @@
 # The partition-log tests that take a substrate URL, run over nfs:// (NFSv3,
 # no mount) against a private nfs-ganesha: append/read/roll/retention, zombie
 # fencing between two NFS clients, the crash sweep, and a cleaning pass
-# crashed at its steps (issue 21).
+# crashed at its steps, and the cleaner with transactions (issue 21).
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
 . "$KAAS_TOP_SRCDIR/tests/nfs/nfs-lib.sh"
@@ -15,7 +15,7 @@ export KAAS_TEST_URL="$NFS_URL"
 # KAAS_CRASH_STRIDE in the sanitizer suite): this run is about the backend
 # under crashes, and each point costs a few NFS round trips.
 export KAAS_CRASH_STRIDE=$(( ${KAAS_CRASH_STRIDE:-1} * 6 ))
-tests="test_log_basic test_log_fence test_log_crash test_log_clean_crash"
+tests="test_log_basic test_log_fence test_log_crash test_log_clean_crash test_log_clean_txn"
 # The sanitizer suite runs the crash sweeps locally (tests/log) and the
 # backend under ASan in nfs_backend.sh and kaasd_nfs.sh: here it runs the
 # plain log tests only (the sweeps over nfs:// under ASan took 3.5 min).

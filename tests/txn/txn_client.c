@@ -12,6 +12,8 @@
  *           (fencing this one), commits its own "<TAG>-fencer" to
  *           TOPIC_B/0; this one's commit must then fail fatally (fenced)
  *   hang    flush, print "open", and wait to be killed (never ends it)
+ * With KAAS_TXN_KEYS=N the records are instead N keyed ones to TOPIC_A/0:
+ * key "k<i>", value "<TAG>-<i>" (i = 0..N-1; a compacted topic).
  * Prints "ok" on success; exits 1 with the error otherwise.  Short
  * transaction timeout (KAAS_TXN_TIMEOUT_MS, default 60000).
  */
@@ -54,16 +56,23 @@ static rd_kafka_t *producer(const char *bootstrap, const char *txnid)
 	return p;
 }
 
-static void produce(rd_kafka_t *p, const char *topic, int32_t part, const char *value)
+static void produce_keyed(rd_kafka_t *p, const char *topic, int32_t part, const char *key,
+			  const char *value)
 {
 	rd_kafka_resp_err_t err = rd_kafka_producev(
 		p, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(part),
+		RD_KAFKA_V_KEY((void *)key, key ? strlen(key) : 0),
 		RD_KAFKA_V_VALUE((void *)value, strlen(value)), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
 		RD_KAFKA_V_END);
 	if (err) {
 		fprintf(stderr, "txn_client: produce %s/%d: %s\n", topic, part, rd_kafka_err2str(err));
 		exit(1);
 	}
+}
+
+static void produce(rd_kafka_t *p, const char *topic, int32_t part, const char *value)
+{
+	produce_keyed(p, topic, part, NULL, value);
 }
 
 static void send_offsets(rd_kafka_t *p, const char *topic, const char *group)
@@ -93,9 +102,16 @@ int main(int argc, char **argv)
 		die("begin_transaction", e);
 	char v[128];
 	const struct { const char *t; int32_t p; } to[3] = { { ta, 0 }, { ta, 1 }, { tb, 0 } };
-	for (int i = 0; i < 3; i++) {
+	const char *keys = getenv("KAAS_TXN_KEYS");
+	for (int i = 0; !keys && i < 3; i++) {
 		snprintf(v, sizeof v, "%s-%d", tag, i);
 		produce(p, to[i].t, to[i].p, v);
+	}
+	for (int i = 0; keys && i < atoi(keys); i++) {
+		char k[16];
+		snprintf(k, sizeof k, "k%d", i);
+		snprintf(v, sizeof v, "%s-%d", tag, i);
+		produce_keyed(p, ta, 0, k, v);
 	}
 	if (!strcmp(mode, "hang")) {
 		rd_kafka_flush(p, T_MS);
