@@ -52,9 +52,9 @@ static int64_t init_pid(int fd)
 	return kaas_kr_ok(&r) && err == 0 && epoch == 0 ? pid : -1;
 }
 
-/* Produce one batch of n records; returns the error, *off the base offset. */
-static int produce(int fd, const char *topic, int64_t pid, int16_t epoch, int32_t seq, int n,
-		   int64_t *off)
+/* A Produce request of one batch of n records, in w. */
+static void produce_req(struct kaas_kw *w, const char *topic, int64_t pid, int16_t epoch,
+			int32_t seq, int n)
 {
 	struct kaas_kw recs;
 	kaas_kw_init(&recs);
@@ -67,10 +67,28 @@ static int produce(int fd, const char *topic, int64_t pid, int16_t epoch, int32_
 	struct kwire_batch h = { .last_offset_delta = n - 1, .first_ts = now, .max_ts = now,
 				 .producer_id = pid, .producer_epoch = epoch,
 				 .base_sequence = seq, .count = n };
-	struct kaas_kw w;
-	kwire_produce_begin(&w, 1, "idem_raw", topic);
-	kwire_batch(&w, &h, recs.buf, recs.len);
+	kwire_produce_begin(w, 1, "idem_raw", topic);
+	kwire_batch(w, &h, recs.buf, recs.len);
 	kaas_kw_free(&recs);
+}
+
+/* The error of a Produce answer read from fd, *off its base offset. */
+static int produce_answer(int fd, int64_t *off)
+{
+	struct kaas_kr r;
+	uint8_t *body = kwire_answer(fd, &r, 15000);
+	int16_t err = 0;
+	int rc = body ? kwire_produce_answer(&r, &err, off) : -1;
+	free(body);
+	return rc < 0 ? -1000 : err;
+}
+
+/* Produce one batch of n records; returns the error, *off the base offset. */
+static int produce(int fd, const char *topic, int64_t pid, int16_t epoch, int32_t seq, int n,
+		   int64_t *off)
+{
+	struct kaas_kw w;
+	produce_req(&w, topic, pid, epoch, seq, n);
 	struct kaas_kr r;
 	uint8_t *body = kwire_call(fd, &w, &r, 15000);
 	int16_t err = 0;
@@ -155,6 +173,31 @@ int main(int argc, char **argv)
 		expect("seq 0", produce(fd, argv[3], pid, 0, 0, 1, &o0), 0);
 		expect("seq 1, its fsync failing", produce(fd, argv[3], pid, 0, 1, 1, &o), 7);
 		expect("seq 2 to the failed log", produce(fd, argv[3], pid, 0, 2, 1, &o), 56);
+		printf("%" PRId64 " %" PRId64 "\n", pid, o0);
+		return failures ? 1 : 0;
+	}
+	if (strcmp(argv[2], "eio-dup") == 0 && argc == 4) {
+		/* seq 1's write is slow and its fsync fails: its retry, sent on
+		 * a second connection while the original is in flight (as a
+		 * client does after a request timeout), must be answered as
+		 * the original is: REQUEST_TIMED_OUT (possibly persisted), not
+		 * KAFKA_STORAGE_ERROR or NOT_LEADER (not persisted: librdkafka
+		 * may then renumber, and the recovered copy is duplicated). */
+		int64_t o0 = -1, o = -1, od = -1;
+		expect("seq 0", produce(fd, argv[3], pid, 0, 0, 1, &o0), 0);
+		int fd2 = kwire_connect(argv[1], 5000);
+		if (fd2 < 0)
+			return 1;
+		struct kaas_kw w;
+		produce_req(&w, argv[3], pid, 0, 1, 1);
+		if (kwire_send(fd, &w) < 0)
+			return 1;
+		usleep(500 * 1000); /* the original's write is delayed 2 s */
+		produce_req(&w, argv[3], pid, 0, 1, 1);
+		if (kwire_send(fd2, &w) < 0)
+			return 1;
+		expect("seq 1, its fsync failing", produce_answer(fd, &o), 7);
+		expect("retry of seq 1 while it was in flight", produce_answer(fd2, &od), 7);
 		printf("%" PRId64 " %" PRId64 "\n", pid, o0);
 		return failures ? 1 : 0;
 	}
