@@ -176,6 +176,44 @@ int main(int argc, char **argv)
 		printf("%" PRId64 " %" PRId64 "\n", pid, o0);
 		return failures ? 1 : 0;
 	}
+	if (strcmp(argv[2], "pipe") == 0 && argc == 5) {
+		/* N requests of one 200 KiB record each, pipelined on one
+		 * connection (not idempotent), then their N answers: exit 1
+		 * when one does not come within 30 s. */
+		int n = atoi(argv[4]);
+		static char big[200 << 10];
+		memset(big, 'x', sizeof big);
+		for (int i = 0; i < n; i++) {
+			struct kaas_kw recs, w;
+			kaas_kw_init(&recs);
+			kwire_record(&recs, 0, 0, big, (int32_t)sizeof big);
+			int64_t now = (int64_t)time(NULL) * 1000;
+			struct kwire_batch h = { .last_offset_delta = 0, .first_ts = now, .max_ts = now,
+						 .producer_id = -1, .producer_epoch = -1,
+						 .base_sequence = -1, .count = 1 };
+			kwire_produce_begin(&w, i, "idem_raw", argv[3]);
+			kwire_batch(&w, &h, recs.buf, recs.len);
+			kaas_kw_free(&recs);
+			if (kwire_send(fd, &w) < 0)
+				return 1;
+		}
+		int counts[128] = { 0 };
+		for (int i = 0; i < n; i++) {
+			struct kaas_kr r;
+			uint8_t *body = kwire_answer(fd, &r, 30000);
+			int16_t err = 0;
+			if (!body || kwire_produce_answer(&r, &err, NULL) < 0) {
+				fprintf(stderr, "FAIL: no answer to request %d of %d within 30 s\n", i, n);
+				return 1;
+			}
+			free(body);
+			counts[err & 127]++;
+		}
+		for (int e = 0; e < 128; e++)
+			if (counts[e])
+				printf("error %d: %d\n", e, counts[e]);
+		return 0;
+	}
 	if (strcmp(argv[2], "eio-dup") == 0 && argc == 4) {
 		/* seq 1's write is slow and its fsync fails: its retry, sent on
 		 * a second connection while the original is in flight (as a

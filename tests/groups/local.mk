@@ -22,7 +22,8 @@ tests_groups_list_groups_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 tests_groups_list_groups_LDADD = $(RDKAFKA_LIBS)
 
 GROUPS_SH = tests/groups/fence.sh tests/groups/protocol.sh tests/groups/idempotence.sh \
-	tests/groups/idempotence_eio.sh tests/groups/idempotence_eio_dup.sh tests/groups/offsets_restart.sh \
+	tests/groups/idempotence_eio.sh tests/groups/idempotence_eio_dup.sh tests/groups/produce_eagain.sh \
+	tests/groups/offsets_restart.sh \
 	tests/groups/rebalance.sh tests/groups/static.sh tests/groups/cooperative.sh
 TESTS += $(GROUPS_SH)
 EXTRA_DIST += $(GROUPS_SH)
