@@ -27,6 +27,11 @@ for i in $(seq 1 "$ROUNDS"); do
 	if ! out=$(timeout 120 "$RAW" "$BROKER" pipe pipe 200 2>&1); then
 		echo "$out" >&2
 		tail -n 20 "$KAASD_LOG" >&2
+		echo "re-open of the failed log logged: $(grep -c 're-opening it' "$KAASD_LOG") time(s)" >&2
+		kill -TERM "$KAASD_PID"
+		for j in $(seq 1 15); do kill -0 "$KAASD_PID" 2>/dev/null || break; sleep 1; done
+		kill -0 "$KAASD_PID" 2>/dev/null &&
+			echo "kaasd still running 15 s after SIGTERM (its drain waits for the unanswered request)" >&2
 		kaas_fail "round $i (fsync $after fails with EAGAIN): a produce request was never answered"
 	fi
 	echo "round $i (after $after): $(echo $out | tr '\n' ' ')"
