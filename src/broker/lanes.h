@@ -5,7 +5,7 @@
  * A partition's items run one at a time, in submission order; items of
  * different partitions run concurrently on the pool's threads.  An item
  * that cannot go on without blocking (its log has no room for the batch:
- * kaas_log_append_nowait answered -EAGAIN) returns KAAS_LANE_PARK: its
+ * kaas_log_append_nowait answered KAAS_ENOROOM) returns KAAS_LANE_PARK: its
  * lane then holds no thread until kaas_lane_resume (the log's room
  * callback) queues it again, and the same item runs again.  So a slow
  * partition (a slow volume, back-pressure) delays only the items of its

@@ -197,11 +197,12 @@ static void on_complete(struct kaas_completion *c)
 	struct pcomp *pc = (struct pcomp *)c;
 	struct produce_ctx *ctx = pc->ctx;
 	if (pc->result < 0 && pc->dup) {
-		/* The original of a retry failed: the log failed with it, and
-		 * the retry is answered with the log's status (as a failed
-		 * log is answered before any sequence rule); the original's
-		 * own completion marks the partition failed. */
-		pc->part->sync_err = kaas_kafka_error((int)pc->result, KAAS_KERR_KAFKA_STORAGE_ERROR);
+		/* The original of a retry failed: its bytes may be on the
+		 * volume (as for the original itself, below), so the retry
+		 * is "possibly persisted" too (broker/idempotence.h), never
+		 * "not persisted", which lets a client renumber; the
+		 * original's own completion marks the partition failed. */
+		pc->part->sync_err = kaas_kafka_error(KAAS_EINDOUBT, 0);
 	} else if (pc->result < 0) {
 		kaas_error("append to partition %d failed: %s", pc->part->index,
 			   kaas_strerror((int)pc->result));
@@ -255,8 +256,9 @@ static uint32_t be32(const uint8_t *p)
 	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-/* append_partition: the log has no room now; the lane parks the item. */
-#define PARKED (-1)
+/* append_partition: the log has no room now; the lane parks the item.
+ * Outside every Kafka error code (UNKNOWN_SERVER_ERROR is -1). */
+#define PARKED INT16_MIN
 
 static struct pcomp *pcomp_new(struct produce_ctx *ctx, struct pp *p, struct kaas_partition *kp)
 {
@@ -336,8 +338,8 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 					free(pc);
 					if (w == -ERANGE) /* not found: cannot say it is durable */
 						return kaas_kafka_error(KAAS_EINDOUBT, 0);
-					if (w < 0) /* the log failed: answered with its status */
-						return kaas_kafka_error(w, KAAS_KERR_KAFKA_STORAGE_ERROR);
+					if (w < 0) /* the log failed: the original may be on the volume */
+						return kaas_kafka_error(KAAS_EINDOUBT, 0);
 				}
 			}
 			if (!p->have_base)
@@ -353,7 +355,7 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 		p->room.cb = on_room;
 		p->room.arg = kp->lane;
 		int rc = kaas_log_append_nowait(log, &lb, pc ? on_appended : NULL, pc, &base, &p->room);
-		if (rc == -EAGAIN) {
+		if (rc == KAAS_ENOROOM) {
 			free(pc);
 			return PARKED; /* on_room resumes the lane: this batch again */
 		}

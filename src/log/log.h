@@ -250,7 +250,7 @@ struct kaas_log_waiter {
 };
 
 /* kaas_log_append that never waits for room: when max_pending_bytes are
- * waiting for their fsync it queues nothing, returns -EAGAIN and (room not
+ * waiting for their fsync it queues nothing, returns KAAS_ENOROOM and (room not
  * NULL) registers room, whose callback runs once, later, with 0 when
  * pending bytes were dropped (call again: room may be taken already) or
  * with the log's -errno when it failed.  Other results as kaas_log_append

@@ -92,7 +92,7 @@ static int append(struct kaas_log *log, const struct kaas_log_batch *b, kaas_log
 			kaas_unlock(&log->mu);
 			free(d);
 			free(p);
-			return -EAGAIN;
+			return KAAS_ENOROOM;
 		}
 		pthread_cond_wait(&log->room_cv, &log->mu);
 	}

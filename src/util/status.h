@@ -23,6 +23,10 @@
  *                    for now, the caller may retry.
  *   KAAS_EBADCONFIG  a configuration key that is not known, or a value it
  *                    cannot take (broker/topic_config.h).
+ *   KAAS_ENOROOM     kaas_log_append_nowait: the log's pending bytes are at
+ *                    their limit, nothing queued; not a failure (a log
+ *                    that failed with -EAGAIN from the volume answers that
+ *                    -EAGAIN, which must never read as "no room").
  *
  * The group coordinator's (src/broker/groups/groups.h), numbered from +20
  * so other services can add theirs below:
@@ -90,6 +94,7 @@
 #define KAAS_EINVALCOUNT (-(KAAS_STATUS_BASE + 7))
 #define KAAS_ECONTENDED (-(KAAS_STATUS_BASE + 8))
 #define KAAS_EBADCONFIG (-(KAAS_STATUS_BASE + 9))
+#define KAAS_ENOROOM (-(KAAS_STATUS_BASE + 10))
 #define KAAS_ENOT_COORDINATOR (-(KAAS_STATUS_BASE + 20))
 #define KAAS_ENO_COORDINATOR (-(KAAS_STATUS_BASE + 21))
 #define KAAS_EUNKNOWN_MEMBER (-(KAAS_STATUS_BASE + 22))

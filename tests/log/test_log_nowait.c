@@ -1,5 +1,5 @@
 /* test_log_nowait.c — the non-blocking produce path of the log (issue 19):
- * kaas_log_append_nowait answers -EAGAIN instead of waiting for room and
+ * kaas_log_append_nowait answers KAAS_ENOROOM instead of waiting for room and
  * calls its room waiter back once pending bytes drop; kaas_log_when_durable
  * calls back when a queued batch's fsync completes (or failed).
  * On the in-process fault model (a fault+ URL over a temp dir) the
@@ -128,7 +128,7 @@ static void t_room_and_durable(void **st)
 	/* No room: not queued, no offset taken, the room waiter registered. */
 	seen_init(&room);
 	int64_t b3 = -1;
-	assert_int_equal(kaas_log_append_nowait(log, &d, seen_cb, &room, &b3, &room.w), -EAGAIN);
+	assert_int_equal(kaas_log_append_nowait(log, &d, seen_cb, &room, &b3, &room.w), KAAS_ENOROOM);
 	assert_int_equal(b3, -1);
 	assert_int_equal(kaas_log_end_offset(log), 3);
 	/* The first batch is being written (or queued): a completion, not a wait. */
@@ -147,12 +147,12 @@ static void t_room_and_durable(void **st)
 	/* Room again: the fourth batch goes in. */
 	struct seen ack3;
 	seen_init(&ack3);
-	int rc = -EAGAIN;
-	for (int tries = 0; rc == -EAGAIN && tries < 600; tries++) {
+	int rc = KAAS_ENOROOM;
+	for (int tries = 0; rc == KAAS_ENOROOM && tries < 600; tries++) {
 		struct seen r2;
 		seen_init(&r2);
 		rc = kaas_log_append_nowait(log, &d, seen_cb, &ack3, &b3, &r2.w);
-		if (rc == -EAGAIN)
+		if (rc == KAAS_ENOROOM)
 			seen_wait(&r2);
 	}
 	assert_int_equal(rc, 0);
