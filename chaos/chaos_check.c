@@ -234,7 +234,8 @@ static int by_p_prod_seq(const void *a, const void *b)
 static struct rec *sorted_copy(const struct recs *r, int (*cmp)(const void *, const void *))
 {
 	struct rec *v = chaos_xrealloc(NULL, (r->n + 1) * sizeof(*v));
-	memcpy(v, r->v, r->n * sizeof(*v));
+	if (r->n) /* r->v is NULL when nothing was loaded */
+		memcpy(v, r->v, r->n * sizeof(*v));
 	qsort(v, r->n, sizeof(*v), cmp);
 	return v;
 }

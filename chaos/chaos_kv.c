@@ -122,7 +122,8 @@ static int by_key_pos(const void *a, const void *b)
 static struct kv *sorted(const struct kvs *r, int (*cmp)(const void *, const void *))
 {
 	struct kv *v = chaos_xrealloc(NULL, (r->n + 1) * sizeof(*v));
-	memcpy(v, r->v, r->n * sizeof(*v));
+	if (r->n) /* r->v is NULL when nothing was loaded */
+		memcpy(v, r->v, r->n * sizeof(*v));
 	qsort(v, r->n, sizeof(*v), cmp);
 	return v;
 }
