@@ -34,6 +34,10 @@
  *       .trash or silly-renamed files after healing; corrupt_document: a
  *       broker read a torn or missing document; stuck_delete: a deleted
  *       topic could not be re-created).
+ *   --kv SENT ACKS READ  the key-value workload of a compacted topic
+ *       (chaos_kv.c: kv_lost, kv_stale, kv_phantom, kv_mismatch, kv_moved,
+ *       kv_duplicate, kv_order); its counts are the output's "kv" object.
+ *       Its topic's records are not in ACKS nor CONSUMED.
  * Prints one JSON object on stdout: {"topics","partitions","acknowledged",
  * "consumed",...,"violation_count","by_kind":{...},"violations":[first 10000,
  * with evidence]}.  Exit 0 when there is no violation, 1 when there are, 2
@@ -45,16 +49,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A partition of a topic, by its dense key. */
-struct part {
-	char *topic;
-	int p;
-};
-static struct part *parts;
+#include "chaos_check.h"
+
+struct chaos_part *chaos_parts;
 static int nparts;
 
 struct rec {
-	int k; /* partition key (parts[k]) */
+	int k; /* partition key (chaos_parts[k]) */
 	long long off;
 	char *val;
 	char *prod; /* VALUE up to its last '-' */
@@ -69,31 +70,16 @@ struct recs {
 #define MAX_SHOWN 10000
 static long nviol, unknown_off;
 static int shown;
-enum {
-	LOST,
-	MOVED,
-	DUPLICATE,
-	DOUBLE_ACK,
-	REORDER,
-	GAP,
-	NON_MONOTONIC,
-	STALE_INCARNATION,
-	GROUP_SKIPPED,
-	COMMIT_BACKWARDS,
-	HWM_BACKWARDS,
-	LEFTOVER,
-	CORRUPT_DOCUMENT,
-	STUCK_DELETE,
-	NKINDS
-};
 static const char *kinds[NKINDS] = { "lost",	       "moved",		 "duplicate",
 				     "double_ack",     "reorder",	 "gap",
 				     "non_monotonic",  "stale_incarnation", "group_skipped",
 				     "commit_backwards", "hwm_backwards",	 "leftover",
-				     "corrupt_document", "stuck_delete" };
+				     "corrupt_document", "stuck_delete",	 "kv_lost",
+				     "kv_stale",	 "kv_phantom",	 "kv_mismatch",
+				     "kv_moved",	 "kv_duplicate",	 "kv_order" };
 static long by_kind[NKINDS];
 
-static void *xrealloc(void *p, size_t n)
+void *chaos_xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (!p) {
@@ -103,7 +89,7 @@ static void *xrealloc(void *p, size_t n)
 	return p;
 }
 
-static char *xstrdup(const char *s)
+char *chaos_xstrdup(const char *s)
 {
 	char *d = strdup(s);
 	if (!d) {
@@ -113,18 +99,18 @@ static char *xstrdup(const char *s)
 	return d;
 }
 
-/* The key of TOPIC's partition P (added when new). */
-static int key(const char *topic, int p)
+
+int chaos_check_part(const char *topic, int p)
 {
 	static int last = -1;
-	if (last >= 0 && parts[last].p == p && !strcmp(parts[last].topic, topic))
+	if (last >= 0 && chaos_parts[last].p == p && !strcmp(chaos_parts[last].topic, topic))
 		return last;
 	for (int i = 0; i < nparts; i++)
-		if (parts[i].p == p && !strcmp(parts[i].topic, topic))
+		if (chaos_parts[i].p == p && !strcmp(chaos_parts[i].topic, topic))
 			return last = i;
-	parts = xrealloc(parts, sizeof(*parts) * (size_t)(nparts + 1));
-	parts[nparts].topic = xstrdup(topic);
-	parts[nparts].p = p;
+	chaos_parts = chaos_xrealloc(chaos_parts, sizeof(*chaos_parts) * (size_t)(nparts + 1));
+	chaos_parts[nparts].topic = chaos_xstrdup(topic);
+	chaos_parts[nparts].p = p;
 	return last = nparts++;
 }
 
@@ -143,9 +129,7 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-/* One violation: KIND, partition key (-1: none), then evidence. */
-static void violation(int kind, int k, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void violation(int kind, int k, const char *fmt, ...)
+void chaos_violation(int kind, int k, const char *fmt, ...)
 {
 	nviol++;
 	by_kind[kind]++;
@@ -159,8 +143,8 @@ static void violation(int kind, int k, const char *fmt, ...)
 	printf("%s{\"kind\":\"%s\",", shown ? "," : "", kinds[kind]);
 	if (k >= 0) {
 		printf("\"topic\":");
-		json_str(parts[k].topic);
-		printf(",\"partition\":%d,", parts[k].p);
+		json_str(chaos_parts[k].topic);
+		printf(",\"partition\":%d,", chaos_parts[k].p);
 	}
 	printf("\"evidence\":");
 	json_str(buf);
@@ -193,13 +177,13 @@ static int load(const char *file, struct recs *r)
 		}
 		if (r->n == r->cap) {
 			r->cap = r->cap ? 2 * r->cap : 4096;
-			r->v = xrealloc(r->v, r->cap * sizeof(*r->v));
+			r->v = chaos_xrealloc(r->v, r->cap * sizeof(*r->v));
 		}
 		struct rec *x = &r->v[r->n++];
-		x->k = key(topic, p);
+		x->k = chaos_check_part(topic, p);
 		x->off = off;
-		x->val = xstrdup(line + used);
-		x->prod = xstrdup(line + used);
+		x->val = chaos_xstrdup(line + used);
+		x->prod = chaos_xstrdup(line + used);
 		char *dash = strrchr(x->prod, '-');
 		x->seq = -1;
 		if (dash) {
@@ -249,8 +233,9 @@ static int by_p_prod_seq(const void *a, const void *b)
 
 static struct rec *sorted_copy(const struct recs *r, int (*cmp)(const void *, const void *))
 {
-	struct rec *v = xrealloc(NULL, (r->n + 1) * sizeof(*v));
-	memcpy(v, r->v, r->n * sizeof(*v));
+	struct rec *v = chaos_xrealloc(NULL, (r->n + 1) * sizeof(*v));
+	if (r->n) /* r->v is NULL when nothing was loaded */
+		memcpy(v, r->v, r->n * sizeof(*v));
 	qsort(v, r->n, sizeof(*v), cmp);
 	return v;
 }
@@ -285,16 +270,16 @@ static int load_commits(const char *file)
 			fclose(f);
 			return -EINVAL;
 		}
-		commits = xrealloc(commits, sizeof(*commits) * (ncommits + 1));
+		commits = chaos_xrealloc(commits, sizeof(*commits) * (ncommits + 1));
 		struct commit *c = &commits[ncommits++];
 		char gk[800];
 		snprintf(gk, sizeof(gk), "%s %s %d", g, t, p);
-		c->gkey = xstrdup(gk);
+		c->gkey = chaos_xstrdup(gk);
 		c->off = off;
 		c->sent = sent;
 		c->acked = acked;
-		c->member = xstrdup(m);
-		c->k = key(t, p);
+		c->member = chaos_xstrdup(m);
+		c->k = chaos_check_part(t, p);
 	}
 	fclose(f);
 	return 0;
@@ -316,8 +301,8 @@ static int by_acked(const void *a, const void *b)
  * acknowledged must not have a lower offset. */
 static void check_commits(void)
 {
-	struct commit **s = xrealloc(NULL, sizeof(*s) * (ncommits + 1));
-	struct commit **a = xrealloc(NULL, sizeof(*a) * (ncommits + 1));
+	struct commit **s = chaos_xrealloc(NULL, sizeof(*s) * (ncommits + 1));
+	struct commit **a = chaos_xrealloc(NULL, sizeof(*a) * (ncommits + 1));
 	for (size_t i = 0; i < ncommits; i++)
 		s[i] = a[i] = &commits[i];
 	qsort(s, ncommits, sizeof(*s), by_sent);
@@ -331,7 +316,7 @@ static void check_commits(void)
 			for (b = 0; b < nbest && strcmp(best[b]->gkey, a[j]->gkey); b++)
 				;
 			if (b == nbest) {
-				best = xrealloc(best, sizeof(*best) * (nbest + 1));
+				best = chaos_xrealloc(best, sizeof(*best) * (nbest + 1));
 				best[nbest++] = a[j];
 			} else if (a[j]->off > best[b]->off) {
 				best[b] = a[j];
@@ -339,7 +324,7 @@ static void check_commits(void)
 		}
 		for (size_t b = 0; b < nbest; b++)
 			if (!strcmp(best[b]->gkey, s[i]->gkey) && s[i]->off < best[b]->off)
-				violation(COMMIT_BACKWARDS, s[i]->k,
+				chaos_violation(COMMIT_BACKWARDS, s[i]->k,
 					  "group %s: %s committed offset %lld (sent at %lld us) after %s's "
 					  "commit of %lld was acknowledged (at %lld us)",
 					  s[i]->gkey, s[i]->member, s[i]->off, s[i]->sent, best[b]->member,
@@ -382,12 +367,12 @@ static int check_hwm(const char *file)
 		for (i = 0; i < nseen && strcmp(seen[i].mkey, mk); i++)
 			;
 		if (i == nseen) {
-			seen = xrealloc(seen, sizeof(*seen) * (nseen + 1));
-			seen[nseen].mkey = xstrdup(mk);
+			seen = chaos_xrealloc(seen, sizeof(*seen) * (nseen + 1));
+			seen[nseen].mkey = chaos_xstrdup(mk);
 			seen[nseen++].hwm = h;
 		} else {
 			if (h < seen[i].hwm)
-				violation(HWM_BACKWARDS, key(t, p),
+				chaos_violation(HWM_BACKWARDS, chaos_check_part(t, p),
 					  "consumer %s saw the high watermark go from %lld to %lld", m,
 					  seen[i].hwm, h);
 			if (h > seen[i].hwm)
@@ -412,7 +397,7 @@ static int extra(int kind, const char *file)
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = 0;
 		if (line[0])
-			violation(kind, -1, "%s", line);
+			chaos_violation(kind, -1, "%s", line);
 	}
 	fclose(f);
 	return 0;
@@ -422,7 +407,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: chaos_check [--incarnation TOPIC=PREFIX]... [--group-topics T1,T2 "
 			"--group-consumed FILE] [--commits FILE] [--hwm FILE] [--extra KIND FILE]... "
-			"ACKS CONSUMED\n");
+			"[--kv SENT ACKS READ] ACKS CONSUMED\n");
 	return 2;
 }
 
@@ -442,7 +427,7 @@ static int in_list(const char *list, const char *name)
 int main(int argc, char **argv)
 {
 	const char *inc[16], *group_topics = NULL, *group_consumed = NULL, *commits_file = NULL,
-			    *hwm_file = NULL, *extra_kind[16], *extra_file[16];
+			    *hwm_file = NULL, *extra_kind[16], *extra_file[16], *kv[3] = { 0 };
 	int ninc = 0, nextra = 0, i;
 	for (i = 1; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		const char *o = argv[i];
@@ -458,6 +443,12 @@ int main(int argc, char **argv)
 			commits_file = argv[++i];
 		else if (!strcmp(o, "--hwm"))
 			hwm_file = argv[++i];
+		else if (!strcmp(o, "--kv") && i + 3 < argc) {
+			kv[0] = argv[i + 1];
+			kv[1] = argv[i + 2];
+			kv[2] = argv[i + 3];
+			i += 3;
+		}
 		else if (!strcmp(o, "--extra") && nextra < 16 && i + 2 < argc) {
 			int k;
 			for (k = 0; k < NKINDS && strcmp(kinds[k], argv[i + 1]); k++)
@@ -484,15 +475,15 @@ int main(int argc, char **argv)
 	printf("{\"violations\":[");
 
 	/* Offsets as read (in read order): dense from 0, monotonic. */
-	long long *next = xrealloc(NULL, sizeof(*next) * (size_t)(nparts + 1));
+	long long *next = chaos_xrealloc(NULL, sizeof(*next) * (size_t)(nparts + 1));
 	memset(next, 0, sizeof(*next) * (size_t)(nparts + 1));
 	for (size_t j = 0; j < log.n; j++) {
 		struct rec *x = &log.v[j];
 		if (x->off > next[x->k])
-			violation(GAP, x->k, "offsets %lld..%lld missing (next read was %lld, value %s)",
+			chaos_violation(GAP, x->k, "offsets %lld..%lld missing (next read was %lld, value %s)",
 				  next[x->k], x->off - 1, x->off, x->val);
 		else if (x->off < next[x->k])
-			violation(NON_MONOTONIC, x->k, "offset %lld read after offset %lld (value %s)",
+			chaos_violation(NON_MONOTONIC, x->k, "offset %lld read after offset %lld (value %s)",
 				  x->off, next[x->k] - 1, x->val);
 		if (x->off >= next[x->k])
 			next[x->k] = x->off + 1;
@@ -504,9 +495,9 @@ int main(int argc, char **argv)
 		size_t tl = (size_t)(eq - inc[n]), pl = strlen(eq + 1);
 		for (size_t j = 0; j < log.n; j++) {
 			struct rec *x = &log.v[j];
-			if (strlen(parts[x->k].topic) == tl && !strncmp(parts[x->k].topic, inc[n], tl) &&
+			if (strlen(chaos_parts[x->k].topic) == tl && !strncmp(chaos_parts[x->k].topic, inc[n], tl) &&
 			    strncmp(x->val, eq + 1, pl))
-				violation(STALE_INCARNATION, x->k,
+				chaos_violation(STALE_INCARNATION, x->k,
 					  "offset %lld holds %s; the current incarnation writes %s*", x->off,
 					  x->val, eq + 1);
 		}
@@ -516,7 +507,7 @@ int main(int argc, char **argv)
 	struct rec *byval = sorted_copy(&log, by_p_val), *byoff = sorted_copy(&log, by_p_off);
 	for (size_t j = 1; j < log.n; j++)
 		if (byval[j].k == byval[j - 1].k && !strcmp(byval[j].val, byval[j - 1].val))
-			violation(DUPLICATE, byval[j].k, "value %s at offsets %lld and %lld", byval[j].val,
+			chaos_violation(DUPLICATE, byval[j].k, "value %s at offsets %lld and %lld", byval[j].val,
 				  byval[j - 1].off, byval[j].off);
 
 	/* Every acknowledged record at its offset. */
@@ -528,7 +519,7 @@ int main(int argc, char **argv)
 			 * enough; the duplicate check covers "exactly once". */
 			unknown_off++;
 			if (!bsearch(a, byval, log.n, sizeof(*byval), by_p_val))
-				violation(LOST, a->k, "value %s acknowledged (offset unknown); not in the log",
+				chaos_violation(LOST, a->k, "value %s acknowledged (offset unknown); not in the log",
 					  a->val);
 			continue;
 		}
@@ -537,13 +528,13 @@ int main(int argc, char **argv)
 			continue;
 		struct rec *elsewhere = bsearch(a, byval, log.n, sizeof(*byval), by_p_val);
 		if (elsewhere)
-			violation(MOVED, a->k, "value %s acknowledged at offset %lld, found at offset %lld",
+			chaos_violation(MOVED, a->k, "value %s acknowledged at offset %lld, found at offset %lld",
 				  a->val, a->off, elsewhere->off);
 		else if (at)
-			violation(LOST, a->k, "value %s acknowledged at offset %lld; that offset holds %s",
+			chaos_violation(LOST, a->k, "value %s acknowledged at offset %lld; that offset holds %s",
 				  a->val, a->off, at->val);
 		else
-			violation(LOST, a->k, "value %s acknowledged at offset %lld; log read has %lld records",
+			chaos_violation(LOST, a->k, "value %s acknowledged at offset %lld; log read has %lld records",
 				  a->val, a->off, next[a->k]);
 	}
 
@@ -551,14 +542,14 @@ int main(int argc, char **argv)
 	struct rec *ackv = sorted_copy(&acks, by_p_val);
 	for (size_t j = 1; j < acks.n; j++)
 		if (ackv[j].k == ackv[j - 1].k && !strcmp(ackv[j].val, ackv[j - 1].val))
-			violation(DOUBLE_ACK, ackv[j].k, "value %s acknowledged at offsets %lld and %lld",
+			chaos_violation(DOUBLE_ACK, ackv[j].k, "value %s acknowledged at offsets %lld and %lld",
 				  ackv[j].val, ackv[j - 1].off, ackv[j].off);
 	qsort(ackv, acks.n, sizeof(*ackv), by_p_prod_seq);
 	for (size_t j = 1; j < acks.n; j++) {
 		struct rec *x = &ackv[j - 1], *y = &ackv[j];
 		if (x->k == y->k && !strcmp(x->prod, y->prod) && x->seq != y->seq && x->off >= 0 &&
 		    y->off >= 0 && y->off <= x->off)
-			violation(REORDER, y->k, "%s-%ld acknowledged at offset %lld, before %s-%ld at %lld",
+			chaos_violation(REORDER, y->k, "%s-%ld acknowledged at offset %lld, before %s-%ld at %lld",
 				  y->prod, y->seq, y->off, x->prod, x->seq, x->off);
 	}
 
@@ -568,9 +559,9 @@ int main(int argc, char **argv)
 		struct rec *gv = sorted_copy(&grp, by_p_val);
 		for (size_t j = 0; j < acks.n; j++) {
 			struct rec *a = &acks.v[j];
-			if (in_list(group_topics, parts[a->k].topic) &&
+			if (in_list(group_topics, chaos_parts[a->k].topic) &&
 			    !bsearch(a, gv, grp.n, sizeof(*gv), by_p_val))
-				violation(GROUP_SKIPPED, a->k,
+				chaos_violation(GROUP_SKIPPED, a->k,
 					  "value %s acknowledged at offset %lld; no group member was given it",
 					  a->val, a->off);
 		}
@@ -580,6 +571,8 @@ int main(int argc, char **argv)
 		check_commits();
 	int rc = 0;
 	if (hwm_file && check_hwm(hwm_file) < 0)
+		rc = 2;
+	if (!rc && kv[0] && chaos_kv_check(kv[0], kv[1], kv[2]) < 0)
 		rc = 2;
 	for (int n = 0; n < nextra && !rc; n++) {
 		int k;
@@ -594,10 +587,10 @@ int main(int argc, char **argv)
 	for (int k = 0; k < nparts; k++) {
 		int first = 1;
 		for (int m = 0; m < k; m++)
-			first &= strcmp(parts[m].topic, parts[k].topic) != 0;
+			first &= strcmp(chaos_parts[m].topic, chaos_parts[k].topic) != 0;
 		if (first) {
 			printf("%s", nt++ ? "," : "");
-			json_str(parts[k].topic);
+			json_str(chaos_parts[k].topic);
 		}
 	}
 	printf("],\"partitions\":%d,\"acknowledged\":%zu,\"consumed\":%zu,\"group_consumed\":%zu,"
@@ -606,7 +599,12 @@ int main(int argc, char **argv)
 	       nparts, acks.n, log.n, grp.n, ncommits, nviol, unknown_off);
 	for (int k = 0; k < NKINDS; k++)
 		printf("%s\"%s\":%ld", k ? "," : "", kinds[k], by_kind[k]);
-	printf("}}\n");
+	printf("}");
+	if (kv[0] && !rc) {
+		printf(",\"kv\":");
+		chaos_kv_stats();
+	}
+	printf("}\n");
 	free_recs(&acks);
 	free_recs(&log);
 	free_recs(&grp);
@@ -616,8 +614,8 @@ int main(int argc, char **argv)
 	}
 	free(commits);
 	for (int k = 0; k < nparts; k++)
-		free(parts[k].topic);
-	free(parts);
+		free(chaos_parts[k].topic);
+	free(chaos_parts);
 	free(next);
 	free(byval);
 	free(byoff);

@@ -3,9 +3,10 @@
  *
  * TOPICS is "NAME:NPART[,NAME:NPART...]" (at most 8 topics).
  *
- *   chaos_client create BOOTSTRAP TOPIC NPART
- *       CreateTopics (replication 1); exit 0 on success, 3 when it exists
- *       (or is still being deleted: the broker's message on stderr), 1 else.
+ *   chaos_client create BOOTSTRAP TOPIC NPART [KEY=VALUE...]
+ *       CreateTopics (replication 1, the topic configs given); exit 0 on
+ *       success, 3 when it exists (or is still being deleted: the broker's
+ *       message on stderr), 1 else.
  *   chaos_client delete BOOTSTRAP TOPIC
  *       DeleteTopics; exit 0 on success or when it does not exist, 1 else.
  *   chaos_client produce BOOTSTRAP TOPICS TAG ACKFILE [PAUSE_US]
@@ -22,6 +23,19 @@
  *       writing "TOPIC PARTITION OFFSET VALUE" lines.  Exit 0 when every
  *       partition reached its end within TIMEOUT_S (default 120), 1 otherwise.
  *       CHAOS_ISOLATION=read_committed: reads with that isolation level.
+ *       CHAOS_KV=1: the key-value format of "kv" below, "TOPIC PARTITION
+ *       OFFSET KEY put|del ID" (ID from the record's "id" header).
+ *   chaos_client kv BOOTSTRAP TOPIC NPART NKEYS TAG PREFIX [PAUSE_US]
+ *       The key-value workload (a compacted topic): an idempotent producer
+ *       (acks=-1) writing, one every PAUSE_US (default 20000), to key
+ *       "kNN" (NN drawn from 0..NKEYS-1, seeded by TAG) in partition
+ *       NN % NPART, a record with header "id" = "TAG.GEN-SEQ" (SEQ = 1, 2,
+ *       ...; GEN as in produce) and the ID as its value, or, one write in
+ *       eight, a tombstone (null value).  Before each write appends "TOPIC
+ *       PARTITION -1 KEY put|del ID" to PREFIX.sent (flushed: a write the
+ *       broker may have is always there); each acknowledgement appends
+ *       "TOPIC PARTITION OFFSET KEY put|del ID" to PREFIX.acks.  Until
+ *       SIGTERM, then flushes (60 s).  Exit 0.
  *   chaos_client group BOOTSTRAP GROUP TOPICS MEMBER PREFIX [DRAIN_S]
  *       A member of consumer group GROUP (subscribe, manual commits) until
  *       SIGTERM (then it leaves the group).  Appends every record it is given
@@ -153,7 +167,9 @@ static rd_kafka_conf_t *base_conf(const char *bootstrap)
 	return c;
 }
 
-static rd_kafka_t *new_producer(const char *bootstrap)
+typedef void (*dr_cb)(rd_kafka_t *, const rd_kafka_message_t *, void *);
+
+static rd_kafka_t *new_producer(const char *bootstrap, dr_cb dr)
 {
 	char err[512];
 	rd_kafka_conf_t *c = base_conf(bootstrap);
@@ -168,7 +184,7 @@ static rd_kafka_t *new_producer(const char *bootstrap)
 			rd_kafka_conf_destroy(c);
 			return NULL;
 		}
-	rd_kafka_conf_set_dr_msg_cb(c, on_dr);
+	rd_kafka_conf_set_dr_msg_cb(c, dr);
 	rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, c, err, sizeof(err));
 	if (!rk)
 		fprintf(stderr, "chaos_client: %s\n", err);
@@ -185,7 +201,7 @@ static int produce(const char *bootstrap, const struct topics *t, const char *ta
 	}
 	long produced = 0;
 	for (int gen = 0; !stop; gen++) {
-		rd_kafka_t *rk = new_producer(bootstrap);
+		rd_kafka_t *rk = new_producer(bootstrap, on_dr);
 		if (!rk)
 			return 2;
 		int fatal = 0;
@@ -233,10 +249,112 @@ static int produce(const char *bootstrap, const struct topics *t, const char *ta
 	return 0;
 }
 
-/* CreateTopics (npart > 0) or DeleteTopics (npart == 0) of TOPIC.  Create:
- * 0 created, 3 already exists (or still being deleted), 1 other errors.
- * Delete: 0 deleted or unknown, 1 else.  2 on setup errors. */
-static int admin_topic(const char *bootstrap, const char *topic, int npart)
+/* --- the key-value workload ------------------------------------------------ */
+static FILE *sentf;
+
+/* The acknowledgement of a kv write: its ID is the message's opaque. */
+static void on_kv_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	(void)rk;
+	(void)opaque;
+	char *id = m->_private;
+	if (m->err) {
+		failed++;
+	} else {
+		acked++;
+		fprintf(ackf, "%s %d %lld %.*s %s %s\n", rd_kafka_topic_name(m->rkt), (int)m->partition,
+			(long long)m->offset, (int)m->key_len, (const char *)m->key,
+			m->payload ? "put" : "del", id);
+		fflush(ackf);
+	}
+	free(id);
+}
+
+/* A small seeded generator (the key draw is a function of TAG). */
+static uint32_t next_rand(uint64_t *st)
+{
+	*st = *st * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(*st >> 33);
+}
+
+static int kv_produce(const char *bootstrap, const char *topic, int npart, int nkeys,
+		      const char *tag, const char *prefix, long pause_us)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s.sent", prefix);
+	sentf = fopen(path, "a");
+	snprintf(path, sizeof(path), "%s.acks", prefix);
+	ackf = fopen(path, "a");
+	if (!sentf || !ackf) {
+		perror(prefix);
+		return 2;
+	}
+	uint64_t rnd = 1469598103934665603ull;
+	for (const char *c = tag; *c; c++)
+		rnd = (rnd ^ (unsigned char)*c) * 1099511628211ull;
+	long produced = 0;
+	for (int gen = 0; !stop; gen++) {
+		rd_kafka_t *rk = new_producer(bootstrap, on_kv_dr);
+		if (!rk)
+			return 2;
+		int fatal = 0;
+		for (long seq = 1; !stop && !fatal; seq++) {
+			char id[64], key[16];
+			snprintf(id, sizeof(id), "%s.%d-%ld", tag, gen, seq);
+			int k = (int)(next_rand(&rnd) % (uint32_t)nkeys);
+			int del = next_rand(&rnd) % 8 == 0;
+			int klen = snprintf(key, sizeof(key), "k%02d", k);
+			int32_t part = k % npart;
+			fprintf(sentf, "%s %d -1 %s %s %s\n", topic, (int)part, key, del ? "del" : "put", id);
+			fflush(sentf);
+			char *op = strdup(id);
+			if (!op)
+				return 2;
+			rd_kafka_resp_err_t e;
+			while ((e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(part),
+						      RD_KAFKA_V_KEY(key, (size_t)klen),
+						      RD_KAFKA_V_VALUE(del ? NULL : id, del ? 0 : strlen(id)),
+						      RD_KAFKA_V_HEADER("id", id, (ssize_t)strlen(id)),
+						      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+						      RD_KAFKA_V_OPAQUE(op), RD_KAFKA_V_END)) ==
+				       RD_KAFKA_RESP_ERR__QUEUE_FULL &&
+			       !stop)
+				rd_kafka_poll(rk, 10);
+			if (e) {
+				free(op);
+				if (e == RD_KAFKA_RESP_ERR__FATAL)
+					fatal = 1;
+				else if (!stop)
+					fprintf(stderr, "chaos_client: producev: %s\n", rd_kafka_err2str(e));
+				break;
+			}
+			if (++produced % 1000 == 0)
+				fprintf(stderr, "chaos_client: produced %ld\n", produced);
+			rd_kafka_poll(rk, 0);
+			char es[256];
+			if (rd_kafka_fatal_error(rk, es, sizeof(es))) {
+				fprintf(stderr, "chaos_client: fatal: %s (new producer)\n", es);
+				fatal = 1;
+			}
+			if (pause_us)
+				usleep((useconds_t)pause_us);
+		}
+		rd_kafka_flush(rk, 60000);
+		rd_kafka_destroy(rk);
+		if (!fatal)
+			break;
+	}
+	fclose(ackf);
+	fclose(sentf);
+	fprintf(stderr, "chaos_client: produced %ld acked %ld failed %ld\n", produced, acked, failed);
+	return 0;
+}
+
+/* CreateTopics (npart > 0; with the nconf "KEY=VALUE" topic configs conf)
+ * or DeleteTopics (npart == 0) of TOPIC.  Create: 0 created, 3 already
+ * exists (or still being deleted), 1 other errors.  Delete: 0 deleted or
+ * unknown, 1 else.  2 on setup errors. */
+static int admin_topic(const char *bootstrap, const char *topic, int npart, char **conf, int nconf)
 {
 	const int del = npart == 0;
 	char err[512];
@@ -254,6 +372,20 @@ static int admin_topic(const char *bootstrap, const char *topic, int npart)
 		rd_kafka_DeleteTopic_destroy(dt);
 	} else {
 		rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, npart, 1, err, sizeof(err));
+		for (int i = 0; i < nconf; i++) {
+			char *eq = strchr(conf[i], '=');
+			if (!eq || eq == conf[i]) {
+				fprintf(stderr, "chaos_client: bad topic config '%s' (KEY=VALUE)\n", conf[i]);
+				rd_kafka_NewTopic_destroy(nt);
+				rd_kafka_AdminOptions_destroy(o);
+				rd_kafka_queue_destroy(q);
+				rd_kafka_destroy(rk);
+				return 2;
+			}
+			*eq = 0;
+			rd_kafka_NewTopic_set_config(nt, conf[i], eq + 1);
+			*eq = '=';
+		}
 		rd_kafka_CreateTopics(rk, &nt, 1, o, q);
 		rd_kafka_NewTopic_destroy(nt);
 	}
@@ -293,8 +425,24 @@ static long long mono_s(void)
 	return (long long)ts.tv_sec;
 }
 
+/* A record read in the key-value format: "TOPIC PARTITION OFFSET KEY
+ * put|del ID" (ID: the "id" header; "-" when absent, "?" for no key). */
+static void write_kv(FILE *out, const char *topic, const rd_kafka_message_t *m)
+{
+	rd_kafka_headers_t *h = NULL;
+	const void *id = NULL;
+	size_t idlen = 0;
+	if (rd_kafka_message_headers(m, &h) || rd_kafka_header_get_last(h, "id", &id, &idlen) || !id)
+		id = "-", idlen = 1;
+	fprintf(out, "%s %d %lld %.*s %s %.*s\n", topic, (int)m->partition, (long long)m->offset,
+		m->key_len ? (int)m->key_len : 1, m->key_len ? (const char *)m->key : "?",
+		m->payload ? "put" : "del", (int)idlen, (const char *)id);
+}
+
 static int consume(const char *bootstrap, const struct topics *t, const char *file, int timeout_s)
 {
+	const char *kvs = getenv("CHAOS_KV");
+	int kv = kvs && !strcmp(kvs, "1");
 	FILE *out = fopen(file, "w");
 	if (!out) {
 		perror(file);
@@ -338,6 +486,8 @@ static int consume(const char *bootstrap, const struct topics *t, const char *fi
 			}
 		} else if (m->err) {
 			fprintf(stderr, "chaos_client: consume: %s\n", rd_kafka_message_errstr(m));
+		} else if (ti >= 0 && kv) {
+			write_kv(out, t->name[ti], m);
 		} else if (ti >= 0) {
 			fprintf(out, "%s %d %lld %.*s\n", t->name[ti], (int)m->partition,
 				(long long)m->offset, (int)m->len, (const char *)m->payload);
@@ -522,10 +672,14 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	struct topics t;
-	if (argc == 5 && !strcmp(argv[1], "create") && atoi(argv[4]) > 0)
-		return admin_topic(argv[2], argv[3], atoi(argv[4]));
+	if (argc >= 5 && !strcmp(argv[1], "create") && atoi(argv[4]) > 0)
+		return admin_topic(argv[2], argv[3], atoi(argv[4]), argv + 5, argc - 5);
 	if (argc == 4 && !strcmp(argv[1], "delete"))
-		return admin_topic(argv[2], argv[3], 0);
+		return admin_topic(argv[2], argv[3], 0, NULL, 0);
+	if ((argc == 8 || argc == 9) && !strcmp(argv[1], "kv") && atoi(argv[4]) > 0 &&
+	    atoi(argv[5]) > 0)
+		return kv_produce(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]), argv[6], argv[7],
+				  argc == 9 ? atol(argv[8]) : 20000);
 	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "produce"))
 		return parse_topics(argv[3], &t) ? 2
 						  : produce(argv[2], &t, argv[4], argv[5],
@@ -538,10 +692,11 @@ int main(int argc, char **argv)
 		return parse_topics(argv[4], &t) ? 2
 						  : run_member(argv[2], argv[3], &t, argv[5], argv[6],
 								 argc == 8 ? atoi(argv[7]) : 0);
-	fprintf(stderr, "usage: chaos_client create BOOTSTRAP TOPIC NPART\n"
+	fprintf(stderr, "usage: chaos_client create BOOTSTRAP TOPIC NPART [KEY=VALUE...]\n"
 			"       chaos_client delete BOOTSTRAP TOPIC\n"
 			"       chaos_client produce BOOTSTRAP TOPICS TAG ACKFILE [PAUSE_US]\n"
 			"       chaos_client consume BOOTSTRAP TOPICS OUTFILE [TIMEOUT_S]\n"
+			"       chaos_client kv BOOTSTRAP TOPIC NPART NKEYS TAG PREFIX [PAUSE_US]\n"
 			"       chaos_client group BOOTSTRAP GROUP TOPICS MEMBER PREFIX [DRAIN_S]\n"
 			"  TOPICS: NAME:NPART[,NAME:NPART...]\n");
 	return 2;

@@ -7,5 +7,5 @@ chaos_chaos_txn_LDADD = $(RDKAFKA_LIBS)
 chaos_chaos_client_SOURCES = chaos/chaos_client.c
 chaos_chaos_client_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 chaos_chaos_client_LDADD = $(RDKAFKA_LIBS)
-chaos_chaos_check_SOURCES = chaos/chaos_check.c
+chaos_chaos_check_SOURCES = chaos/chaos_check.c chaos/chaos_check.h chaos/chaos_kv.c
 chaos_chaos_check_LDADD =

@@ -14,7 +14,9 @@
  * than the round returned (when one does, the bounds or a segment's end
  * stopped the read, and waiting cannot make the answer fuller), the request
  * parks until a log's high watermark moves or the timer fires, then reads
- * again.  A fenced broker (kaas_agent_fenced)
+ * again.  A partition whose log holds nothing from the fetch offset up to
+ * the high watermark (a cleaned gap at a compacted log's end) is answered
+ * an empty batch over the gap (gap_batch).  A fenced broker (kaas_agent_fenced)
  * answers every partition NOT_LEADER_OR_FOLLOWER.
  *
  * Fetch sessions (KIP-227, v7+; kafka/fetch_session.h): a full fetch at
@@ -35,6 +37,7 @@
 #include "util/logger.h"
 #include "kafka/authz.h"
 #include "kafka/fetch_session.h"
+#include "kafka/batch.h"
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/req_metrics.h"
@@ -55,6 +58,7 @@ struct fp {
 	size_t len;
 	struct kaas_log_slice slice;    /* records left in the segment (zero-copy) */
 	int has_slice;
+	int gap;                        /* data is gap_batch's empty batch */
 	struct kaas_hw_token *token;    /* the partition's, while parked (referenced) */
 	/* incremental: what the session last answered of it */
 	int64_t prev_hw, prev_lso, prev_log_start;
@@ -121,6 +125,7 @@ static void drop_data(struct fetch_ctx *ctx)
 			if (p->has_slice)
 				kaas_log_slice_release(&p->slice);
 			p->has_slice = 0;
+			p->gap = 0;
 			p->len = 0;
 		}
 }
@@ -153,6 +158,21 @@ static void ctx_free(void *arg)
 	} else {
 		free_mem(ctx);
 	}
+}
+
+/* The log holds nothing in [p->offset, p->slice.next_offset) (a range a
+ * cleaner removed, issue 21, up to the high watermark or the bound): answer
+ * an empty batch over it, so that the consumer moves past it (a Fetch
+ * without records would leave it there for good).  0 or -ENOMEM. */
+static int gap_batch(struct fp *p)
+{
+	p->data = malloc(KAAS_BATCH_HEADER);
+	if (!p->data)
+		return -ENOMEM;
+	kaas_batch_empty(p->data, p->offset, p->slice.next_offset - 1);
+	p->len = KAAS_BATCH_HEADER;
+	p->gap = 1;
+	return 0;
 }
 
 /* Work queue: read every partition. */
@@ -251,6 +271,8 @@ static void round_work(void *arg)
 			} else if (rc == 0) {
 				/* nothing, or a first batch larger than the bound */
 				kaas_log_slice_release(&p->slice);
+				if (p->slice.len == 0 && p->slice.next_offset > p->offset)
+					rc = gap_batch(p);
 			}
 			if (rc == -ERANGE) {
 				p->err = KAAS_KERR_OFFSET_OUT_OF_RANGE;
@@ -332,7 +354,8 @@ static void write_part(struct kaas_kw *w, struct kaas_kslice topic, const void *
 	const struct fp *p = part;
 	int16_t v = req->hdr.api_version;
 	kaas_req_metric_part(req, 0, topic.p, topic.len, p->err, p->len,
-			     p->len ? (uint64_t)(p->slice.next_offset - p->slice.first_offset) : 0);
+			     p->len && !p->gap ? (uint64_t)(p->slice.next_offset - p->slice.first_offset)
+					       : 0);
 	kaas_kw_i32(w, p->index);
 	kaas_kw_i16(w, p->err);
 	kaas_kw_i64(w, p->hw);

@@ -1,8 +1,10 @@
 /* batch.c — RecordBatch v2 validation (see batch.h). */
 #include "kafka/batch.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kafka/codec.h"
 #include "kafka/protocol.h"
@@ -16,6 +18,41 @@ static uint32_t be32(const uint8_t *p)
 static int64_t be64(const uint8_t *p)
 {
 	return (int64_t)(((uint64_t)be32(p) << 32) | be32(p + 4));
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+	put_be32(p, (uint32_t)(v >> 32));
+	put_be32(p + 4, (uint32_t)v);
+}
+
+int64_t kaas_batch_empty(uint8_t *out, int64_t base, int64_t last)
+{
+	assert(base >= 0 && last >= base);
+	int64_t delta = last - base > INT32_MAX ? INT32_MAX : last - base;
+	memset(out, 0, KAAS_BATCH_HEADER);
+	put_be64(out, (uint64_t)base);
+	put_be32(out + KAAS_BATCH_OFF_LENGTH, KAAS_BATCH_HEADER - 12);
+	put_be32(out + 12, UINT32_MAX); /* partitionLeaderEpoch -1 */
+	out[KAAS_BATCH_OFF_MAGIC] = 2;
+	put_be32(out + KAAS_BATCH_OFF_LAST_DELTA, (uint32_t)delta);
+	put_be64(out + KAAS_BATCH_OFF_BASE_TS, UINT64_MAX); /* no timestamps: -1 */
+	put_be64(out + KAAS_BATCH_OFF_MAX_TS, UINT64_MAX);
+	put_be64(out + 43, UINT64_MAX);                      /* producerId -1 */
+	out[51] = out[52] = 0xff;                            /* producerEpoch -1 */
+	put_be32(out + 53, UINT32_MAX);                      /* baseSequence -1 */
+	put_be32(out + KAAS_BATCH_OFF_COUNT, 0);
+	put_be32(out + KAAS_BATCH_OFF_CRC,
+		 kaas_crc32c(0, out + KAAS_BATCH_OFF_ATTR, KAAS_BATCH_HEADER - KAAS_BATCH_OFF_ATTR));
+	return delta + 1;
 }
 
 /* Parse `count` records from buf[0..len): each must be well formed, carry

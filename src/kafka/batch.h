@@ -56,6 +56,14 @@ int kaas_batch_validate(const uint8_t *buf, size_t len, size_t max_batch,
 int kaas_batch_decompress(int codec, const uint8_t *in, size_t inlen, size_t limit,
 			  uint8_t **out, size_t *outlen);
 
+/* Write into out an empty RecordBatch v2 (KAAS_BATCH_HEADER bytes, no
+ * records) covering offsets [base, last] (base <= last; a range longer
+ * than INT32_MAX + 1 offsets is covered from base up to that many): no
+ * producer, no timestamps (-1), partition leader epoch -1, CRC set.  A
+ * consumer moves past it to last + 1, as past the empty batches Kafka's
+ * cleaner keeps.  Returns the number of offsets covered. */
+int64_t kaas_batch_empty(uint8_t *out, int64_t base, int64_t last);
+
 /* Attribute bit: the batch's timestamps are its append time (maxTimestamp). */
 #define KAAS_BATCH_ATTR_LOG_APPEND_TIME 0x08
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # A short chaos run (issue 9, "In CI"): scripts/chaos for two seeds of 30 s
 # each, about a minute each with the transactional read-back (three brokers
-# on faultfs, idempotent and transactional producers, the consumer group,
+# on faultfs, idempotent and transactional producers, the key-value
+# workload on a compacted topic, the consumer group,
 # chaos-d deleted and re-created, the seeded nemesis); every seed must end
 # with no violation.  Run by scripts/test after the normal build's suite (not
 # by make check, not under sanitizers: a sanitizer build passes it with a

@@ -9,7 +9,10 @@ TESTS += tests/topics/topic_configs.sh
 EXTRA_DIST += tests/topics/topic_configs.sh tests/topics/topic_configs.py
 # A compacted topic end to end (issue 21): kafka-python and kcat only,
 # over code the sanitizer suite covers in tests/log/test_log_clean.
+# compact_tail.sh: a Fetch inside a cleaned gap that reaches the high
+# watermark (an empty batch up to it).
 if !SANITIZERS
 TESTS += tests/topics/compact_e2e.sh
 endif
-EXTRA_DIST += tests/topics/compact_e2e.sh tests/topics/compact_e2e.py
+TESTS += tests/topics/compact_tail.sh
+EXTRA_DIST += tests/topics/compact_e2e.sh tests/topics/compact_e2e.py tests/topics/compact_tail.sh
