@@ -543,9 +543,10 @@ static bool ack_one(struct kaas_log *log, struct round *r)
  * other logs (it is queued again at the tail if work remains). */
 #define ROUNDS_PER_RUN 4
 
-/* The sync task: takes the queue as one round, writes and fsyncs it, and
- * hands it to the ack task — then goes on with the next round while the
- * ack task checks the fence and completes the previous one. */
+/* The sync task: takes the queue (at most segment_bytes of it, so that a
+ * round fits one segment) as one round, writes and fsyncs it, and hands it
+ * to the ack task — then goes on with the next round while the ack task
+ * checks the fence and completes the previous one. */
 void kaas_logi_sync_run(struct kaas_logi_task *t)
 {
 	struct kaas_log *log = KAAS_FIFO_ENTRY(t, struct kaas_log, sync_task);
@@ -579,12 +580,21 @@ void kaas_logi_sync_run(struct kaas_logi_task *t)
 			kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 			break;
 		}
+		/* A round is at most segment_bytes (at least one batch): it is
+		 * written to one segment, so a larger one would overfill it. */
+		uint64_t cap = __atomic_load_n(&log->cfg.segment_bytes, __ATOMIC_RELAXED);
+		struct pending *last = NULL;
 		r->list = log->qhead;
-		log->qhead = log->qtail = NULL;
-		for (struct pending *p = r->list; p; p = p->next) {
+		for (struct pending *p = r->list; p && (!last || r->bytes + p->len <= cap);
+		     p = p->next) {
 			r->bytes += p->len;
 			r->n++;
+			last = p;
 		}
+		log->qhead = last->next;
+		last->next = NULL;
+		if (!log->qhead)
+			log->qtail = NULL;
 		log->writing = r;
 		int failed = log->failed;
 		kaas_unlock(&log->mu);

@@ -92,3 +92,9 @@ tests_log_test_log_clean_txn_SOURCES = tests/log/test_log_clean_txn.c
 tests_log_test_log_clean_txn_CFLAGS = $(TEST_CFLAGS)
 tests_log_test_log_clean_txn_LDADD = $(LOG_TEST_LIBS)
 TESTS += tests/log/test_log_clean_txn
+
+check_PROGRAMS += tests/log/test_log_segment_size
+tests_log_test_log_segment_size_SOURCES = tests/log/test_log_segment_size.c
+tests_log_test_log_segment_size_CFLAGS = $(TEST_CFLAGS)
+tests_log_test_log_segment_size_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/log/test_log_segment_size
