@@ -194,11 +194,14 @@ int kaas_topics_reopen(struct kaas_topics *t, struct kaas_topic *tp, int32_t k, 
 /* kaas_topics_reopen (why NULL: the lease moved) for the n distinct
  * partitions ks[] of tp: one wait for exclusive use, the old logs closed,
  * the new ones opened KAAS_TOPICS_OPEN_THREADS at a time (they are
- * independent: each a few syncs on the volume), then all installed.
- * Returns how many now have a log.  Caller holds admin_mu and one
- * reference. */
+ * independent: each a few syncs on the volume), then all installed.  An
+ * open, but the first of ks[], not started by `deadline` (kaas_mono_ms; 0:
+ * none) is not started:
+ * that partition is left without a log as KAAS_PART_NOT_LEADER (the next
+ * reconcile opens it) and *late is set to 1.  Returns how many now have a
+ * log.  Caller holds admin_mu and one reference. */
 size_t kaas_topics_reopen_many(struct kaas_topics *t, struct kaas_topic *tp, const int32_t *ks,
-			       size_t n);
+			       size_t n, uint64_t deadline, int *late);
 
 /* Re-open every partition whose log failed or could not be opened for a
  * retryable reason; returns how many are still without a log.  Caller

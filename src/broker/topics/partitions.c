@@ -10,6 +10,7 @@
 #include "util/logger.h"
 #include "util/parallel.h"
 #include "broker/topics/internal.h"
+#include "cluster/membership.h"
 
 struct kaas_hw_token *kaas_hw_token_get(struct kaas_hw_token *tok)
 {
@@ -100,13 +101,27 @@ struct open_batch {
 	int32_t from;
 	struct kaas_partition *out;
 	struct kaas_hw_token **toks;
+	uint64_t deadline;        /* kaas_mono_ms; 0: none */
+	int late;                 /* some were left unopened (deadline) */
 };
 
 static void open_batch_one(void *arg, size_t i)
 {
 	struct open_batch *b = arg;
 	int32_t k = b->idx ? b->idx[i] : b->from + (int32_t)i;
-	open_one(b->t, b->tp, k, &b->out[i], b->toks ? b->toks[i] : NULL);
+	struct kaas_hw_token *tok = b->toks ? b->toks[i] : NULL;
+	if (b->deadline && i > 0 && kaas_mono_ms() >= b->deadline) {
+		/* Past the caller's budget (the first of a batch always
+		 * opens: progress): left as "ask the leader", for the next
+		 * round to open. */
+		memset(&b->out[i], 0, sizeof(b->out[i]));
+		b->out[i].index = k;
+		b->out[i].token = tok;
+		b->out[i].open_err = KAAS_PART_NOT_LEADER;
+		__atomic_store_n(&b->late, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	open_one(b->t, b->tp, k, &b->out[i], tok);
 }
 
 /* Open logs for partitions [from, to) of topic `tp` into arr[from..to),
@@ -192,7 +207,7 @@ int kaas_topics_reopen(struct kaas_topics *t, struct kaas_topic *tp, int32_t k, 
 }
 
 size_t kaas_topics_reopen_many(struct kaas_topics *t, struct kaas_topic *tp, const int32_t *ks,
-			       size_t n)
+			       size_t n, uint64_t deadline, int *late)
 {
 	assert(kaas_topics_holds_admin(t));
 	if (n == 0)
@@ -205,8 +220,13 @@ size_t kaas_topics_reopen_many(struct kaas_topics *t, struct kaas_topic *tp, con
 		free(toks);
 		free(fresh);
 		size_t led = 0; /* short of memory: one at a time */
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			if (deadline && kaas_mono_ms() >= deadline) {
+				*late = 1;
+				break;
+			}
 			led += (size_t)kaas_topics_reopen(t, tp, ks[i], NULL);
+		}
 		return led;
 	}
 	/* Take the logs away once no request uses the topic: one wait for
@@ -230,8 +250,11 @@ size_t kaas_topics_reopen_many(struct kaas_topics *t, struct kaas_topic *tp, con
 				  tp->parts[ks[i]].epoch, rc < 0 ? ": " : "",
 				  rc < 0 ? kaas_strerror(rc) : "");
 		}
-	struct open_batch b = { .t = t, .tp = tp, .idx = ks, .out = fresh, .toks = toks };
+	struct open_batch b = { .t = t, .tp = tp, .idx = ks, .out = fresh, .toks = toks,
+				.deadline = deadline };
 	(void)kaas_parallel_for(n, KAAS_TOPICS_OPEN_THREADS, open_batch_one, &b);
+	if (b.late)
+		*late = 1;
 	size_t led = 0;
 	kaas_topics_lock(t);
 	for (size_t i = 0; i < n; i++) {

@@ -249,13 +249,15 @@ static int sync_docs(struct kaas_topics *t)
 
 /* How many partitions one kaas_topics_reopen_many call takes: the budget
  * is checked between batches. */
-#define RECONCILE_BATCH 256
+#define RECONCILE_BATCH 64
 
 /* Bring one topic's open logs in line with the lease, in batches, until
- * kaas_mono_ms() passes `deadline` (the rest are left for the next round:
+ * kaas_mono_ms() passes `deadline` once *progress says this round opened
+ * or closed something (the rest are left for the next round:
  * t->reconcile_left is set); returns how many partitions of it this
  * broker leads.  Caller holds one reference. */
-static int lease_topic(struct kaas_topics *t, struct kaas_topic *tp, uint64_t deadline)
+static int lease_topic(struct kaas_topics *t, struct kaas_topic *tp, uint64_t deadline,
+		       int *progress)
 {
 	int led = 0;
 	int32_t *ks = malloc(sizeof(*ks) * RECONCILE_BATCH);
@@ -276,21 +278,27 @@ static int lease_topic(struct kaas_topics *t, struct kaas_topic *tp, uint64_t de
 		led += want;
 		if (ok)
 			continue;
-		if (t->reconcile_left || kaas_mono_ms() >= deadline) {
+		/* The budget counts once this round opened something: every
+		 * round makes progress, however slow the listing before it. */
+		if (t->reconcile_left || (*progress && kaas_mono_ms() >= deadline)) {
 			t->reconcile_left = 1;
 			continue;
 		}
 		if (!ks) {
 			(void)kaas_topics_reopen(t, tp, k, NULL);
+			*progress = 1;
 			continue;
 		}
 		ks[n++] = k;
 		if (n == RECONCILE_BATCH) {
-			(void)kaas_topics_reopen_many(t, tp, ks, n);
+			(void)kaas_topics_reopen_many(t, tp, ks, n, deadline, &t->reconcile_left);
 			n = 0;
+			*progress = 1;
 		}
 	}
-	(void)kaas_topics_reopen_many(t, tp, ks, n);
+	(void)kaas_topics_reopen_many(t, tp, ks, n, deadline, &t->reconcile_left);
+	if (n)
+		*progress = 1;
 	free(ks);
 	return led;
 }
@@ -312,12 +320,13 @@ int kaas_topics_reconcile(struct kaas_topics *t)
 	t->reconcile_left = 0;
 	int rc = sync_docs(t);
 	uint64_t deadline = kaas_mono_ms() + t->reconcile_budget_ms;
+	int progress = 0;
 	int n = 0;
 	struct kaas_topic **v = kaas_topics_list(t, &n);
 	int led = 0;
 	for (int i = 0; v && i < n; i++) {
 		if (!v[i]->offline)
-			led += lease_topic(t, v[i], deadline);
+			led += lease_topic(t, v[i], deadline, &progress);
 		kaas_topic_put(v[i]);
 	}
 	free(v);
