@@ -424,8 +424,11 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 	rc = kaas_topics_reconcile(c->topics);
 	if (rc < 0)
 		return rc;
+	int left = kaas_topics_reconcile_left(c->topics);
 	__atomic_store_n(&c->served, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&c->mu);
+	if (left)
+		c->kicked = 1; /* partitions still to open: the next round at once */
 	c->served_version = ver;
 	pthread_mutex_unlock(&c->mu);
 	return 0;

@@ -161,8 +161,14 @@ struct kaas_topics_opts {
 	void *notify_arg;
 	const struct kaas_kvlist *defaults; /* broker defaults of topic settings
 	                             (checked; copied), or NULL */
+	unsigned reconcile_budget_ms; /* how long one kaas_topics_reconcile may
+	                             spend opening and closing logs; 0: the
+	                             default, KAAS_TOPICS_RECONCILE_BUDGET_MS */
 };
 int kaas_topics_open_opts(const struct kaas_topics_opts *o, struct kaas_topics **out);
+
+/* The default of kaas_topics_opts.reconcile_budget_ms. */
+#define KAAS_TOPICS_RECONCILE_BUDGET_MS 1000
 
 /* Cluster reconcile (call after the lease view changed, and periodically):
  *   - topics: documents created, grown, re-configured (new settings applied
@@ -174,10 +180,19 @@ int kaas_topics_open_opts(const struct kaas_topics_opts *o, struct kaas_topics *
  *     and unlisted (their files are removed by the broker that deletes);
  *   - partitions: logs opened for partitions the lease grants, re-opened
  *     when the granted epoch changed, closed when no longer granted (each
- *     once no request uses the topic).
- * Returns how many partitions this broker now leads, or -errno when the
- * topic documents could not be listed.  Blocks (volume). */
+ *     once no request uses the topic), many at once (a bounded
+ *     parallel-for), and only for the registry's budget (default
+ *     KAAS_TOPICS_RECONCILE_BUDGET_MS, 1 s) per call: what is left waits for the next call (see
+ *     kaas_topics_reconcile_left), so a round of a broker given thousands of
+ *     partitions does not outlast its lease.
+ * Returns how many partitions this broker now leads (by the lease: some
+ * may still be opening), or -errno when the topic documents could not be
+ * listed.  Blocks (volume). */
 int kaas_topics_reconcile(struct kaas_topics *t);
+
+/* 1 when the last kaas_topics_reconcile ran out of its budget with
+ * partitions still to open or close (call it again soon), else 0. */
+int kaas_topics_reconcile_left(struct kaas_topics *t);
 
 /* Called by kaas_topics_delete after the document is marked deleting and
  * this broker closed its logs, before the directory is renamed aside: the

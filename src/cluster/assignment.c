@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +12,15 @@
 #include "contract/doc.h"
 #include "contract/epoch_fence.h"
 #include "cluster/partition_entry.h"
+#include "util/parallel.h"
 #include "util/step.h"
 #include "util/status.h"
 
 #define DOC_KIND "assignment"
 #define DOC_VERSION 1
+
+/* How many slot epochs kaas_assignment_claim_epochs claims at once. */
+#define CLAIM_THREADS 8
 
 int kaas_controller_latest(struct kaas_substrate *cluster, uint64_t *epoch)
 {
@@ -122,6 +127,7 @@ int kaas_assignment_read(struct kaas_substrate *cluster, struct kaas_assignment 
 		e->leader_epoch = (uint32_t)ep;
 	}
 	cJSON_Delete(o);
+	(void)kaas_assignment_index(a); /* without it: found in linear time */
 	if (current) {
 		uint64_t latest;
 		rc = kaas_controller_latest(cluster, &latest);
@@ -130,9 +136,61 @@ int kaas_assignment_read(struct kaas_substrate *cluster, struct kaas_assignment 
 	return 0;
 }
 
+/* FNV-1a over the topic name and the partition number. */
+static uint32_t slot_hash(const char *topic, int32_t partition)
+{
+	uint32_t h = 2166136261u;
+	for (const unsigned char *c = (const unsigned char *)topic; *c; c++)
+		h = (h ^ *c) * 16777619u;
+	uint32_t p = (uint32_t)partition;
+	for (int i = 0; i < 4; i++, p >>= 8)
+		h = (h ^ (p & 0xff)) * 16777619u;
+	return h;
+}
+
+static void index_drop(struct kaas_assignment *a)
+{
+	free(a->ix);
+	a->ix = NULL;
+	a->ixcap = a->ixn = 0;
+}
+
+int kaas_assignment_index(struct kaas_assignment *a)
+{
+	index_drop(a);
+	if (a->n == 0 || a->n > UINT32_MAX / 2)
+		return 0;
+	size_t cap = 16;
+	while (cap < 2 * a->n)
+		cap *= 2;
+	a->ix = calloc(cap, sizeof *a->ix);
+	if (!a->ix)
+		return -ENOMEM;
+	a->ixcap = cap;
+	for (size_t i = 0; i < a->n; i++) {
+		size_t b = slot_hash(a->e[i].topic, a->e[i].partition) & (cap - 1);
+		while (a->ix[b])
+			b = (b + 1) & (cap - 1);
+		a->ix[b] = (uint32_t)(i + 1);
+	}
+	a->ixn = a->n;
+	return 0;
+}
+
 const struct kaas_assign_entry *kaas_assignment_find(const struct kaas_assignment *a,
 						     const char *topic, int32_t partition)
 {
+	if (a->ix && a->ixn == a->n) {
+		/* The first of equal keys, as the linear search finds it. */
+		const struct kaas_assign_entry *best = NULL;
+		for (size_t b = slot_hash(topic, partition) & (a->ixcap - 1); a->ix[b];
+		     b = (b + 1) & (a->ixcap - 1)) {
+			const struct kaas_assign_entry *e = &a->e[a->ix[b] - 1];
+			if (e->partition == partition && !strcmp(e->topic, topic) && (!best || e < best))
+				best = e;
+		}
+		return best;
+	}
 	for (size_t i = 0; i < a->n; i++)
 		if (a->e[i].partition == partition && !strcmp(a->e[i].topic, topic))
 			return &a->e[i];
@@ -142,12 +200,15 @@ const struct kaas_assign_entry *kaas_assignment_find(const struct kaas_assignmen
 void kaas_assignment_free(struct kaas_assignment *a)
 {
 	free(a->e);
+	free(a->ix);
 	memset(a, 0, sizeof *a);
 }
 
 int kaas_assignment_copy(struct kaas_assignment *dst, const struct kaas_assignment *src)
 {
 	*dst = *src;
+	dst->ix = NULL;
+	dst->ixcap = dst->ixn = 0;
 	dst->e = calloc(src->n ? src->n : 1, sizeof *dst->e);
 	if (!dst->e) {
 		memset(dst, 0, sizeof *dst);
@@ -155,6 +216,7 @@ int kaas_assignment_copy(struct kaas_assignment *dst, const struct kaas_assignme
 	}
 	if (src->n)
 		memcpy(dst->e, src->e, src->n * sizeof *dst->e);
+	(void)kaas_assignment_index(dst); /* without it: found in linear time */
 	return 0;
 }
 
@@ -169,41 +231,67 @@ int kaas_slot_epoch_dir(const char *topic, int32_t partition, char *out, size_t 
 	return 0;
 }
 
+/* One kaas_assignment_claim_epochs over many slots, for kaas_parallel_for. */
+struct claim_job {
+	struct kaas_substrate *cluster;
+	const struct kaas_assignment *prev;
+	struct kaas_assignment *next;
+	const char *note;
+	atomic_int raised;
+	atomic_int failed;          /* set by the first failure: no new claims */
+	int err;                    /* err and detail: written only by the
+	                               thread that set failed, read after the
+	                               join */
+	char detail[256];
+};
+
+/* Claim next->e[i]'s epoch (or the next free one above it). */
+static void claim_one(void *arg, size_t i)
+{
+	struct claim_job *j = arg;
+	struct kaas_assign_entry *e = &j->next->e[i];
+	if (e->leader == KAAS_NO_LEADER || atomic_load(&j->failed))
+		return;
+	const struct kaas_assign_entry *old = kaas_assignment_find(j->prev, e->topic, e->partition);
+	if (old && old->leader == e->leader && old->leader_epoch == e->leader_epoch)
+		return; /* handed out (and claimed) before */
+	char dir[320];
+	int rc = kaas_slot_epoch_dir(e->topic, e->partition, dir, sizeof dir);
+	if (rc >= 0)
+		rc = e->leader_epoch ? kaas_fence_claim(j->cluster, dir, e->leader_epoch, j->note, NULL)
+				     : KAAS_FENCE_SUPERSEDED;
+	if (rc == KAAS_FENCE_SUPERSEDED || rc == -EEXIST) {
+		/* Someone (an older controller, a stale plan) already
+		 * handed that epoch out: take the next one above all. */
+		uint64_t won = 0;
+		rc = kaas_fence_claim_next(j->cluster, dir, j->note, &won);
+		if (rc == 0 && won > UINT32_MAX)
+			rc = kaas_sub_fail(EOVERFLOW, "%s: leader epochs exhausted", dir);
+		if (rc == 0) {
+			e->leader_epoch = (uint32_t)won;
+			atomic_fetch_add(&j->raised, 1);
+		}
+	}
+	if (rc < 0 && !atomic_exchange(&j->failed, 1)) {
+		j->err = rc;
+		snprintf(j->detail, sizeof j->detail, "%s", kaas_sub_errdetail());
+	}
+}
+
 int kaas_assignment_claim_epochs(struct kaas_substrate *cluster, const struct kaas_assignment *prev,
 				 struct kaas_assignment *next, uint64_t controller_epoch)
 {
-	int raised = 0;
 	char note[96];
 	snprintf(note, sizeof note, "controller epoch %" PRIu64 "\n", controller_epoch);
-	for (size_t i = 0; i < next->n; i++) {
-		struct kaas_assign_entry *e = &next->e[i];
-		if (e->leader == KAAS_NO_LEADER)
-			continue;
-		const struct kaas_assign_entry *old = kaas_assignment_find(prev, e->topic, e->partition);
-		if (old && old->leader == e->leader && old->leader_epoch == e->leader_epoch)
-			continue; /* handed out (and claimed) before */
-		char dir[320];
-		int rc = kaas_slot_epoch_dir(e->topic, e->partition, dir, sizeof dir);
-		if (rc < 0)
-			return rc;
-		rc = e->leader_epoch ? kaas_fence_claim(cluster, dir, e->leader_epoch, note, NULL)
-				     : KAAS_FENCE_SUPERSEDED;
-		if (rc == KAAS_FENCE_SUPERSEDED || rc == -EEXIST) {
-			/* Someone (an older controller, a stale plan) already
-			 * handed that epoch out: take the next one above all. */
-			uint64_t won = 0;
-			rc = kaas_fence_claim_next(cluster, dir, note, &won);
-			if (rc == 0 && won > UINT32_MAX)
-				rc = kaas_sub_fail(EOVERFLOW, "%s: leader epochs exhausted", dir);
-			if (rc == 0) {
-				e->leader_epoch = (uint32_t)won;
-				raised++;
-			}
-		}
-		if (rc < 0)
-			return rc;
-	}
-	return raised;
+	struct claim_job j = { .cluster = cluster, .prev = prev, .next = next, .note = note };
+	atomic_init(&j.raised, 0);
+	atomic_init(&j.failed, 0);
+	/* The slots are independent (one fence directory each): claimed
+	 * CLAIM_THREADS at a time, all before the caller writes `next`. */
+	(void)kaas_parallel_for(next->n, CLAIM_THREADS, claim_one, &j);
+	if (atomic_load(&j.failed))
+		return kaas_sub_fail(j.err, "%s", j.detail);
+	return atomic_load(&j.raised);
 }
 
 /* ---- placement ---- */
@@ -225,13 +313,15 @@ static size_t load_of(const struct kaas_assignment *a, int32_t id)
 	return n;
 }
 
-/* The live broker with the least (most) load; ties to the lowest id. */
-static int32_t pick(const struct kaas_assignment *a, const int32_t *alive, size_t nalive, int most)
+/* The live broker with the least (most) load; ties to the lowest id.
+ * loads[i] is alive[i]'s load in a (NULL: counted here). */
+static int32_t pick(const struct kaas_assignment *a, const int32_t *alive, size_t nalive, int most,
+		    const size_t *loads)
 {
 	int32_t best = KAAS_NO_LEADER;
 	size_t best_load = 0;
 	for (size_t i = 0; i < nalive; i++) {
-		size_t l = load_of(a, alive[i]);
+		size_t l = loads ? loads[i] : load_of(a, alive[i]);
 		if (best == KAAS_NO_LEADER || (most ? l > best_load : l < best_load) ||
 		    (l == best_load && alive[i] < best)) {
 			best = alive[i];
@@ -268,12 +358,23 @@ int kaas_assignment_plan(const struct kaas_assignment *cur, const struct kaas_sl
 	}
 	if (cur->n != next->n)
 		*changed = 1; /* some slot was dropped (or added) */
-	/* 2. Slots without a live leader go to the least-loaded live broker. */
+	/* 2. Slots without a live leader go to the least-loaded live broker
+	 * (the loads counted once, then kept up to date: linear in the slots). */
+	size_t *loads = calloc(nalive ? nalive : 1, sizeof *loads);
+	if (!loads) {
+		kaas_assignment_free(next);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < nalive; k++)
+		loads[k] = load_of(next, alive[k]);
 	for (size_t i = 0; i < next->n; i++) {
 		struct kaas_assign_entry *e = &next->e[i];
 		if (e->leader != KAAS_NO_LEADER && is_alive(e->leader, alive, nalive))
 			continue;
-		int32_t to = pick(next, alive, nalive, 0);
+		int32_t to = pick(next, alive, nalive, 0, loads);
+		for (size_t k = 0; to != KAAS_NO_LEADER && k < nalive; k++)
+			if (alive[k] == to)
+				loads[k]++;
 		if (to == KAAS_NO_LEADER) {
 			if (e->leader != KAAS_NO_LEADER) {
 				e->leader = KAAS_NO_LEADER;
@@ -285,9 +386,10 @@ int kaas_assignment_plan(const struct kaas_assignment *cur, const struct kaas_sl
 		e->leader_epoch++;
 		*changed = 1;
 	}
+	free(loads);
 	/* 3. Gradual rebalance toward a returning or new broker. */
 	for (unsigned m = 0; m < max_moves && nalive > 1; m++) {
-		int32_t hi = pick(next, alive, nalive, 1), lo = pick(next, alive, nalive, 0);
+		int32_t hi = pick(next, alive, nalive, 1, NULL), lo = pick(next, alive, nalive, 0, NULL);
 		if (load_of(next, hi) <= load_of(next, lo) + 1)
 			break;
 		/* Move the hi broker's last slot (deterministic). */
@@ -301,5 +403,6 @@ int kaas_assignment_plan(const struct kaas_assignment *cur, const struct kaas_sl
 		}
 	}
 	next->version = cur->version + (*changed ? 1 : 0);
+	(void)kaas_assignment_index(next); /* without it: found in linear time */
 	return 0;
 }

@@ -53,6 +53,14 @@ struct kaas_assignment {
 	uint64_t version;       /* bumped by every write */
 	size_t n;
 	struct kaas_assign_entry *e;
+	/* A hash index of e[] by (topic, partition), so kaas_assignment_find
+	 * is O(1) with 10,000 slots: built by read, plan and copy (and
+	 * kaas_assignment_index), owned and freed with the assignment.  It
+	 * covers the first ixn entries; an assignment assembled by hand has
+	 * none, and find then searches e[] in order.  Only leaders and epochs
+	 * may change in place once it is built, never a slot's key. */
+	uint32_t *ix;           /* ixcap buckets: entry index + 1, 0 empty */
+	size_t ixcap, ixn;
 };
 
 /* The newest controller claim: 0 and *epoch, -ENOENT if none, -errno. */
@@ -81,7 +89,11 @@ int kaas_assignment_write(struct kaas_substrate *cluster, const struct kaas_assi
  * controller to re-assert). */
 int kaas_assignment_read(struct kaas_substrate *cluster, struct kaas_assignment *a, int *current);
 
-/* Find a slot; NULL if unassigned. */
+/* (Re)build a's index over all its entries.  0, or -ENOMEM (a then has
+ * no index; find still works, in linear time). */
+int kaas_assignment_index(struct kaas_assignment *a);
+
+/* Find a slot; NULL if unassigned.  O(1) with the index. */
 const struct kaas_assign_entry *kaas_assignment_find(const struct kaas_assignment *a,
 						     const char *topic, int32_t partition);
 

@@ -189,7 +189,10 @@ static int serve(struct kaas_broker *b)
 	struct kaas_topics_opts topts = { .data = b->data, .cluster = b->cluster,
 					  .lease = kaas_agent_lease, .lease_arg = b->agent,
 					  .notify = kaas_server_on_data, .notify_arg = s,
-					  .defaults = &b->cfg.topic_defaults };
+					  .defaults = &b->cfg.topic_defaults,
+					  /* A round must end well within half the
+					   * liveness timeout (kaas_agent_fenced). */
+					  .reconcile_budget_ms = b->cfg.liveness_ms / 4 ? b->cfg.liveness_ms / 4 : 1 };
 	if (rc >= 0)
 		rc = kaas_topics_open_opts(&topts, &b->topics);
 	if (rc < 0) {

@@ -285,6 +285,95 @@ static void placement_fails_over_and_rebalances_gradually(void **state)
 	kaas_assignment_free(&a);
 }
 
+/* Many slots: find (through the index the plan, copy and read build)
+ * gives the entry of every key and nothing for others, the same as the
+ * search of an assignment assembled by hand (no index), and the plan
+ * spreads new slots evenly (its load counts kept as it goes). */
+static void many_slots_are_found_by_index(void **state)
+{
+	(void)state;
+	enum { NT = 3, NP = 2000 };
+	static const char *topics[NT] = { "a", "b", "orders" };
+	struct kaas_slot_want *want = calloc(NT * NP, sizeof *want);
+	assert_non_null(want);
+	for (size_t i = 0; i < NT * NP; i++)
+		want[i] = (struct kaas_slot_want){ topics[i % NT], (int32_t)(i / NT) };
+	int32_t two[] = { 1, 2 };
+	struct kaas_assignment empty = { 0 }, a, copy;
+	int changed;
+	assert_int_equal(kaas_assignment_plan(&empty, want, NT * NP, two, 2, 1, 0, &a, &changed), 0);
+	assert_non_null(a.ix);
+	assert_int_equal(count_led(&a, 1), NT * NP / 2);
+	assert_int_equal(count_led(&a, 2), NT * NP / 2);
+	assert_int_equal(kaas_assignment_copy(&copy, &a), 0);
+	assert_non_null(copy.ix);
+	struct kaas_assignment plain = { .n = a.n, .e = a.e };
+	for (size_t i = 0; i < NT * NP; i++) {
+		const struct kaas_assign_entry *e = kaas_assignment_find(&a, want[i].topic,
+									 want[i].partition);
+		assert_ptr_equal(e, &a.e[i]);
+		assert_ptr_equal(kaas_assignment_find(&plain, want[i].topic, want[i].partition), e);
+		assert_ptr_equal(kaas_assignment_find(&copy, want[i].topic, want[i].partition),
+				 &copy.e[i]);
+	}
+	assert_null(kaas_assignment_find(&a, "a", NP));
+	assert_null(kaas_assignment_find(&a, "c", 0));
+	assert_null(kaas_assignment_find(&a, "orders", -1));
+	/* Read back from the volume: indexed too. */
+	char *dir;
+	struct kaas_substrate *v = unit_open_tmp(&dir);
+	uint64_t e1;
+	assert_int_equal(kaas_controller_claim_next(v, &e1), 0);
+	a.controller_epoch = e1;
+	assert_int_equal(kaas_assignment_write(v, &a), 0);
+	struct kaas_assignment r;
+	assert_int_equal(kaas_assignment_read(v, &r, NULL), 0);
+	assert_non_null(r.ix);
+	assert_int_equal(r.n, a.n);
+	for (size_t i = 0; i < NT * NP; i++)
+		assert_ptr_equal(kaas_assignment_find(&r, want[i].topic, want[i].partition), &r.e[i]);
+	kaas_assignment_free(&r);
+	kaas_substrate_close(v);
+	kaas_testdir_remove(dir);
+	kaas_assignment_free(&copy);
+	kaas_assignment_free(&a);
+	free(want);
+}
+
+/* Claims of many slots (made several at a time): each epoch claimed once;
+ * a stale plan handing all of them out again has every one raised, each
+ * exactly once, above the claimed one. */
+static void many_claims_each_once(void **state)
+{
+	(void)state;
+	enum { N = 300 };
+	struct kaas_slot_want want[N];
+	for (int i = 0; i < N; i++)
+		want[i] = (struct kaas_slot_want){ "t", i };
+	int32_t one[] = { 1 };
+	struct kaas_assignment empty = { 0 }, a, stale;
+	int changed;
+	assert_int_equal(kaas_assignment_plan(&empty, want, N, one, 1, 1, 0, &a, &changed), 0);
+	char *dir;
+	struct kaas_substrate *v = unit_open_tmp(&dir);
+	assert_int_equal(kaas_assignment_claim_epochs(v, &empty, &a, 1), 0);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(a.e[i].leader_epoch, 1);
+	assert_int_equal(kaas_assignment_copy(&stale, &a), 0);
+	for (int i = 0; i < N; i++)
+		stale.e[i].leader = 2;
+	struct kaas_substrate *w; /* another controller's view of the volume */
+	assert_int_equal(kaas_substrate_open(dir, &w), 0);
+	assert_int_equal(kaas_assignment_claim_epochs(w, &a, &stale, 2), N);
+	kaas_substrate_close(w);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(stale.e[i].leader_epoch, 2);
+	kaas_assignment_free(&stale);
+	kaas_assignment_free(&a);
+	kaas_substrate_close(v);
+	kaas_testdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +382,8 @@ int main(void)
 		cmocka_unit_test(stale_assignment_is_ignored_and_fenced),
 		cmocka_unit_test(paused_controller_never_shares_an_epoch),
 		cmocka_unit_test(placement_fails_over_and_rebalances_gradually),
+		cmocka_unit_test(many_slots_are_found_by_index),
+		cmocka_unit_test(many_claims_each_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

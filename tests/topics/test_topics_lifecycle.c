@@ -417,6 +417,66 @@ static void transient_eio_at_start_is_retried(void **state)
 	env_close(&e);
 }
 
+/* ------------------------------------- reconcile's budget */
+
+static int lease_if(void *arg, const char *topic, int32_t partition, uint32_t *epoch)
+{
+	(void)topic, (void)partition;
+	*epoch = 1;
+	return *(const int *)arg;
+}
+
+/* A broker granted many partitions at once opens them over several
+ * reconcile rounds, each stopping after its budget (here 1 ms: the first
+ * batch alone takes longer) and saying so, until all are open; a round
+ * never opens everything at once. */
+static void reconcile_opens_within_budget(void **state)
+{
+	(void)state;
+	enum { NPART = 400 };
+	struct env e;
+	env_open(&e);
+	struct kaas_substrate *ad = open_view(&e, NULL), *ac = open_view(&e, "__cluster");
+	int granted = 0;
+	struct kaas_topics_opts o = { .data = ad, .cluster = ac, .lease = lease_if,
+				      .lease_arg = &granted, .reconcile_budget_ms = 1 };
+	struct kaas_topics *l = NULL;
+	assert_int_equal(kaas_topics_open_opts(&o, &l), 0);
+	assert_int_equal(kaas_topics_create(l, "many", NPART, 0, NULL), 0);
+	assert_int_equal(kaas_topics_reconcile(l), 0);
+	assert_int_equal(kaas_topics_reconcile_left(l), 0);
+
+	granted = 1;
+	assert_int_equal(kaas_topics_reconcile(l), NPART);
+	assert_int_equal(kaas_topics_reconcile_left(l), 1);
+	struct kaas_topic *tp = kaas_topics_get(l, "many", 4);
+	assert_non_null(tp);
+	int open = 0;
+	for (int32_t k = 0; k < tp->npart; k++)
+		open += tp->parts[k].log != NULL;
+	assert_non_null(tp->parts[0].log); /* the lowest first */
+	kaas_topic_put(tp);
+	assert_true(open > 0 && open < NPART);
+
+	int rounds = 1;
+	while (kaas_topics_reconcile_left(l) && rounds < 1000) {
+		assert_int_equal(kaas_topics_reconcile(l), NPART);
+		rounds++;
+	}
+	assert_int_equal(kaas_topics_reconcile_left(l), 0);
+	tp = kaas_topics_get(l, "many", 4);
+	assert_non_null(tp);
+	for (int32_t k = 0; k < tp->npart; k++) {
+		assert_non_null(tp->parts[k].log);
+		assert_int_equal(tp->parts[k].epoch, 1);
+	}
+	kaas_topic_put(tp);
+
+	kaas_topics_close(l);
+	kaas_substrate_close(ad), kaas_substrate_close(ac);
+	env_close(&e);
+}
+
 /* ------------------------------------- exclusive use of a topic */
 
 static void sleep_ms(long ms)
@@ -491,6 +551,7 @@ int main(void)
 		cmocka_unit_test(offline_topic_is_retried),
 		cmocka_unit_test(transient_eio_at_start_is_retried),
 		cmocka_unit_test(grow_waits_for_requests),
+		cmocka_unit_test(reconcile_opens_within_budget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,6 +46,10 @@ struct kaas_topics_stuck {
  * by whoever sees the same state this long. */
 #define KAAS_TOPICS_STUCK_MS 30000
 
+/* How many partition logs are opened at once (a bounded parallel-for of
+ * short-lived threads, util/parallel.h). */
+#define KAAS_TOPICS_OPEN_THREADS 8
+
 /* How long a creator that lost the claim of an incarnation waits for the
  * winner's document before it takes the winner for dead and abandons it. */
 #define KAAS_TOPICS_CREATE_WAIT_MS 10000
@@ -68,6 +72,8 @@ struct kaas_topics {
 	struct kaas_topics_stuck *stuck; /* reconcile's observations */
 	size_t nstuck;
 	unsigned reconciles;      /* reconcile rounds so far */
+	int reconcile_left;       /* the last round ran out of its budget */
+	unsigned reconcile_budget_ms; /* see kaas_topics_opts */
 	struct kaas_kvlist defaults; /* broker defaults of topic settings */
 };
 
@@ -184,6 +190,18 @@ int kaas_topics_grow(struct kaas_topics *t, struct kaas_topic *tp, int32_t count
  * reason in the log (NULL: the lease moved).  Returns 1 when the partition
  * now has a log, else 0.  Caller holds admin_mu and one reference. */
 int kaas_topics_reopen(struct kaas_topics *t, struct kaas_topic *tp, int32_t k, const char *why);
+
+/* kaas_topics_reopen (why NULL: the lease moved) for the n distinct
+ * partitions ks[] of tp: one wait for exclusive use, the old logs closed,
+ * the new ones opened KAAS_TOPICS_OPEN_THREADS at a time (they are
+ * independent: each a few syncs on the volume), then all installed.  An
+ * open, but the first of ks[], not started by `deadline` (kaas_mono_ms; 0:
+ * none) is not started:
+ * that partition is left without a log as KAAS_PART_NOT_LEADER (the next
+ * reconcile opens it) and *late is set to 1.  Returns how many now have a
+ * log.  Caller holds admin_mu and one reference. */
+size_t kaas_topics_reopen_many(struct kaas_topics *t, struct kaas_topic *tp, const int32_t *ks,
+			       size_t n, uint64_t deadline, int *late);
 
 /* Re-open every partition whose log failed or could not be opened for a
  * retryable reason; returns how many are still without a log.  Caller

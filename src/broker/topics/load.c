@@ -131,7 +131,10 @@ int kaas_topics_open_opts(const struct kaas_topics_opts *o, struct kaas_topics *
 		return -ENOMEM;
 	*t = (struct kaas_topics){ .data = o->data, .cluster = o->cluster, .notify = o->notify,
 				   .notify_arg = o->notify_arg, .lease = o->lease,
-				   .lease_arg = o->lease_arg };
+				   .lease_arg = o->lease_arg,
+				   .reconcile_budget_ms = o->reconcile_budget_ms
+								  ? o->reconcile_budget_ms
+								  : KAAS_TOPICS_RECONCILE_BUDGET_MS };
 	if (o->defaults && kaas_kvlist_copy(&t->defaults, o->defaults) < 0) {
 		free(t);
 		return -ENOMEM;

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "util/logger.h"
+#include "util/parallel.h"
 #include "broker/topics/internal.h"
+#include "cluster/membership.h"
 
 struct kaas_hw_token *kaas_hw_token_get(struct kaas_hw_token *tok)
 {
@@ -89,12 +91,46 @@ static void open_one(struct kaas_topics *t, const struct kaas_topic *tp, int32_t
 	}
 }
 
-/* Open logs for partitions [from, to) of topic `tp` into arr[from..to). */
+/* A batch of opens for kaas_parallel_for: index i opens partition
+ * idx[i] (or from + i without idx) into out[i] with token toks[i] (or a
+ * new one without toks). */
+struct open_batch {
+	struct kaas_topics *t;
+	const struct kaas_topic *tp;
+	const int32_t *idx;
+	int32_t from;
+	struct kaas_partition *out;
+	struct kaas_hw_token **toks;
+	uint64_t deadline;        /* kaas_mono_ms; 0: none */
+	int late;                 /* some were left unopened (deadline) */
+};
+
+static void open_batch_one(void *arg, size_t i)
+{
+	struct open_batch *b = arg;
+	int32_t k = b->idx ? b->idx[i] : b->from + (int32_t)i;
+	struct kaas_hw_token *tok = b->toks ? b->toks[i] : NULL;
+	if (b->deadline && i > 0 && kaas_mono_ms() >= b->deadline) {
+		/* Past the caller's budget (the first of a batch always
+		 * opens: progress): left as "ask the leader", for the next
+		 * round to open. */
+		memset(&b->out[i], 0, sizeof(b->out[i]));
+		b->out[i].index = k;
+		b->out[i].token = tok;
+		b->out[i].open_err = KAAS_PART_NOT_LEADER;
+		__atomic_store_n(&b->late, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	open_one(b->t, b->tp, k, &b->out[i], tok);
+}
+
+/* Open logs for partitions [from, to) of topic `tp` into arr[from..to),
+ * KAAS_TOPICS_OPEN_THREADS at a time. */
 static void open_range(struct kaas_topics *t, const struct kaas_topic *tp,
 		       struct kaas_partition *arr, int32_t from, int32_t to)
 {
-	for (int32_t i = from; i < to; i++)
-		open_one(t, tp, i, &arr[i], NULL);
+	struct open_batch b = { .t = t, .tp = tp, .from = from, .out = arr + from };
+	(void)kaas_parallel_for((size_t)(to - from), KAAS_TOPICS_OPEN_THREADS, open_batch_one, &b);
 }
 
 int kaas_topics_open_partitions(struct kaas_topics *t, struct kaas_topic *tp)
@@ -168,6 +204,74 @@ int kaas_topics_reopen(struct kaas_topics *t, struct kaas_topic *tp, int32_t k, 
 	*p = fresh;
 	kaas_topics_unlock(t);
 	return fresh.log != NULL;
+}
+
+size_t kaas_topics_reopen_many(struct kaas_topics *t, struct kaas_topic *tp, const int32_t *ks,
+			       size_t n, uint64_t deadline, int *late)
+{
+	assert(kaas_topics_holds_admin(t));
+	if (n == 0)
+		return 0;
+	struct kaas_log **old = calloc(n, sizeof(*old));
+	struct kaas_hw_token **toks = calloc(n, sizeof(*toks));
+	struct kaas_partition *fresh = calloc(n, sizeof(*fresh));
+	if (!old || !toks || !fresh) {
+		free(old);
+		free(toks);
+		free(fresh);
+		size_t led = 0; /* short of memory: one at a time */
+		for (size_t i = 0; i < n; i++) {
+			if (deadline && kaas_mono_ms() >= deadline) {
+				*late = 1;
+				break;
+			}
+			led += (size_t)kaas_topics_reopen(t, tp, ks[i], NULL);
+		}
+		return led;
+	}
+	/* Take the logs away once no request uses the topic: one wait for
+	 * the whole batch. */
+	kaas_topics_lock(t);
+	kaas_topic_wait_exclusive(tp, 1);
+	for (size_t i = 0; i < n; i++) {
+		assert(ks[i] >= 0 && ks[i] < tp->npart);
+		struct kaas_partition *p = &tp->parts[ks[i]];
+		old[i] = p->log;
+		toks[i] = p->token;
+		p->log = NULL;
+		p->open_err = KAAS_PART_NOT_LEADER; /* meanwhile: "ask the leader" */
+		__atomic_store_n(&p->failed, 0, __ATOMIC_RELEASE);
+	}
+	kaas_topics_unlock(t);
+	for (size_t i = 0; i < n; i++)
+		if (old[i]) {
+			int rc = kaas_log_close(old[i]);
+			kaas_info("topic %s partition %d: closed (epoch %u)%s%s", tp->name, ks[i],
+				  tp->parts[ks[i]].epoch, rc < 0 ? ": " : "",
+				  rc < 0 ? kaas_strerror(rc) : "");
+		}
+	struct open_batch b = { .t = t, .tp = tp, .idx = ks, .out = fresh, .toks = toks,
+				.deadline = deadline };
+	(void)kaas_parallel_for(n, KAAS_TOPICS_OPEN_THREADS, open_batch_one, &b);
+	if (b.late)
+		*late = 1;
+	size_t led = 0;
+	kaas_topics_lock(t);
+	for (size_t i = 0; i < n; i++) {
+		struct kaas_partition *p = &tp->parts[ks[i]];
+		fresh[i].lane = p->lane; /* the partition's produce lane outlives its logs */
+		*p = fresh[i];
+		led += fresh[i].log != NULL;
+	}
+	kaas_topics_unlock(t);
+	for (size_t i = 0; i < n; i++)
+		if (fresh[i].log)
+			kaas_info("topic %s partition %d: leading with epoch %u", tp->name, ks[i],
+				  fresh[i].epoch);
+	free(old);
+	free(toks);
+	free(fresh);
+	return led;
 }
 
 /* Open errors a retry cannot fix: a damaged or inconsistent directory (an

@@ -247,11 +247,21 @@ static int sync_docs(struct kaas_topics *t)
 	return 0;
 }
 
-/* Bring one topic's open logs in line with the lease; returns how many
- * partitions of it this broker leads.  Caller holds one reference. */
-static int lease_topic(struct kaas_topics *t, struct kaas_topic *tp)
+/* How many partitions one kaas_topics_reopen_many call takes: the budget
+ * is checked between batches. */
+#define RECONCILE_BATCH 64
+
+/* Bring one topic's open logs in line with the lease, in batches, until
+ * kaas_mono_ms() passes `deadline` once *progress says this round opened
+ * or closed something (the rest are left for the next round:
+ * t->reconcile_left is set); returns how many partitions of it this
+ * broker leads.  Caller holds one reference. */
+static int lease_topic(struct kaas_topics *t, struct kaas_topic *tp, uint64_t deadline,
+		       int *progress)
 {
 	int led = 0;
+	int32_t *ks = malloc(sizeof(*ks) * RECONCILE_BATCH);
+	size_t n = 0;
 	for (int32_t k = 0; k < tp->npart; k++) {
 		uint32_t ep = 0;
 		int want = t->lease(t->lease_arg, tp->name, k, &ep);
@@ -266,10 +276,39 @@ static int lease_topic(struct kaas_topics *t, struct kaas_topic *tp)
 		else
 			ok = !p->log && p->open_err == KAAS_PART_NOT_LEADER;
 		led += want;
-		if (!ok)
+		if (ok)
+			continue;
+		/* The budget counts once this round opened something: every
+		 * round makes progress, however slow the listing before it. */
+		if (t->reconcile_left || (*progress && kaas_mono_ms() >= deadline)) {
+			t->reconcile_left = 1;
+			continue;
+		}
+		if (!ks) {
 			(void)kaas_topics_reopen(t, tp, k, NULL);
+			*progress = 1;
+			continue;
+		}
+		ks[n++] = k;
+		if (n == RECONCILE_BATCH) {
+			(void)kaas_topics_reopen_many(t, tp, ks, n, deadline, &t->reconcile_left);
+			n = 0;
+			*progress = 1;
+		}
 	}
+	(void)kaas_topics_reopen_many(t, tp, ks, n, deadline, &t->reconcile_left);
+	if (n)
+		*progress = 1;
+	free(ks);
 	return led;
+}
+
+int kaas_topics_reconcile_left(struct kaas_topics *t)
+{
+	kaas_topics_admin_lock(t);
+	int left = t->reconcile_left;
+	kaas_topics_admin_unlock(t);
+	return left;
 }
 
 int kaas_topics_reconcile(struct kaas_topics *t)
@@ -278,13 +317,16 @@ int kaas_topics_reconcile(struct kaas_topics *t)
 		return -EINVAL;
 	kaas_topics_admin_lock(t);
 	t->reconciles++;
+	t->reconcile_left = 0;
 	int rc = sync_docs(t);
+	uint64_t deadline = kaas_mono_ms() + t->reconcile_budget_ms;
+	int progress = 0;
 	int n = 0;
 	struct kaas_topic **v = kaas_topics_list(t, &n);
 	int led = 0;
 	for (int i = 0; v && i < n; i++) {
 		if (!v[i]->offline)
-			led += lease_topic(t, v[i]);
+			led += lease_topic(t, v[i], deadline, &progress);
 		kaas_topic_put(v[i]);
 	}
 	free(v);
