@@ -1,7 +1,7 @@
 # Tests: each area keeps its own fragment.  Support code shared by C tests:
 check_LIBRARIES += libkaastest.a
 libkaastest_a_SOURCES = tests/support/crashsub.c tests/support/crashsub.h \
-	tests/support/testdir.c tests/support/testdir.h \
+	tests/support/testdir.c tests/support/testdir.h tests/support/inchild.c tests/support/inchild.h \
 	tests/support/kwire.c tests/support/kwire.h tests/support/kgroup.c tests/support/kgroup.h
 TEST_LIBS = libkaastest.a libkaas_check.a $(KAAS_LIBS) $(CMOCKA_LIBS)
 TEST_CFLAGS = $(AM_CFLAGS)

@@ -69,4 +69,13 @@ int lt_read_records(struct kaas_log *log, int64_t from, int64_t *last, lt_record
  * (<base>-<epoch>-<gen>.log) and without. */
 void lt_count_segments(struct kaas_substrate *sub, const char *dir, int *cleaned, int *plain);
 
+/* Open env's partition at `epoch` as another host would, from inside a step
+ * hook: a new substrate on the env (*sub, for the caller to close) and
+ * kaas_log_open on a thread of its own (the hook runs on the old leader's
+ * thread, under its log's locks; one thread holding two logs' locks is
+ * outside the lock order the sanitizer build checks, util/lock_rank.h).
+ * Returns kaas_log_open's result; *log is set only on 0. */
+int lt_open_elsewhere(struct lt_env *env, uint32_t epoch, const struct kaas_log_config *cfg,
+		      struct kaas_substrate **sub, struct kaas_log **log);
+
 #endif

@@ -4,7 +4,6 @@
  * still reads, a read inside a removed range continues at the next retained
  * offset, the new set survives a reopen, and a fenced leader's pass never
  * removes anything. */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -303,30 +302,14 @@ struct steal {
 	const char *at;
 };
 
-/* The newer leader is another host: its open runs on a thread of its own
- * (the cleaner's thread holds the old log's wlock here, and one thread
- * holding two logs' write locks is outside the lock order, which the
- * sanitizer build checks: util/lock_rank.h). */
-static void *steal_open(void *arg)
-{
-	struct steal *s = arg;
-	struct kaas_log_config c = cfg();
-	c.compact = 0;
-	s->sub = lt_sub(s->env);
-	if (kaas_log_open(s->sub, s->env->dir, 2, &c, &s->newer) != 0)
-		s->newer = NULL;
-	return NULL;
-}
-
 static void steal_hook(void *arg, const char *name)
 {
 	struct steal *s = arg;
 	if (strcmp(name, s->at) != 0 || s->newer)
 		return;
-	pthread_t th;
-	assert_int_equal(pthread_create(&th, NULL, steal_open, s), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_non_null(s->newer);
+	struct kaas_log_config c = cfg();
+	c.compact = 0;
+	assert_int_equal(lt_open_elsewhere(s->env, 2, &c, &s->sub, &s->newer), 0);
 }
 
 static void fenced_at(const char *step)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/assert_held.h"
+#include "tests/support/inchild.h"
 
 static void check_type(int type)
 {
@@ -104,31 +105,10 @@ static void *hold_forever(void *arg)
 	return arg;
 }
 
-/* Runs fn in a forked child with stderr captured; returns the wait status and
- * copies what the child wrote to err. */
 static int in_child(void (*fn)(void), char *err, size_t errlen)
 {
-	int p[2];
-	assert_int_equal(pipe(p), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(p[1], 2);
-		close(p[0]);
-		signal(SIGABRT, SIG_DFL);
-		fn();
-		_exit(0);
-	}
-	close(p[1]);
-	size_t n = 0;
-	ssize_t r;
-	while (n + 1 < errlen && (r = read(p[0], err + n, errlen - 1 - n)) > 0)
-		n += (size_t)r;
-	err[n] = '\0';
-	close(p[0]);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	int status = ts_in_child(fn, err, errlen);
+	assert_int_not_equal(status, -1);
 	return status;
 }
 

@@ -7,6 +7,7 @@
 #define KAAS_LOCK_RANK 1
 #endif
 #include "util/lock_rank.c"
+#include "tests/support/inchild.h"
 
 #include <pthread.h>
 #include <setjmp.h>
@@ -26,30 +27,10 @@ static pthread_mutex_t inner = PTHREAD_MUTEX_INITIALIZER; /* rank 60 */
 static pthread_mutex_t leaf = PTHREAD_MUTEX_INITIALIZER;  /* rank 80 */
 static pthread_mutex_t other = PTHREAD_MUTEX_INITIALIZER; /* rank 60 too */
 
-/* Runs fn in a forked child, stderr captured into err; the wait status. */
 static int in_child(void (*fn)(void), char *err, size_t errlen)
 {
-	int p[2];
-	assert_int_equal(pipe(p), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(p[1], 2);
-		close(p[0]);
-		signal(SIGABRT, SIG_DFL);
-		fn();
-		_exit(0);
-	}
-	close(p[1]);
-	size_t n = 0;
-	ssize_t r;
-	while (n + 1 < errlen && (r = read(p[0], err + n, errlen - 1 - n)) > 0)
-		n += (size_t)r;
-	err[n] = '\0';
-	close(p[0]);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	int status = ts_in_child(fn, err, errlen);
+	assert_int_not_equal(status, -1);
 	return status;
 }
 
