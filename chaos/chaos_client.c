@@ -191,6 +191,25 @@ static rd_kafka_t *new_producer(const char *bootstrap, dr_cb dr)
 	return rk;
 }
 
+/* After one message was queued: counts it (a line every 1000), serves the
+ * delivery reports, pauses pause_us; 1 when the producer hit a fatal error
+ * (the caller starts a new one), else 0. */
+static int after_produce(rd_kafka_t *rk, long *produced, long pause_us)
+{
+	if (++*produced % 1000 == 0)
+		fprintf(stderr, "chaos_client: produced %ld\n", *produced);
+	rd_kafka_poll(rk, 0);
+	char es[256];
+	int fatal = 0;
+	if (rd_kafka_fatal_error(rk, es, sizeof(es))) {
+		fprintf(stderr, "chaos_client: fatal: %s (new producer)\n", es);
+		fatal = 1;
+	}
+	if (pause_us)
+		usleep((useconds_t)pause_us);
+	return fatal;
+}
+
 static int produce(const char *bootstrap, const struct topics *t, const char *tag,
 		   const char *file, long pause_us)
 {
@@ -228,16 +247,7 @@ static int produce(const char *bootstrap, const struct topics *t, const char *ta
 				fprintf(stderr, "chaos_client: producev: %s\n", rd_kafka_err2str(e));
 				break;
 			}
-			if (++produced % 1000 == 0)
-				fprintf(stderr, "chaos_client: produced %ld\n", produced);
-			rd_kafka_poll(rk, 0);
-			char es[256];
-			if (rd_kafka_fatal_error(rk, es, sizeof(es))) {
-				fprintf(stderr, "chaos_client: fatal: %s (new producer)\n", es);
-				fatal = 1;
-			}
-			if (pause_us)
-				usleep((useconds_t)pause_us);
+			fatal = after_produce(rk, &produced, pause_us);
 		}
 		rd_kafka_flush(rk, 60000);
 		rd_kafka_destroy(rk);
@@ -328,16 +338,7 @@ static int kv_produce(const char *bootstrap, const char *topic, int npart, int n
 					fprintf(stderr, "chaos_client: producev: %s\n", rd_kafka_err2str(e));
 				break;
 			}
-			if (++produced % 1000 == 0)
-				fprintf(stderr, "chaos_client: produced %ld\n", produced);
-			rd_kafka_poll(rk, 0);
-			char es[256];
-			if (rd_kafka_fatal_error(rk, es, sizeof(es))) {
-				fprintf(stderr, "chaos_client: fatal: %s (new producer)\n", es);
-				fatal = 1;
-			}
-			if (pause_us)
-				usleep((useconds_t)pause_us);
+			fatal = after_produce(rk, &produced, pause_us);
 		}
 		rd_kafka_flush(rk, 60000);
 		rd_kafka_destroy(rk);
