@@ -7,6 +7,7 @@
 # against kaasd with metrics off (no --http-listen) and on (--http-listen,
 # every volume op metered, /metrics scraped every second), one after the
 # other, each run a fresh kaasd on a fresh directory.  Many short rounds
+# (default 40 of 4 s each way: rounds of 2 s were too noisy to resolve 3%)
 # of one run each way, the order swapped every round (off-on, on-off, ...:
 # ABBA, so that a trend in the machine's load favours neither side).  Each
 # round gives one ratio on/off; the verdict is on their (geometric) mean
@@ -31,7 +32,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${KAAS_BUILD_DIR:-$top/build}
 what=throughput
-secs=2
+secs=4
 rounds=
 size=1024
 producers=4
@@ -54,7 +55,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 if [ -z "$rounds" ]; then
-	[ $what = throughput ] && rounds=30 || rounds=4
+	[ $what = throughput ] && rounds=40 || rounds=4
 fi
 [ "$rounds" -ge 2 ] || { echo "bench/metrics.sh: --rounds must be >= 2" >&2; exit 2; }
 [ $((rounds % 2)) = 0 ] || { rounds=$((rounds + 1)); echo "bench/metrics.sh: $rounds rounds (an even number: ABBA)" >&2; }
