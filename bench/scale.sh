@@ -4,19 +4,34 @@
 # count N, one kaasd on a fresh local volume:
 #   create    CreateTopics of one topic with N partitions, until Metadata
 #             shows all N led (seconds)
-#   startup   after a clean stop (SIGTERM), kaasd's start until Metadata
-#             shows all N partitions led again (seconds)
+#   led       after a clean stop (SIGTERM), kaasd's start until Metadata
+#             shows all N partitions led again (seconds; earlier runs
+#             called it "startup").  Metadata answers from the assignment,
+#             so this ends before the logs are open: meanwhile Produce
+#             gets NOT_LEADER_OR_FOLLOWER
+#   serving   the same start until Metadata shows all N led (led) and all
+#             N partition logs are open, whichever comes last: the
+#             /metrics gauges (kaasd runs with --http-listen) show
+#             kaas_partitions_led = N with none recovering or offline;
+#             the time is that of kaasd's last "topic scale partition K:
+#             leading with epoch" log line (ms; the gauges are re-rendered
+#             once a second), or the poll that saw the gauges when the
+#             log has fewer than N such lines (seconds)
 #   rss, threads, files   kaasd's VmRSS (MiB), /proc/PID/task and
-#             /proc/PID/fd counts after the restart (idle) and the highest
-#             seen while producing (sampled every 0.2 s)
+#             /proc/PID/fd counts 1 s after serving (idle) and the highest
+#             seen while producing (sampled every 0.2 s); they include the
+#             HTTP endpoint's thread and sockets
 #   metadata  Metadata for all topics (kcat -L, including its connect),
 #             median of 5 (ms)
 #   produce   librdkafka, 1 KiB, acks=-1, 8 producers, S seconds (default
-#             10), no key: spread over all N partitions (msgs/s, MB/s, p99)
+#             10), no key: spread over all N partitions (msgs/s, MB/s,
+#             p99); starts only once every log is open (serving), so no
+#             partition is still opening while it is measured
 # Prints a table; writes scale.dat and, when gnuplot is installed,
 # scale.png (each figure against N) into DIR (default bench-results/).
 # KAAS_BUILD_DIR picks the build (default build/), e.g. an older one for a
-# baseline; SCALE_KAASD_ARGS adds kaasd options (e.g. "--log-io-threads 4").
+# baseline (it must serve /metrics); SCALE_KAASD_ARGS adds kaasd options
+# (e.g. "--log-io-threads 4").
 # Prints numbers; never fails on them (exit 1 only when a step breaks).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +44,7 @@ while [ $# -gt 0 ]; do
 	opt=$1
 	shift
 	if [ "$opt" = -h ] || [ "$opt" = --help ]; then
-		sed -n '2,22p' "$0" | cut -c3-
+		sed -n '2,37p' "$0" | cut -c3-
 		exit 0
 	fi
 	[ $# -gt 0 ] || { echo "bench/scale.sh: '$opt' needs a value (try --help)" >&2; exit 2; }
@@ -39,7 +54,9 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-command -v kcat >/dev/null || { echo "bench/scale.sh: needs kcat" >&2; exit 1; }
+for c in kcat curl; do
+	command -v $c >/dev/null || { echo "bench/scale.sh: needs $c" >&2; exit 1; }
+done
 [ -f "$build/Makefile" ] || "$top/scripts/setup" >&2
 make -C "$build" -s -j2 kaasd bench/kaas-kafka-bench tests/multibroker/mbclient >&2
 kaasd=$build/kaasd
@@ -70,10 +87,12 @@ trap cleanup EXIT
 say() { printf '%s\n' "$*" >&2; }
 now_ms() { date +%s%3N; }
 
-# kaasd_start DATA LOG: sets KAASD_PID and BROKER.
+# kaasd_start DATA LOG: sets KAASD_PID, BROKER and HTTP (the /metrics
+# endpoint; no per-partition series: only the partition gauges are read).
 kaasd_start() {
 	# shellcheck disable=SC2086
-	"$kaasd" --data "$1" --listen 127.0.0.1:0 --log-level info ${SCALE_KAASD_ARGS:-} \
+	"$kaasd" --data "$1" --listen 127.0.0.1:0 --log-level info \
+		--http-listen 127.0.0.1:0 --metrics-per-partition false ${SCALE_KAASD_ARGS:-} \
 		>/dev/null 2>"$2" &
 	KAASD_PID=$!
 	local tries=600
@@ -85,6 +104,8 @@ kaasd_start() {
 		sleep 0.05
 		BROKER=$(sed -n 's/.*listening on \(127\.0\.0\.1:[0-9]*\),.*/\1/p' "$2" | head -n1)
 	done
+	HTTP=$(sed -n 's/.*http: .* on \(127\.0\.0\.1:[0-9]*\)$/\1/p' "$2" | head -n1)
+	[ -n "$HTTP" ] || { say "kaasd logged no /metrics address (see $2)"; exit 1; }
 }
 kaasd_stop() {
 	kill -TERM "$KAASD_PID"
@@ -101,6 +122,33 @@ wait_led() {
 		sleep 0.1
 	done
 }
+# wait_open TOPIC N TIMEOUT_S LOG: until /metrics shows N partition logs
+# open and writable (kaas_partitions_led) with none recovering or offline;
+# sets OPEN_MS to when the last of TOPIC's N logs opened: the timestamp of
+# LOG's last "leading with epoch" line for TOPIC when it has N of them (the
+# gauges are re-rendered once a second), else the poll that saw the gauges.
+wait_open() {
+	local deadline=$(( $(date +%s) + $3 )) m led rec off lines
+	while :; do
+		m=$(curl -s -m 5 "http://$HTTP/metrics" || true)
+		led=$(awk '$1 == "kaas_partitions_led" { print $2 }' <<<"$m")
+		rec=$(awk '$1 == "kaas_partitions_recovering" { print $2 }' <<<"$m")
+		off=$(awk '$1 == "kaas_partitions_offline" { print $2 }' <<<"$m")
+		[ "${led:-0}" -ge "$2" ] && [ "${rec:-1}" = 0 ] && [ "${off:-1}" = 0 ] && break
+		[ "$(date +%s)" -ge "$deadline" ] && {
+			say "only ${led:-?} of $2 logs open (${rec:-?} recovering, ${off:-?} offline) after $3 s"
+			return 1
+		}
+		sleep 0.1
+	done
+	OPEN_MS=$(now_ms)
+	lines=$(grep " topic $1 partition [0-9]*: leading with epoch" "$4" || true)
+	if [ "$(grep -c . <<<"$lines")" -ge "$2" ]; then
+		OPEN_MS=$(date -u -d "$(cut -d' ' -f1 <<<"$lines" | sort | tail -n1)" +%s%3N)
+	else
+		say "   (fewer than $2 'leading with epoch' lines: serving time from the gauges, +-1 s)"
+	fi
+}
 threads() { awk '/^Threads:/ { print $2 }' "/proc/$KAASD_PID/status"; }
 files() { find "/proc/$KAASD_PID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 rss_mb() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$KAASD_PID/status"; }
@@ -108,7 +156,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 jget() { sed -n "s/.*\"$2\":\\([0-9.]*\\).*/\\1/p" <<<"$1"; }
 
 dat=$out/scale.dat
-echo "# partitions create_s startup_s rss_mb threads_idle threads_peak files_idle files_peak metadata_ms msgs_per_s MBps p99_ms" >"$dat"
+echo "# partitions create_s led_s serving_s rss_mb threads_idle threads_peak files_idle files_peak metadata_ms msgs_per_s MBps p99_ms" >"$dat"
 for n in $counts; do
 	say "== $n partitions"
 	data=$voldir/v$n
@@ -124,10 +172,16 @@ for n in $counts; do
 	t0=$(now_ms)
 	kaasd_start "$data" "$log.restart"
 	wait_led scale "$n" 900 || exit 1
-	startup_s=$(awk -v a="$t0" -v b="$(now_ms)" 'BEGIN { printf "%.2f", (b - a) / 1000 }')
+	led_s=$(awk -v a="$t0" -v b="$(now_ms)" 'BEGIN { printf "%.2f", (b - a) / 1000 }')
+	say "   restarted: Metadata shows all led after $led_s s"
+	wait_open scale "$n" 900 "$log.restart" || exit 1
+	# serving: Metadata shows all led and every log is open (whichever
+	# comes last: with few partitions the logs open before the listener)
+	serving_s=$(awk -v a="$t0" -v b="$OPEN_MS" -v l="$led_s" \
+		'BEGIN { s = (b - a) / 1000; printf "%.2f", s > l ? s : l }')
 	sleep 1
 	rss=$(rss_mb) th_idle=$(threads) fd_idle=$(files)
-	say "   restarted and serving in $startup_s s: RSS $rss MiB, $th_idle threads, $fd_idle files"
+	say "   all $n logs open (serving) after $serving_s s: RSS $rss MiB, $th_idle threads, $fd_idle files"
 	md=$(for i in 1 2 3 4 5; do
 		a=$(now_ms); kcat -L -b "$BROKER" -m 10 >/dev/null; echo $(( $(now_ms) - a ))
 	done | median)
@@ -143,15 +197,15 @@ for n in $counts; do
 	fd_peak=$(awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }' "$samples")
 	mps=$(jget "$res" msgs_per_s) mbps=$(jget "$res" MBps) p99=$(jget "$res" p99_ms)
 	say "   produce: ${mps:-?} msgs/s, ${mbps:-?} MB/s, p99 ${p99:-?} ms; peak $th_peak threads, $fd_peak files"
-	echo "$n $create_s $startup_s $rss $th_idle $th_peak $fd_idle $fd_peak $md ${mps:-0} ${mbps:-0} ${p99:-0}" >>"$dat"
+	echo "$n $create_s $led_s $serving_s $rss $th_idle $th_peak $fd_idle $fd_peak $md ${mps:-0} ${mbps:-0} ${p99:-0}" >>"$dat"
 	kaasd_stop
 	rm -rf "$data"
 done
 
-printf '\n%-10s %9s %9s %7s %13s %13s %11s %10s %10s %8s\n' partitions create_s startup_s rss_MiB \
-	threads_i/pk files_i/pk metadata_ms msgs/s MB/s p99_ms
-grep -v '^#' "$dat" | while read -r n c s r ti tp fi fp md mps mb p99; do
-	printf '%-10s %9s %9s %7s %13s %13s %11s %10s %10s %8s\n' "$n" "$c" "$s" "$r" "$ti/$tp" \
+printf '\n%-10s %9s %9s %9s %7s %13s %13s %11s %10s %10s %8s\n' partitions create_s led_s \
+	serving_s rss_MiB threads_i/pk files_i/pk metadata_ms msgs/s MB/s p99_ms
+grep -v '^#' "$dat" | while read -r n c s sv r ti tp fi fp md mps mb p99; do
+	printf '%-10s %9s %9s %9s %7s %13s %13s %11s %10s %10s %8s\n' "$n" "$c" "$s" "$sv" "$r" "$ti/$tp" \
 		"$fi/$fp" "$md" "$mps" "$mb" "$p99"
 done
 if command -v gnuplot >/dev/null; then
@@ -162,12 +216,15 @@ set multiplot layout 2,3 title "kaasd cost against the partition count"
 set logscale x
 set xlabel "partitions"
 set key off
-set title "startup to serving (s)"; plot "$dat" using 1:3 with linespoints
-set title "RSS (MiB)"; plot "$dat" using 1:4 with linespoints
-set title "threads (peak)"; plot "$dat" using 1:6 with linespoints
-set title "open files (peak)"; plot "$dat" using 1:8 with linespoints
-set title "Metadata (ms)"; plot "$dat" using 1:9 with linespoints
-set title "produce 1 KiB acks=-1 x8 (msgs/s)"; plot "$dat" using 1:10 with linespoints
+set title "after restart (s)"; set key top left
+plot "$dat" using 1:3 with linespoints title "Metadata shows all led", \
+	"$dat" using 1:4 with linespoints title "all logs open (serving)"
+set key off
+set title "RSS (MiB)"; plot "$dat" using 1:5 with linespoints
+set title "threads (peak)"; plot "$dat" using 1:7 with linespoints
+set title "open files (peak)"; plot "$dat" using 1:9 with linespoints
+set title "Metadata (ms)"; plot "$dat" using 1:10 with linespoints
+set title "produce 1 KiB acks=-1 x8 (msgs/s)"; plot "$dat" using 1:11 with linespoints
 unset multiplot
 EOF
 	[ -f "$out/scale.png" ] && say "plot: $out/scale.png"
