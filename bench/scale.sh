@@ -178,7 +178,7 @@ for n in $counts; do
 	# serving: Metadata shows all led and every log is open (whichever
 	# comes last: with few partitions the logs open before the listener)
 	serving_s=$(awk -v a="$t0" -v b="$OPEN_MS" -v l="$led_s" \
-		'BEGIN { s = (b - a) / 1000; printf "%.2f", s > l ? s : l }')
+		'BEGIN { s = (b - a) / 1000; printf "%.2f", (s > l ? s : l) }')
 	sleep 1
 	rss=$(rss_mb) th_idle=$(threads) fd_idle=$(files)
 	say "   all $n logs open (serving) after $serving_s s: RSS $rss MiB, $th_idle threads, $fd_idle files"
