@@ -136,10 +136,10 @@ wait_open() {
 		rec=$(awk '$1 == "kaas_partitions_recovering" { print $2 }' <<<"$m")
 		off=$(awk '$1 == "kaas_partitions_offline" { print $2 }' <<<"$m")
 		[ "${led:-0}" -ge "$2" ] && [ "${rec:-1}" = 0 ] && [ "${off:-1}" = 0 ] && break
-		# No answer: libmicrohttpd (select) drops connections whose
-		# descriptor is >= FD_SETSIZE, which kaasd's ~1,000 open segments
-		# reach at 10,000 partitions.  Then the log alone: N lines, no
-		# failed open.
+		# No answer (a kaasd from before the endpoint polled with epoll
+		# dropped connections whose descriptor was >= FD_SETSIZE, which
+		# its ~1,000 open segments reach at 10,000 partitions): then the
+		# log alone: N lines, no failed open.
 		if [ -z "$m" ] && [ "$(grep -c " topic $1 partition [0-9]*: leading with epoch" "$4")" -ge "$2" ] &&
 			! grep -q " topic $1 partition [0-9]*: open failed" "$4"; then
 			say "   (/metrics did not answer: all $2 logs open by kaasd's log alone)"

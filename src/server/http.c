@@ -96,7 +96,12 @@ int kaas_http_start(const char *host, int port, struct kaas_http **out)
 	*out = NULL;
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof ss);
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	/* Its own thread, polling with epoll (MHD_USE_AUTO picks it on Linux),
+	 * never select(): a broker with thousands of partitions holds ~1,000
+	 * segment handles and its client sockets, and select() refuses every
+	 * connection whose descriptor is FD_SETSIZE (1024) or more
+	 * (tests/metrics/many_fds.sh). */
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	if (strchr(host, ':')) {
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
 		a->sin6_family = AF_INET6;
