@@ -27,6 +27,13 @@ leader=$(mb_leader sr 0)
 [ -n "$leader" ] && [ "$leader" -ge 0 ] || kaas_fail "sr/0: no leader in any broker's metadata"
 LOG="$KAAS_SCRATCH/kaasd.$leader.1.log"
 produce() { timeout 20 "$RAW" "127.0.0.1:${MB_PORT[$leader]}" good-batch sr 2>&1; }
+# Metadata names the leader from the assignment, possibly before its round
+# opened the log (NOT_LEADER_OR_FOLLOWER, error 6, meanwhile): wait for it.
+for try in $(seq 1 40); do
+	out=$(produce) && break
+	grep -q "answered error 6," <<<"$out" || break
+	sleep 0.25
+done
 out=$(produce) || kaas_fail "produce to the healthy leader $leader: $out"
 
 slow_rounds() { grep -c "cluster: a round took" "$LOG"; }
