@@ -332,3 +332,17 @@ int lt_open_elsewhere(struct lt_env *env, uint32_t epoch, const struct kaas_log_
 		*log = e.log;
 	return e.rc;
 }
+
+struct kaas_log_config lt_compact_cfg(uint64_t segment_bytes, size_t max_pending_bytes,
+				      int64_t delete_retention_ms)
+{
+	struct kaas_log_config c;
+	kaas_log_config_default(&c);
+	c.segment_bytes = segment_bytes;
+	c.max_pending_bytes = max_pending_bytes;
+	c.retention_ms = -1;
+	c.segment_ms = -1;
+	c.compact = 1;
+	c.delete_retention_ms = delete_retention_ms;
+	return c;
+}

@@ -59,6 +59,11 @@ struct lt_fx {
 /* *state = a new lt_fx: 0, or -1. */
 int lt_fx_setup(void **state, const char *tag);
 int lt_fx_teardown(void **state);
+/* A compacted partition's config for the cleaner tests: the defaults with
+ * these sizes and delete.retention.ms, no retention by time or size, no
+ * roll by age. */
+struct kaas_log_config lt_compact_cfg(uint64_t segment_bytes, size_t max_pending_bytes,
+				      int64_t delete_retention_ms);
 /* Small segments (4 KiB), index every 256 bytes, checkpoint every 2 KiB. */
 struct kaas_log_config lt_small_cfg(void);
 /* Read and walk every record from `from` to the high watermark; cb must

@@ -26,15 +26,8 @@
 
 static struct kaas_log_config cfg(void)
 {
-	struct kaas_log_config c;
-	kaas_log_config_default(&c);
-	c.segment_bytes = 64 << 10;
-	c.retention_ms = -1;
-	c.compact = 1;
-	c.delete_retention_ms = DELETE_RETENTION;
-	c.segment_ms = -1;
-	c.max_pending_bytes = 32 << 10; /* small group commits: many segments */
-	return c;
+	/* small group commits: many segments */
+	return lt_compact_cfg(64 << 10, 32 << 10, DELETE_RETENTION);
 }
 
 /* What the writer knows: per key the offset, timestamp and value of its

@@ -43,15 +43,8 @@ static int64_t latest[NKEYS];
 
 static struct kaas_log_config cfg(void)
 {
-	struct kaas_log_config c;
-	kaas_log_config_default(&c);
-	c.segment_bytes = 8192;
-	c.max_pending_bytes = 4096;
-	c.retention_ms = -1;
-	c.segment_ms = -1;
-	c.compact = 1;
-	c.delete_retention_ms = 1ll << 50; /* tombstones stay: every key has a latest */
-	return c;
+	/* tombstones stay: every key has a latest */
+	return lt_compact_cfg(8192, 4096, 1ll << 50);
 }
 
 static void write_all(struct kaas_substrate *sub, const char *dir)

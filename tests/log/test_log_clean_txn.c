@@ -33,15 +33,7 @@
 
 static struct kaas_log_config cfg(void)
 {
-	struct kaas_log_config c;
-	kaas_log_config_default(&c);
-	c.segment_bytes = 4096;
-	c.max_pending_bytes = 1024;
-	c.retention_ms = -1;
-	c.segment_ms = -1;
-	c.compact = 1;
-	c.delete_retention_ms = DR;
-	return c;
+	return lt_compact_cfg(4096, 1024, DR);
 }
 
 static void be(unsigned char *p, uint64_t v, int n)
