@@ -17,24 +17,60 @@
 /* Claims won by this process, by substrate handle: the only memory of
  * "I own epoch E" that is not a number compared with a number.  Entries are
  * never removed (a few bytes per leadership won).  The pid keeps a forked
- * child from inheriting its parent's claims. */
+ * child from inheriting its parent's claims.  Kept in a hash table on
+ * (dir, epoch): a broker leading 10,000 partitions looks one up per log
+ * open, and a list walk made those opens quadratic. */
 struct held {
-	struct held *next;
+	struct held *next;      /* the next in its bucket */
 	struct kaas_substrate *sub;
 	pid_t pid;
 	uint64_t epoch;
 	char *url;      /* the handle's URL: with the address, its identity */
 	char dir[];
 };
+#define HELD_BUCKETS_MIN 256u
 static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct held *held_list;
+static struct held **held_tab;  /* held_cap buckets (a power of two), or NULL */
+static size_t held_cap, held_n;
+
+/* FNV-1a over dir, then the epoch. */
+static size_t held_hash(const char *dir, uint64_t epoch)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (const unsigned char *c = (const unsigned char *)dir; *c; c++)
+		h = (h ^ *c) * 1099511628211ull;
+	for (int i = 0; i < 8; i++)
+		h = (h ^ ((epoch >> (8 * i)) & 0xff)) * 1099511628211ull;
+	return (size_t)(h ^ (h >> 29));
+}
+
+/* Double the table (held_mu held); on no memory keep the old one (longer
+ * chains, still correct). */
+static void held_grow(void)
+{
+	size_t cap = held_cap ? held_cap * 2 : HELD_BUCKETS_MIN;
+	struct held **tab = calloc(cap, sizeof *tab);
+	if (!tab)
+		return;
+	for (size_t b = 0; b < held_cap; b++)
+		for (struct held *h = held_tab[b], *nx; h; h = nx) {
+			nx = h->next;
+			size_t k = held_hash(h->dir, h->epoch) & (cap - 1);
+			h->next = tab[k];
+			tab[k] = h;
+		}
+	free(held_tab);
+	held_tab = tab;
+	held_cap = cap;
+}
 
 int kaas_fence_held(struct kaas_substrate *sub, const char *dir, uint64_t epoch)
 {
 	int found = 0;
 	pid_t me = getpid();
 	pthread_mutex_lock(&held_mu);
-	for (struct held *h = held_list; h && !found; h = h->next)
+	struct held *h = held_cap ? held_tab[held_hash(dir, epoch) & (held_cap - 1)] : NULL;
+	for (; h && !found; h = h->next)
 		found = h->sub == sub && h->pid == me && h->epoch == epoch &&
 			strcmp(h->dir, dir) == 0 && strcmp(h->url, sub->url ? sub->url : "") == 0;
 	pthread_mutex_unlock(&held_mu);
@@ -57,8 +93,18 @@ static int remember(struct kaas_substrate *sub, const char *dir, uint64_t epoch)
 	h->epoch = epoch;
 	memcpy(h->dir, dir, n);
 	pthread_mutex_lock(&held_mu);
-	h->next = held_list;
-	held_list = h;
+	if (held_n >= held_cap)
+		held_grow();
+	if (!held_cap) {
+		pthread_mutex_unlock(&held_mu);
+		free(h->url);
+		free(h);
+		return -ENOMEM;
+	}
+	size_t k = held_hash(dir, epoch) & (held_cap - 1);
+	h->next = held_tab[k];
+	held_tab[k] = h;
+	held_n++;
 	pthread_mutex_unlock(&held_mu);
 	return 0;
 }
