@@ -443,8 +443,13 @@ int kaas_logi_recover_tail(struct kaas_log *log, struct segment *L);
 uint64_t kaas_logi_metrics_start(void);
 void kaas_logi_metrics_commit(const struct round *r, uint64_t t0, int rc);
 void kaas_logi_metrics_recovering(int delta);
-/* Load producer-state.json; *from = the offset it covers up to. */
+/* Load producer-state.json; *from = the offset it covers up to (the log
+ * start when there is none).  1 if a snapshot was read, 0 if there is
+ * none, or -errno. */
 int kaas_pstate_load(struct kaas_log *log, int64_t *from);
+/* Whether the aborted-transaction index in memory differs from the file
+ * the last snapshot named (a snapshot write would rewrite it). */
+bool kaas_logi_txnidx_dirty(struct kaas_log *log);
 /* Waiting for one completion (the _sync forms): init, pass
  * kaas_logi_wait_cb with w as the callback, then kaas_logi_wait_end(w, the
  * queueing call's result): that result if it failed (the callback never

@@ -276,6 +276,9 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	rc = kaas_pstate_load(log, &ps_from);
 	if (rc < 0)
 		goto fail;
+	/* Whether the snapshot on the volume is the state this open ends with
+	 * (a clean stop's): then it is not written again (step 5). */
+	bool ps_current = rc == 1;
 	/* The aborted-transaction index, covering what the snapshot covers. */
 	int txnidx_rebuild = 0;
 	rc = kaas_txnidx_load(log, &txnidx_rebuild);
@@ -289,6 +292,7 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		if (rc < 0)
 			goto fail;
 		log->ps.next_offset = tail_from;
+		ps_current = false;
 	}
 	if (L && !L->sealed) {
 		rc = kaas_logi_recover_tail(log, L);
@@ -309,13 +313,17 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		if (rc < 0)
 			goto fail;
 		txnidx_rebuild = 0; /* the scan from the log start made it */
+		ps_current = false;
 	}
 	if (txnidx_rebuild) {
 		/* Derived data missing: from the markers below the snapshot. */
 		rc = kaas_txnidx_rebuild(log, ps_from < next ? ps_from : next);
 		if (rc < 0)
 			goto fail;
+		ps_current = false;
 	}
+	if (ps_from != next)
+		ps_current = false; /* the snapshot does not cover the whole log */
 	log->ps.next_offset = next;
 	log->hwm = log->leo = next;
 	if (log->log_start > next)
@@ -331,7 +339,10 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	kaas_unlock(&log->wlock);
 	if (rc < 0)
 		goto fail;
-	rc = kaas_pstate_write(log);
+	/* The producer state only if it differs from the volume's snapshot:
+	 * after a clean stop it does not (one replace, two syncs, fewer per
+	 * log at a broker's start).  Its "epoch" field is informational. */
+	rc = ps_current && !kaas_logi_txnidx_dirty(log) ? 0 : kaas_pstate_write(log);
 	if (rc == 0)
 		rc = kaas_manifest_write(log);
 	if (rc < 0)

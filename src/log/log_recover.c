@@ -159,7 +159,7 @@ int kaas_pstate_load(struct kaas_log *log, int64_t *from)
 		return rc == -EBADMSG ? kaas_sub_fail(EBADMSG, "%s: malformed producer state",
 						      log->pstate_path) : rc;
 	*from = log->ps.next_offset;
-	return 0;
+	return 1;
 }
 
 /* Whether the segment list (log->segs), or the segments deleted from it but

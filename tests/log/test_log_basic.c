@@ -351,6 +351,54 @@ static void test_producer_state(void **state)
 	assert_int_equal(kaas_log_close(log), 0);
 }
 
+/* The inode number of dir/name (the file a replace put there). */
+static uint64_t ino_of(struct kaas_substrate *sub, const char *dir, const char *name)
+{
+	char p[600];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	struct kaas_stat st;
+	assert_int_equal(kaas_sub_stat(sub, p, &st), 0);
+	assert_true(st.ino != 0);
+	return st.ino;
+}
+
+/* An open after a clean close does not write the producer-state snapshot
+ * again (it covers the whole log already: two syncs fewer per log at a
+ * broker's start); an open whose log runs past the snapshot writes it. */
+static void test_open_keeps_current_snapshot(void **state)
+{
+	struct fx *f = *state;
+	struct kaas_log *log;
+	struct kaas_log_config c = small_cfg();
+	assert_int_equal(kaas_log_open(f->sub, f->env.dir, 1, &c, &log), 0);
+	size_t len;
+	unsigned char *b = lt_batch(100, 3, 1000, 42, 1, 0, 1, &len);
+	struct kaas_log_batch d = lt_desc(b, len);
+	assert_int_equal(kaas_log_append_sync(log, &d), 0);
+	free(b);
+	assert_int_equal(kaas_log_close(log), 0);
+	uint64_t ino = ino_of(f->sub, f->env.dir, "producer-state.json");
+	assert_int_equal(kaas_log_open(f->sub, f->env.dir, 2, &c, &log), 0);
+	assert_true(ino_of(f->sub, f->env.dir, "producer-state.json") == ino);
+	/* Past the snapshot: a batch, then a newer leader opens meanwhile
+	 * (the old one never closed cleanly). */
+	b = lt_batch(100, 3, 1001, 42, 1, 3, 2, &len);
+	d = lt_desc(b, len);
+	assert_int_equal(kaas_log_append_sync(log, &d), 3);
+	free(b);
+	assert_true(ino_of(f->sub, f->env.dir, "producer-state.json") == ino);
+	struct kaas_log *newer;
+	struct kaas_substrate *nsub;
+	assert_int_equal(lt_open_elsewhere(&f->env, 3, &c, &nsub, &newer), 0);
+	assert_true(ino_of(f->sub, f->env.dir, "producer-state.json") != ino);
+	int64_t base = -1;
+	assert_int_equal(kaas_log_producer_find(newer, 42, 1, 3, 5, &base), 1);
+	assert_int_equal(base, 3);
+	assert_int_equal(kaas_log_close(newer), 0);
+	kaas_substrate_close(nsub);
+	(void)kaas_log_close(log); /* fenced */
+}
+
 static void corrupt(struct kaas_substrate *sub, const char *path)
 {
 	struct kaas_file *fh;
@@ -506,6 +554,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_timestamps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_producer_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_keeps_current_snapshot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_documents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_group_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_notify, setup, teardown),
