@@ -20,7 +20,7 @@
 #define DOC_VERSION 1
 
 /* How many slot epochs kaas_assignment_claim_epochs claims at once. */
-#define CLAIM_THREADS 8
+#define CLAIM_THREADS 16
 
 int kaas_controller_latest(struct kaas_substrate *cluster, uint64_t *epoch)
 {

@@ -48,7 +48,7 @@ struct kaas_topics_stuck {
 
 /* How many partition logs are opened at once (a bounded parallel-for of
  * short-lived threads, util/parallel.h). */
-#define KAAS_TOPICS_OPEN_THREADS 8
+#define KAAS_TOPICS_OPEN_THREADS 16
 
 /* How long a creator that lost the claim of an incarnation waits for the
  * winner's document before it takes the winner for dead and abandons it. */
