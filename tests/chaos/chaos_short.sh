@@ -17,12 +17,25 @@ chaos_preflight
 fails=0
 faults=${CHAOS_FAULTS:+--faults $CHAOS_FAULTS}
 for seed in ${CHAOS_SEEDS:-1 2}; do
-	KAAS_BUILD_DIR=$KAAS_TOP_BUILDDIR timeout 600 "$KAAS_TOP_SRCDIR/scripts/chaos" --seed "$seed" \
-		--duration "${CHAOS_DURATION:-30}" $faults --out "$KAAS_SCRATCH/seed-$seed" 2>/dev/null
+	o=$KAAS_SCRATCH/seed-$seed
+	# timeout's SIGTERM makes scripts/chaos log where it was and what
+	# still ran (at-stop.txt), clean up, and exit
+	KAAS_BUILD_DIR=$KAAS_TOP_BUILDDIR timeout -k 60 600 "$KAAS_TOP_SRCDIR/scripts/chaos" --seed "$seed" \
+		--duration "${CHAOS_DURATION:-30}" $faults --out "$o" 2>"$KAAS_SCRATCH/seed-$seed.err"
 	rc=$?
 	if [ $rc != 0 ]; then
-		echo "seed $seed: exit $rc (rerun: scripts/chaos --seed $seed --duration ${CHAOS_DURATION:-30} $faults)"
+		echo "seed $seed: exit $rc$([ $rc = 124 ] && echo " (timed out after 600 s)") (rerun: scripts/chaos --seed $seed --duration ${CHAOS_DURATION:-30} $faults)"
+		echo "-- its last nemesis log lines (the stage it was in):"
+		tail -n 15 "$o/nemesis.log" 2>/dev/null | sed 's/^/   /'
+		[ -s "$o/at-stop.txt" ] && { echo "-- still running when it was stopped:"; sed 's/^/   /' "$o/at-stop.txt"; }
+		echo "-- its stderr (last lines):"
+		tail -n 15 "$KAAS_SCRATCH/seed-$seed.err" | sed 's/^/   /'
+		# kept for a look (the scratch directory goes at exit)
+		keep=$(mktemp -d "${TMPDIR:-/tmp}/kaas-chaos-failed-seed-$seed.XXXXXX")
+		cp -a "$o" "$keep/" 2>/dev/null && echo "-- the seed's files: $keep"
 		fails=$((fails + 1))
+	else
+		grep -q WARNING "$o/summary.txt" 2>/dev/null && grep WARNING "$o/summary.txt"
 	fi
 done
 [ $fails = 0 ] || kaas_fail "$fails seed(s) with violations or a broken run"
