@@ -714,7 +714,7 @@ int kaas_log_clean(struct kaas_log *log, int64_t now_ms, int force, struct kaas_
 {
 	if (st)
 		memset(st, 0, sizeof *st);
-	if (pthread_mutex_trylock(&log->clean_mu) != 0)
+	if (kaas_trylock(&log->clean_mu, KAAS_RANK_LOG_CLEAN) != 0)
 		return 0; /* a pass is running */
 	if (!now_ms)
 		now_ms = kaas_logi_now_ms_wall();
@@ -776,6 +776,6 @@ out:
 	if (st)
 		*st = p.st;
 	pass_free(&p);
-	pthread_mutex_unlock(&log->clean_mu);
+	kaas_unlock(&log->clean_mu);
 	return rc;
 }

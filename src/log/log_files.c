@@ -8,6 +8,7 @@
 
 #include "log/log_internal.h"
 #include "util/assert_held.h"
+#include "util/lock_rank.h"
 
 #define DEFAULT_MAX_OPEN_FILES 1000u
 
@@ -31,16 +32,18 @@ unsigned kaas_logi_files_limit(void)
 
 unsigned kaas_logi_files_open(void)
 {
-	pthread_mutex_lock(&cache.mu);
+	kaas_lock(&cache.mu, KAAS_RANK_FILE_CACHE);
 	unsigned n = cache.count;
-	pthread_mutex_unlock(&cache.mu);
+	kaas_unlock(&cache.mu);
 	return n;
 }
 
-void kaas_logi_fslot_init(struct kaas_logi_fslot *s, pthread_mutex_t *guard, atomic_int *pins)
+void kaas_logi_fslot_init(struct kaas_logi_fslot *s, pthread_mutex_t *guard, int guard_rank,
+			  atomic_int *pins)
 {
 	s->f = NULL;
 	s->guard = guard;
+	s->guard_rank = guard_rank;
 	s->pins = pins;
 	s->prev = s->next = NULL;
 	s->listed = false;
@@ -85,24 +88,24 @@ static void push_mru(struct kaas_logi_fslot *s)
 static void evict_over_limit(struct kaas_logi_fslot *self)
 {
 	for (;;) {
-		pthread_mutex_lock(&cache.mu);
+		kaas_lock(&cache.mu, KAAS_RANK_FILE_CACHE);
 		if (cache.count <= kaas_logi_files_limit()) {
-			pthread_mutex_unlock(&cache.mu);
+			kaas_unlock(&cache.mu);
 			return;
 		}
 		struct kaas_logi_fslot *v = cache.lru;
 		for (; v; v = v->prev) {
 			if (v == self || (v->pins && atomic_load(v->pins) > 1))
 				continue;
-			if (pthread_mutex_trylock(v->guard) == 0)
+			if (kaas_trylock(v->guard, v->guard_rank) == 0)
 				break;
 		}
 		if (!v) {
-			pthread_mutex_unlock(&cache.mu);
+			kaas_unlock(&cache.mu);
 			return;
 		}
 		unlist(v);
-		pthread_mutex_unlock(&cache.mu);
+		kaas_unlock(&cache.mu);
 		/* The owner's lock is ours: nobody uses v->f now, and the owner
 		 * cannot free the slot before we unlock (it closes under it). */
 		struct kaas_file *f = v->f;
@@ -111,7 +114,7 @@ static void evict_over_limit(struct kaas_logi_fslot *self)
 		int rc = kaas_sub_close(f);
 		if (rc < 0 && !v->evict_rc)
 			v->evict_rc = rc;
-		pthread_mutex_unlock(v->guard);
+		kaas_unlock(v->guard);
 	}
 }
 
@@ -120,21 +123,21 @@ void kaas_logi_fslot_adopt(struct kaas_logi_fslot *s, struct kaas_file *f)
 	assert_held(s->guard);
 	assert(!s->f && !s->listed);
 	s->f = f;
-	pthread_mutex_lock(&cache.mu);
+	kaas_lock(&cache.mu, KAAS_RANK_FILE_CACHE);
 	push_mru(s);
-	pthread_mutex_unlock(&cache.mu);
+	kaas_unlock(&cache.mu);
 	evict_over_limit(s);
 }
 
 void kaas_logi_fslot_touch(struct kaas_logi_fslot *s)
 {
 	assert_held(s->guard);
-	pthread_mutex_lock(&cache.mu);
+	kaas_lock(&cache.mu, KAAS_RANK_FILE_CACHE);
 	if (s->listed && cache.mru != s) {
 		unlist(s);
 		push_mru(s);
 	}
-	pthread_mutex_unlock(&cache.mu);
+	kaas_unlock(&cache.mu);
 }
 
 int kaas_logi_fslot_open(struct kaas_substrate *sub, struct kaas_logi_fslot *s, const char *path,
@@ -159,10 +162,10 @@ int kaas_logi_fslot_close(struct kaas_logi_fslot *s)
 	assert_held(s->guard);
 	if (!s->f)
 		return 0;
-	pthread_mutex_lock(&cache.mu);
+	kaas_lock(&cache.mu, KAAS_RANK_FILE_CACHE);
 	if (s->listed)
 		unlist(s);
-	pthread_mutex_unlock(&cache.mu);
+	kaas_unlock(&cache.mu);
 	struct kaas_file *f = s->f;
 	s->f = NULL;
 	return kaas_sub_close(f);

@@ -91,13 +91,15 @@ const struct idx_entry *kaas_segidx_floor_ts(const struct seg_index *ix, int64_t
 struct kaas_logi_fslot {
 	struct kaas_file *f;            /* under *guard; NULL: closed */
 	pthread_mutex_t *guard;         /* the owner's lock (wlock or rlock) */
+	int guard_rank;                 /* its rank (util/lock_rank.h) */
 	atomic_int *pins;               /* NULL, or the segment's refs */
 	struct kaas_logi_fslot *prev, *next; /* LRU list (the cache's lock) */
 	bool listed;                    /* the cache's lock: f is open */
 	int evict_rc;                   /* under *guard: a failed close by the cache */
 };
 
-void kaas_logi_fslot_init(struct kaas_logi_fslot *s, pthread_mutex_t *guard, atomic_int *pins);
+void kaas_logi_fslot_init(struct kaas_logi_fslot *s, pthread_mutex_t *guard, int guard_rank,
+			  atomic_int *pins);
 /* Make sure s->f is open (guard held): 0, or -errno of the open.  flags
  * are KAAS_O_READ / KAAS_O_WRITE only.  Marks it most recently used, and
  * closes least recently used others beyond the limit. */

@@ -224,7 +224,7 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	if (!log)
 		return -ENOMEM;
 	log_sync_objects(log, 1);
-	kaas_logi_fslot_init(&log->wslot, &log->wlock, NULL);
+	kaas_logi_fslot_init(&log->wslot, &log->wlock, KAAS_RANK_LOG_WLOCK, NULL);
 	kaas_logi_task_init(&log->sync_task, kaas_logi_sync_run);
 	kaas_logi_task_init(&log->ack_task, kaas_logi_ack_run);
 	log->sub = data;

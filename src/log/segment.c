@@ -83,7 +83,7 @@ struct segment *kaas_seg_new(const char *dir, int64_t base, uint32_t epoch, uint
 	s->created_ms = kaas_logi_now_ms_wall();
 	pthread_mutex_init(&s->rlock, NULL);
 	pthread_mutex_init(&s->ilock, NULL);
-	kaas_logi_fslot_init(&s->rslot, &s->rlock, &s->refs);
+	kaas_logi_fslot_init(&s->rslot, &s->rlock, KAAS_RANK_SEG_READ, &s->refs);
 	return s;
 }
 

@@ -32,6 +32,7 @@ enum kaas_lock_rank {
 	KAAS_RANK_TOPICS_ADMIN = 10, /* broker/topics admin_mu */
 	KAAS_RANK_TOPICS = 20,       /* broker/topics mu */
 	KAAS_RANK_LOG_TXN = 30,      /* a log's txn_mu (marker appends) */
+	KAAS_RANK_LOG_CLEAN = 35,    /* a log's clean_mu (one cleaning pass; trylock) */
 	KAAS_RANK_LOG_WLOCK = 40,    /* a log's wlock */
 	KAAS_RANK_SEG_INDEX = 50,    /* a segment's ilock */
 	KAAS_RANK_SEG_READ = 55,     /* a segment's rlock (its read handle) */
@@ -40,6 +41,8 @@ enum kaas_lock_rank {
 	KAAS_RANK_LOGPOOL_LIFE = 70, /* the log I/O pool's life_mu */
 	KAAS_RANK_LOGPOOL = 80,      /* the log I/O pool's mu (leaf) */
 	KAAS_RANK_LANES = 80,        /* the produce lanes' mu (leaf) */
+	KAAS_RANK_FILE_CACHE = 90,   /* log_files.c's cache mu (innermost; it
+	                                only trylocks the slots' guards) */
 };
 
 #ifdef KAAS_LOCK_RANK
