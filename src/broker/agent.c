@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/lock_rank.h"
 #include "util/step.h"
 
 #include "util/logger.h"
@@ -162,10 +163,10 @@ static int last_good(struct kaas_agent *c, struct kaas_assignment *out)
 	if (c->have_written && c->written.controller_epoch == c->ctrl_epoch)
 		return kaas_assignment_copy(out, &c->written);
 	int rc = 0;
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	if (c->have_view)
 		rc = kaas_assignment_copy(out, &c->view);
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 	return rc;
 }
 
@@ -272,7 +273,7 @@ static int refresh_view(struct kaas_agent *c, int wrote)
 		return rc == -ENOENT ? 0 : rc;
 	}
 	int32_t me = c->cfg->broker_id;
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	int changed = !c->have_view || c->view.version != a.version ||
 		      c->view.controller_epoch != a.controller_epoch;
 	if (!c->have_view) {
@@ -289,7 +290,7 @@ static int refresh_view(struct kaas_agent *c, int wrote)
 		c->have_view = 1;
 		memset(&a, 0, sizeof(a));
 	}
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 	kaas_assignment_free(&a);
 	return changed;
 }
@@ -377,9 +378,9 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 			holder = me;
 			kaas_info("cluster: controller with epoch %llu", (unsigned long long)won);
 			/* Our own slots may be our previous life's: new epochs. */
-			pthread_mutex_lock(&c->mu);
+			kaas_lock(&c->mu, KAAS_RANK_AGENT);
 			int trusted = c->trust_self;
-			pthread_mutex_unlock(&c->mu);
+			kaas_unlock(&c->mu);
 			if (!trusted && restarted)
 				restarted[nrestarted++] = me;
 			c->me.controller_epoch = won;
@@ -401,7 +402,7 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 			wrote = 1;
 		}
 	}
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	free(c->brokers);
 	c->brokers = list;
 	c->nbrokers = n;
@@ -409,15 +410,15 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 	c->alive = alive;
 	c->nalive = alive ? nalive : 0;
 	c->controller = holder;
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 	free(restarted);
 	/* 4. Serve what the assignment says. */
 	rc = refresh_view(c, wrote);
 	if (rc < 0)
 		return rc;
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	uint64_t ver = c->have_view ? c->view.version + 1 : 0;
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 	/* Named step: joined and observed, partitions not opened yet (tests
 	 * hold a broker here to see /readyz answer 503). */
 	kaas_step("cluster.round.before-serve");
@@ -426,11 +427,11 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 		return rc;
 	int left = kaas_topics_reconcile_left(c->topics);
 	__atomic_store_n(&c->served, 1, __ATOMIC_RELEASE);
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	if (left)
 		c->kicked = 1; /* partitions still to open: the next round at once */
 	c->served_version = ver;
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 	return 0;
 }
 
@@ -438,9 +439,9 @@ static void *agent_main(void *arg)
 {
 	struct kaas_agent *c = arg;
 	int failing = 0;
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	while (!c->stop) {
-		pthread_mutex_unlock(&c->mu);
+		kaas_unlock(&c->mu);
 		uint64_t t0 = kaas_mono_ms(), hb = t0;
 		int rc = round_once(c, &hb);
 		uint64_t took = kaas_mono_ms() - t0;
@@ -457,7 +458,7 @@ static void *agent_main(void *arg)
 		} else if (!failing++) {
 			kaas_warn("cluster: round failed: %s (%s)", kaas_strerror(rc), kaas_sub_errdetail());
 		}
-		pthread_mutex_lock(&c->mu);
+		kaas_lock(&c->mu, KAAS_RANK_AGENT);
 		c->rounds++;
 		pthread_cond_broadcast(&c->cv);
 		if (c->stop)
@@ -474,7 +475,7 @@ static void *agent_main(void *arg)
 		}
 		c->kicked = 0;
 	}
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 	return NULL;
 }
 
@@ -539,10 +540,10 @@ void kaas_agent_stop(struct kaas_agent *c)
 	if (!c)
 		return;
 	if (c->started) {
-		pthread_mutex_lock(&c->mu);
+		kaas_lock(&c->mu, KAAS_RANK_AGENT);
 		c->stop = 1;
 		pthread_cond_broadcast(&c->cv);
-		pthread_mutex_unlock(&c->mu);
+		kaas_unlock(&c->mu);
 		pthread_join(c->thread, NULL);
 		/* A clean stop: a process with our id may start at once. */
 		if (c->published && !__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE)) {

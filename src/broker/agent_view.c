@@ -6,11 +6,13 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "util/lock_rank.h"
+
 int kaas_agent_lease(void *arg, const char *topic, int32_t partition, uint32_t *epoch)
 {
 	struct kaas_agent *c = arg;
 	int yes = 0;
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	if (c->have_view && c->trust_self && !__atomic_load_n(&c->superseded, __ATOMIC_ACQUIRE)) {
 		const struct kaas_assign_entry *e = kaas_assignment_find(&c->view, topic, partition);
 		if (e && e->leader == c->cfg->broker_id) {
@@ -18,7 +20,7 @@ int kaas_agent_lease(void *arg, const char *topic, int32_t partition, uint32_t *
 			yes = 1;
 		}
 	}
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 	return yes;
 }
 
@@ -52,7 +54,7 @@ int kaas_agent_leader(struct kaas_agent *c, const char *topic, int32_t partition
 			int32_t *broker, uint32_t *epoch)
 {
 	int rc = -ENOENT;
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	const struct kaas_assign_entry *e =
 		c->have_view ? kaas_assignment_find(&c->view, topic, partition) : NULL;
 	if (e && e->leader != KAAS_NO_LEADER) {
@@ -60,15 +62,15 @@ int kaas_agent_leader(struct kaas_agent *c, const char *topic, int32_t partition
 		*epoch = e->leader_epoch;
 		rc = 0;
 	}
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 	return rc;
 }
 
 int32_t kaas_agent_controller(struct kaas_agent *c)
 {
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	int32_t id = c->controller;
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 	return id;
 }
 
@@ -85,7 +87,7 @@ size_t kaas_agent_brokers(struct kaas_agent *c, struct kaas_broker_info *out, si
 	size_t n = 0;
 	if (max == 0)
 		return 0;
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	out[n++] = c->me;
 	for (size_t k = 0; k < c->nalive && n < max; k++)
 		for (size_t i = 0; i < c->nbrokers; i++)
@@ -101,7 +103,7 @@ size_t kaas_agent_brokers(struct kaas_agent *c, struct kaas_broker_info *out, si
 				break;
 			}
 	}
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 	return n;
 }
 
@@ -129,10 +131,10 @@ int kaas_agent_coordinator(struct kaas_agent *c, const char *group, size_t len,
 
 void kaas_agent_kick(struct kaas_agent *c)
 {
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	c->kicked = 1;
 	pthread_cond_broadcast(&c->cv);
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 }
 
 int kaas_agent_wait_assigned(struct kaas_agent *c, const char *topic, int timeout_ms)
@@ -141,15 +143,15 @@ int kaas_agent_wait_assigned(struct kaas_agent *c, const char *topic, int timeou
 	uint32_t e;
 	uint64_t end = kaas_mono_ms() + (uint64_t)timeout_ms;
 	for (;;) {
-		pthread_mutex_lock(&c->mu);
+		kaas_lock(&c->mu, KAAS_RANK_AGENT);
 		int served = c->have_view && c->served_version == c->view.version + 1;
-		pthread_mutex_unlock(&c->mu);
+		kaas_unlock(&c->mu);
 		if (served && kaas_agent_leader(c, topic, 0, &b, &e) == 0)
 			break;
 		uint64_t now = kaas_mono_ms();
 		if (now >= end)
 			return 0;
-		pthread_mutex_lock(&c->mu);
+		kaas_lock(&c->mu, KAAS_RANK_AGENT);
 		c->kicked = 1;
 		pthread_cond_broadcast(&c->cv);
 		uint64_t r = c->rounds;
@@ -162,7 +164,7 @@ int kaas_agent_wait_assigned(struct kaas_agent *c, const char *topic, int timeou
 		while (c->rounds == r && !c->stop &&
 		       pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
 			;
-		pthread_mutex_unlock(&c->mu);
+		kaas_unlock(&c->mu);
 	}
 	return 1;
 }

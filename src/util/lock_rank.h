@@ -41,6 +41,8 @@ enum kaas_lock_rank {
 	KAAS_RANK_LOGPOOL_LIFE = 70, /* the log I/O pool's life_mu */
 	KAAS_RANK_LOGPOOL = 80,      /* the log I/O pool's mu (leaf) */
 	KAAS_RANK_LANES = 80,        /* the produce lanes' mu (leaf) */
+	KAAS_RANK_AGENT = 85,        /* the cluster agent's mu (leaf: its view
+	                                in memory, nothing taken under it) */
 	KAAS_RANK_FILE_CACHE = 90,   /* log_files.c's cache mu (innermost; it
 	                                only trylocks the slots' guards) */
 };
