@@ -8,6 +8,9 @@ echo '{"attr_timeout_ms": 600000}' >"$KAAS_SCRATCH/cfg.json"
 ffs_start b 2 --seed 3 --config "$KAAS_SCRATCH/cfg.json"
 A=$M/host0 B=$M/host1
 nsilly() { ls -a "$1" | grep -c '^\.nfs[0-9a-f]\{24\}$'; }
+# The kernel sends FUSE's RELEASE after close() has returned: the last
+# close's removal is waited for (5 s at most), as an NFS client's is.
+no_silly() { [ "$(nsilly "$1")" = 0 ]; }
 
 # --- silly-rename on unlink: .nfs name, EBUSY, ENOTEMPTY, removed at last close
 mkdir "$A/d"
@@ -24,6 +27,7 @@ silly=$(ls -a "$A/d" | grep '^\.nfs')
 expect_err "unlink of the .nfs file" "busy" rm "$A/d/$silly"
 expect_err "rmdir of its directory" "not empty" rmdir "$A/d"
 exec 3<&-
+kaas_wait_for 5 no_silly "$FFS_LOWER/d"
 expect "silly file removed at last close" "$(nsilly "$FFS_LOWER/d")" 0
 rmdir "$A/d" || kaas_fail "rmdir after the last close failed"
 
@@ -37,6 +41,7 @@ IFS= read -r line <&3
 expect "old content through the old handle" "$line" old
 expect "new content by name" "$(cat "$B/t")" new
 exec 3<&-
+kaas_wait_for 5 no_silly "$FFS_LOWER"
 expect "no silly file left" "$(nsilly "$FFS_LOWER")" 0
 
 # --- ESTALE for another host's handle on a removed file
