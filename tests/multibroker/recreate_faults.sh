@@ -102,8 +102,15 @@ for gen in $(seq 1 "$MB_GENERATIONS"); do
 	T2=$(mb_now_ms)
 	# DeleteTopics goes to the controller (librdkafka sends admin
 	# requests there): that broker does the delete.
-	del=$(mb_controller)
-	[ -n "$del" ] && [ "$del" -ge 0 ] || kaas_fail "generation $gen: no controller"
+	# (right after a broker restart the controller may be being elected:
+	# Metadata names none for a moment; 10 s at most)
+	del=
+	for _ in $(seq 1 100); do
+		del=$(mb_controller)
+		[ -n "$del" ] && [ "$del" -ge 0 ] && break
+		sleep 0.1
+	done
+	[ -n "$del" ] && [ "$del" -ge 0 ] || kaas_fail "generation $gen: no controller in 10 s"
 	case $mode in
 	0)	what="no fault"
 		"$MBCLIENT" delete "127.0.0.1:${MB_PORT[$del]}" dr 2>/dev/null ;;
