@@ -35,7 +35,7 @@ static int by_name(const void *a, const void *b)
 {
 	const struct kaas_kslice *x = &((const struct dtp_topic *)a)->name;
 	const struct kaas_kslice *y = &((const struct dtp_topic *)b)->name;
-	assert(x->len >= 0 && y->len >= 0); /* null names are refused at decoding */
+	assert(x->len >= 0 && y->len >= 0); /* kaas_kr_str fails the reader on a null */
 	int n = x->len < y->len ? x->len : y->len;
 	int c = n > 0 ? memcmp(x->p, y->p, (size_t)n) : 0;
 	return c ? c : (x->len > y->len) - (x->len < y->len);
@@ -181,10 +181,8 @@ int kaas_api_describe_topic_partitions(struct kaas_req *req)
 	KAAS_REQ_IO(req);
 	struct dtp_topic *t = NULL;
 	int32_t nt = kaas_kr_array_alloc(r, 1, 2, sizeof(*t), (void **)&t);
-	int null_name = 0; /* a null where the schema has a (non-nullable) name */
 	for (int32_t i = 0; i < nt && kaas_kr_ok(r); i++) {
 		t[i].name = kaas_kr_str(r, 1);
-		null_name |= t[i].name.len < 0;
 		kaas_kr_tags(r, 1);
 	}
 	int32_t limit = kaas_kr_i32(r);
@@ -192,14 +190,13 @@ int kaas_api_describe_topic_partitions(struct kaas_req *req)
 	int32_t cursor_part = 0;
 	if (kaas_kr_i8(r) >= 0) { /* a cursor */
 		cursor = kaas_kr_str(r, 1);
-		null_name |= cursor.len < 0;
 		cursor_part = kaas_kr_i32(r);
 		kaas_kr_tags(r, 1);
 	}
 	kaas_kr_tags(r, 1);
-	if (!kaas_kr_ok(r) || nt < 0 || null_name) {
+	if (!kaas_kr_ok(r) || nt < 0) {
 		free(t);
-		return KAAS_REQ_CLOSE; /* malformed, as Kafka's parser refuses it */
+		return KAAS_REQ_CLOSE;
 	}
 	int asked = nt > 0;
 	for (int32_t i = 0; i < nt; i++) {

@@ -107,7 +107,11 @@ int64_t kaas_kr_varlong(struct kaas_kr *r)
 struct kaas_kslice kaas_kr_raw(struct kaas_kr *r, size_t n)
 {
 	struct kaas_kslice s = { NULL, -1 };
-	if (n > INT32_MAX || !need(r, n))
+	if (n > INT32_MAX) {
+		kaas_kr_fail(r); /* no frame is that long: malformed */
+		return s;
+	}
+	if (!need(r, n))
 		return s;
 	s.p = r->p;
 	s.len = (int32_t)n;

@@ -24,8 +24,6 @@ int32_t kaas_wire_read_topics(struct kaas_kr *r, int16_t v, int flex,
 	for (int32_t i = 0; i < nt; i++) {
 		char *t = (char *)arr + (size_t)i * s->topic_size;
 		struct kaas_kslice name = kaas_kr_str(r, flex);
-		if (name.len < 0)
-			kaas_kr_fail(r); /* the name is not nullable: malformed */
 		memcpy(t + s->name_at, &name, sizeof(name));
 		int32_t np = kaas_kr_array(r, flex, s->min_part);
 		char *parts = NULL;

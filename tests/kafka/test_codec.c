@@ -64,6 +64,17 @@ static void test_reader_bounds(void **state)
 	kaas_kr_init(&r, v, sizeof(v));
 	(void)kaas_kr_varlong(&r);
 	assert_false(kaas_kr_ok(&r));
+	/* A compact string whose length varint is beyond int32 (0xffffffff - 1
+	 * bytes): the reader fails, it does not hand back a null slice as if
+	 * the string were read (a DescribeTopicPartitions crash came of it). */
+	uint8_t big[] = { 0xff, 0xff, 0xff, 0xff, 0x0f, 'a' };
+	kaas_kr_init(&r, big, sizeof(big));
+	s = kaas_kr_str(&r, 1);
+	assert_int_equal(s.len, -1);
+	assert_false(kaas_kr_ok(&r));
+	kaas_kr_init(&r, big, sizeof(big));
+	(void)kaas_kr_nbytes(&r, 1);
+	assert_false(kaas_kr_ok(&r));
 	/* An array count larger than the bytes left. */
 	uint8_t a[] = { 0x7f, 0xff, 0xff, 0xff, 0, 0 };
 	kaas_kr_init(&r, a, sizeof(a));
