@@ -449,9 +449,6 @@ void kaas_logi_metrics_recovering(int delta);
  * start when there is none).  1 if a snapshot was read, 0 if there is
  * none, or -errno. */
 int kaas_pstate_load(struct kaas_log *log, int64_t *from);
-/* Whether the aborted-transaction index in memory differs from the file
- * the last snapshot named (a snapshot write would rewrite it). */
-bool kaas_logi_txnidx_dirty(struct kaas_log *log);
 /* Waiting for one completion (the _sync forms): init, pass
  * kaas_logi_wait_cb with w as the callback, then kaas_logi_wait_end(w, the
  * queueing call's result): that result if it failed (the callback never

@@ -276,9 +276,7 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	rc = kaas_pstate_load(log, &ps_from);
 	if (rc < 0)
 		goto fail;
-	/* Whether the snapshot on the volume is the state this open ends with
-	 * (a clean stop's): then it is not written again (step 5). */
-	bool ps_current = rc == 1;
+	bool ps_read = rc == 1;
 	/* The aborted-transaction index, covering what the snapshot covers. */
 	int txnidx_rebuild = 0;
 	rc = kaas_txnidx_load(log, &txnidx_rebuild);
@@ -292,7 +290,6 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		if (rc < 0)
 			goto fail;
 		log->ps.next_offset = tail_from;
-		ps_current = false;
 	}
 	if (L && !L->sealed) {
 		rc = kaas_logi_recover_tail(log, L);
@@ -313,17 +310,20 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 		if (rc < 0)
 			goto fail;
 		txnidx_rebuild = 0; /* the scan from the log start made it */
-		ps_current = false;
 	}
 	if (txnidx_rebuild) {
 		/* Derived data missing: from the markers below the snapshot. */
 		rc = kaas_txnidx_rebuild(log, ps_from < next ? ps_from : next);
 		if (rc < 0)
 			goto fail;
-		ps_current = false;
 	}
-	if (ps_from != next)
-		ps_current = false; /* the snapshot does not cover the whole log */
+	/* The snapshot on the volume is the state this open ends with (a clean
+	 * stop's) when it was read, covers exactly the recovered log (no scan
+	 * ran: every scan above starts from ps_from < next or replaces a
+	 * snapshot ahead of it) and its aborted index needed no rebuild: then
+	 * step 5 does not write it again. */
+	bool ps_current = ps_read && ps_from == next && !txnidx_rebuild;
+	assert(!ps_current || log->ps.naborted == log->ps.idx_written);
 	log->ps.next_offset = next;
 	log->hwm = log->leo = next;
 	if (log->log_start > next)
@@ -342,7 +342,7 @@ int kaas_log_open(struct kaas_substrate *data, const char *dir, uint32_t leader_
 	/* The producer state only if it differs from the volume's snapshot:
 	 * after a clean stop it does not (one replace, two syncs, fewer per
 	 * log at a broker's start).  Its "epoch" field is informational. */
-	rc = ps_current && !kaas_logi_txnidx_dirty(log) ? 0 : kaas_pstate_write(log);
+	rc = ps_current ? 0 : kaas_pstate_write(log);
 	if (rc == 0)
 		rc = kaas_manifest_write(log);
 	if (rc < 0)

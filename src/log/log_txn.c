@@ -292,14 +292,6 @@ static cJSON *index_body_locked(struct kaas_log *log, int *rc)
 	return body;
 }
 
-bool kaas_logi_txnidx_dirty(struct kaas_log *log)
-{
-	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
-	bool dirty = log->ps.naborted != log->ps.idx_written;
-	kaas_unlock(&log->mu);
-	return dirty;
-}
-
 int kaas_txnidx_snapshot(struct kaas_log *log, cJSON **out)
 {
 	*out = NULL;
