@@ -11,6 +11,7 @@
 #include "contract/epoch_fence.h"
 #include "contract/doc.h"
 #include "cluster/partition_entry.h"
+#include "util/fnv.h"
 #include "util/status.h"
 
 #define DOC_KIND "group-offsets"
@@ -48,9 +49,7 @@ int kaas_group_dirname(const char *group, char *out, size_t size)
 	}
 	out[j] = '\0';
 	if (long_name) {
-		uint64_t h = 1469598103934665603ull; /* FNV-1a 64 */
-		for (const unsigned char *p = (const unsigned char *)group; *p; p++)
-			h = (h ^ *p) * 1099511628211ull;
+		uint64_t h = kaas_fnv64(KAAS_FNV64_INIT, group, strlen(group));
 		snprintf(out + j, size - j, "~%016" PRIx64, h);
 	}
 	return 0;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "contract/contract.h"
+#include "util/fnv.h"
 #include "util/step.h"
 
 /* ------------------------------------------------ this process's own claims */
@@ -36,11 +37,7 @@ static size_t held_cap, held_n;
 /* FNV-1a over dir, then the epoch. */
 static size_t held_hash(const char *dir, uint64_t epoch)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (const unsigned char *c = (const unsigned char *)dir; *c; c++)
-		h = (h ^ *c) * 1099511628211ull;
-	for (int i = 0; i < 8; i++)
-		h = (h ^ ((epoch >> (8 * i)) & 0xff)) * 1099511628211ull;
+	uint64_t h = kaas_fnv64(kaas_fnv64(KAAS_FNV64_INIT, dir, strlen(dir)), &epoch, sizeof epoch);
 	return (size_t)(h ^ (h >> 29));
 }
 

@@ -5,5 +5,5 @@ libkaas_util_a_SOURCES = src/util/crc32c.c src/util/crc32c.h src/util/step.c src
 	src/util/status.c src/util/status.h src/util/logger.h src/util/logger.c \
 	src/util/assert_held.c src/util/assert_held.h src/util/fifo.h \
 	src/util/lock_rank.c src/util/lock_rank.h \
-	src/util/kvlist.c src/util/kvlist.h src/util/grow.h \
+	src/util/kvlist.c src/util/kvlist.h src/util/grow.h src/util/fnv.h \
 	src/util/metrics.c src/util/metrics.h src/util/parallel.c src/util/parallel.h

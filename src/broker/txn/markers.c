@@ -45,6 +45,7 @@
 #include "broker/txn/internal.h"
 #include "contract/doc.h"
 #include "log/log.h"
+#include "util/fnv.h"
 #include "util/logger.h"
 #include "util/status.h"
 #include "util/step.h"
@@ -53,23 +54,15 @@
 #define REQ_KIND "txn-marker-request"
 #define DONE_KIND "txn-marker-done"
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ c[i]) * 1099511628211ull;
-	return h;
-}
-
 static uint64_t request_hash(const struct kaas_txn_doc *d, const struct kaas_txn_part *part,
 			     int commit)
 {
-	uint64_t h = 1469598103934665603ull;
-	h = fnv(h, d->txn_id, strlen(d->txn_id) + 1);
-	h = fnv(h, &d->seq, sizeof d->seq);
-	h = fnv(h, part->topic, strlen(part->topic) + 1);
-	h = fnv(h, &part->partition, sizeof part->partition);
-	return fnv(h, &commit, sizeof commit);
+	uint64_t h = KAAS_FNV64_INIT;
+	h = kaas_fnv64(h, d->txn_id, strlen(d->txn_id) + 1);
+	h = kaas_fnv64(h, &d->seq, sizeof d->seq);
+	h = kaas_fnv64(h, part->topic, strlen(part->topic) + 1);
+	h = kaas_fnv64(h, &part->partition, sizeof part->partition);
+	return kaas_fnv64(h, &commit, sizeof commit);
 }
 
 static void file_path(char *out, size_t size, const char *kind, uint64_t h)
