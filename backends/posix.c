@@ -10,6 +10,7 @@
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 struct posix_sub {
@@ -103,6 +104,16 @@ static ssize_t posix_pwrite(struct kaas_file *f, const void *buf, size_t len, ui
 	ssize_t n;
 	do
 		n = pwrite(F(f)->fd, buf, len, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? fail(errno, "write", f->sub, f->path) : n;
+}
+
+static ssize_t posix_pwritev(struct kaas_file *f, const struct iovec *iov, int iovcnt,
+			     uint64_t off)
+{
+	ssize_t n;
+	do
+		n = pwritev(F(f)->fd, iov, iovcnt, (off_t)off);
 	while (n < 0 && errno == EINTR);
 	return n < 0 ? fail(errno, "write", f->sub, f->path) : n;
 }
@@ -300,6 +311,7 @@ static const struct kaas_substrate_ops posix_ops = {
 	.close = posix_close,
 	.pread = posix_pread,
 	.pwrite = posix_pwrite,
+	.pwritev = posix_pwritev,
 	.fsync = posix_fsync,
 	.ftruncate = posix_ftruncate,
 	.fstat = posix_fstat,

@@ -117,6 +117,84 @@ int kaas_sub_pwrite_full(struct kaas_file *f, const void *buf, size_t len, uint6
 	return 0;
 }
 
+bool kaas_sub_has_pwritev(const struct kaas_file *f)
+{
+	return f->ops->pwritev != NULL;
+}
+
+ssize_t kaas_sub_pwritev(struct kaas_file *f, const struct iovec *iov, int iovcnt, uint64_t off)
+{
+	CHECK_FILE(f);
+	assert(f->ops->pwritev && iovcnt >= 1 && iovcnt <= KAAS_SUB_IOV_MAX);
+	if (!(f->flags & KAAS_O_WRITE))
+		return kaas_sub_fail(EBADF, "write %s: handle opened read-only", f->path);
+#ifndef NDEBUG
+	size_t len = 0;
+	for (int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+#endif
+	ssize_t n = f->ops->pwritev(f, iov, iovcnt, off);
+	assert(n < 0 || (size_t)n <= len);
+	return n;
+}
+
+int kaas_sub_pwritev_full(struct kaas_file *f, const struct iovec *iov, int iovcnt, uint64_t off)
+{
+	int i = 0;
+	if (!f->ops->pwritev) {
+		for (; i < iovcnt; i++) {
+			int rc = kaas_sub_pwrite_full(f, iov[i].iov_base, iov[i].iov_len, off);
+			if (rc < 0)
+				return rc;
+			off += iov[i].iov_len;
+		}
+		return 0;
+	}
+	/* iov[i] is next, its first `done` bytes already written (a short
+	 * write ended inside it: the rest of it goes alone, as one pwrite). */
+	size_t done = 0;
+	while (i < iovcnt) {
+		if (done == iov[i].iov_len) {
+			i++;
+			done = 0;
+			continue;
+		}
+		if (done) {
+			int rc = kaas_sub_pwrite_full(f, (const char *)iov[i].iov_base + done,
+						      iov[i].iov_len - done, off);
+			if (rc < 0)
+				return rc;
+			off += iov[i].iov_len - done;
+			done = iov[i].iov_len;
+			continue;
+		}
+		int cnt = iovcnt - i < KAAS_SUB_IOV_MAX ? iovcnt - i : KAAS_SUB_IOV_MAX;
+		ssize_t n = kaas_sub_pwritev(f, iov + i, cnt, off);
+		if (n < 0)
+			return (int)n;
+		if (n == 0) {
+			size_t want = 0;
+			for (int k = i; k < i + cnt; k++)
+				want += iov[k].iov_len;
+			if (want == 0) { /* only empty buffers: nothing to write */
+				i += cnt;
+				continue;
+			}
+			return kaas_sub_fail(EIO, "write %s: no progress at offset %llu", f->path,
+					     (unsigned long long)off);
+		}
+		off += (uint64_t)n;
+		/* Step over the buffers it wrote whole. */
+		size_t left = (size_t)n;
+		while (left && left >= iov[i].iov_len) {
+			left -= iov[i].iov_len;
+			i++;
+		}
+		done = left;
+	}
+	return 0;
+}
+
 int kaas_sub_fsync(struct kaas_file *f)
 {
 	CHECK_FILE(f);

@@ -118,6 +118,14 @@ static ssize_t m_pwrite(struct kaas_file *f, const void *buf, size_t len, uint64
 	return (ssize_t)done(MS(f->sub), OP_PWRITE, t0, kaas_sub_pwrite(MF(f)->inner, buf, len, off));
 }
 
+/* Counted as a pwrite: it is one write of the buffers' concatenation. */
+static ssize_t m_pwritev(struct kaas_file *f, const struct iovec *iov, int iovcnt, uint64_t off)
+{
+	uint64_t t0 = begin();
+	return (ssize_t)done(MS(f->sub), OP_PWRITE, t0,
+			     kaas_sub_pwritev(MF(f)->inner, iov, iovcnt, off));
+}
+
 static int m_fsync(struct kaas_file *f)
 {
 	uint64_t t0 = begin();
@@ -241,6 +249,8 @@ int kaas_metered_wrap(struct kaas_substrate *inner, struct kaas_substrate **out)
 	size_t isz = inner->ops->file_size > sizeof(struct kaas_file) ? inner->ops->file_size
 								       : sizeof(struct kaas_file);
 	m->ops.file_size = INNER_AT + isz;
+	/* A gathered write is native only if the wrapped backend's is. */
+	m->ops.pwritev = inner->ops->pwritev ? m_pwritev : NULL;
 	m->base.ops = &m->ops;
 	m->base.url = url;
 	memcpy(m->base.host, inner->host, sizeof(m->base.host));

@@ -13,7 +13,8 @@
  *   - The ops table carries a version.  New ops are appended at the end and
  *     the version is bumped; existing slots never move.
  *   - Optional ops may be NULL; the dispatch layer supplies the fallback (or
- *     returns -ENOTSUP).  Callers never test for NULL themselves.
+ *     returns -ENOTSUP).  Callers never test for NULL themselves (a caller
+ *     that would do better than a fallback asks kaas_sub_has_pwritev).
  *
  * Return values: every op returns >= 0 on success or a negative errno.  A
  * human-readable detail for the last failure on the calling thread is kept
@@ -47,9 +48,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
-#define KAAS_SUBSTRATE_OPS_VERSION 1
+#define KAAS_SUBSTRATE_OPS_VERSION 2
+
+/* The most buffers one pwritev op is given (Linux's IOV_MAX); the dispatch
+ * helper kaas_sub_pwritev_full splits longer lists. */
+#define KAAS_SUB_IOV_MAX 1024
 
 /* Open flags (backend-neutral; a backend maps them to its own). */
 #define KAAS_O_READ   0x01 /* open for reading */
@@ -183,6 +190,17 @@ struct kaas_substrate_ops {
 	 * posix_fadvise WILLNEED).  Advisory: changes no result; returns at
 	 * once.  Fallback: nothing (0). */
 	int (*readahead)(struct kaas_file *f, uint64_t off, uint64_t len);
+
+	/* ---- version 2 ---- */
+
+	/* OPTIONAL (may be NULL): write the iovcnt buffers (1..KAAS_SUB_IOV_MAX)
+	 * one after the other at off, as pwrite of their concatenation would
+	 * (POSIX: pwritev, one system call).  Returns bytes written (> 0; may be
+	 * short, also in the middle of a buffer).  Errors as pwrite.  Fallback
+	 * (kaas_sub_pwritev_full): one pwrite per buffer, which on a network
+	 * backend is at least one WRITE per buffer; kaas_sub_has_pwritev tells a
+	 * caller with many small buffers to gather them itself instead. */
+	ssize_t (*pwritev)(struct kaas_file *f, const struct iovec *iov, int iovcnt, uint64_t off);
 };
 
 /* Base of every substrate instance.  A backend embeds it first. */
@@ -280,6 +298,19 @@ ssize_t kaas_sub_pread_full(struct kaas_file *f, void *buf, size_t len, uint64_t
 /* Write all len bytes: 0 or -errno (a short write that makes no progress is
  * -EIO). */
 int kaas_sub_pwrite_full(struct kaas_file *f, const void *buf, size_t len, uint64_t off);
+/* One pwritev op (the backend must have one: kaas_sub_has_pwritev): bytes
+ * written, or -errno. */
+ssize_t kaas_sub_pwritev(struct kaas_file *f, const struct iovec *iov, int iovcnt, uint64_t off);
+/* Write all the iovcnt buffers of iov (any number, empty ones allowed) one
+ * after the other at off: 0 or -errno (no progress is -EIO), as
+ * kaas_sub_pwrite_full of their concatenation.  iov is not modified.  With
+ * the backend's pwritev op: as few system calls as KAAS_SUB_IOV_MAX allows;
+ * without: one kaas_sub_pwrite_full per buffer. */
+int kaas_sub_pwritev_full(struct kaas_file *f, const struct iovec *iov, int iovcnt, uint64_t off);
+/* Does this handle's backend write a list of buffers in one call (its
+ * pwritev op)?  When not, a caller with many small buffers gathers them
+ * into one and calls kaas_sub_pwrite_full. */
+bool kaas_sub_has_pwritev(const struct kaas_file *f);
 /* fsync; a failure poisons the handle for good (never retry). */
 int kaas_sub_fsync(struct kaas_file *f);
 int kaas_sub_ftruncate(struct kaas_file *f, uint64_t size);

@@ -1,7 +1,10 @@
 /* Dispatch layer and POSIX backend: path checks, poisoning, helpers. */
 #include "tests/unit/unit.h"
 
+#include "substrate/metered.h"
+
 #include <errno.h>
+#include <sys/uio.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -151,6 +154,85 @@ static void sendfile_and_its_fallback(void **state)
 	kaas_testdir_remove(dir);
 }
 
+/* Write 3000 buffers of 0..9 bytes (empty ones among them: more than one
+ * pwritev call's KAAS_SUB_IOV_MAX) at offset 5 of a fresh file through sub
+ * with kaas_sub_pwritev_full, and check the file is their concatenation. */
+static void check_pwritev(struct kaas_substrate *sub, const char *path, bool native)
+{
+	enum { N = 3000, AT = 5 };
+	static struct iovec iov[N];
+	static unsigned char want[N * 9];
+	size_t len = 0;
+	for (int i = 0; i < N; i++) {
+		size_t n = (size_t)((i * 7) % 10);
+		for (size_t k = 0; k < n; k++)
+			want[len + k] = (unsigned char)(i + k);
+		iov[i] = (struct iovec){ .iov_base = want + len, .iov_len = n };
+		len += n;
+	}
+	struct kaas_file *f = NULL;
+	assert_int_equal(kaas_sub_open(sub, path, KAAS_O_WRITE | KAAS_O_READ | KAAS_O_CREAT, 0644, &f), 0);
+	assert_int_equal(kaas_sub_has_pwritev(f), native);
+	assert_int_equal(kaas_sub_pwrite_full(f, "head!", AT, 0), 0);
+	assert_int_equal(kaas_sub_pwritev_full(f, iov, N, AT), 0);
+	static unsigned char got[N * 9 + AT + 1];
+	assert_int_equal(kaas_sub_pread_full(f, got, sizeof got, 0), (ssize_t)(len + AT));
+	assert_memory_equal(got, "head!", AT);
+	assert_memory_equal(got + AT, want, len);
+	/* Only empty buffers: nothing written, no error. */
+	struct iovec none[2] = { { .iov_base = want, .iov_len = 0 }, { .iov_base = want, .iov_len = 0 } };
+	assert_int_equal(kaas_sub_pwritev_full(f, none, 2, len + AT), 0);
+	assert_int_equal(kaas_sub_close(f), 0);
+	/* A read-only handle refuses, as pwrite does. */
+	assert_int_equal(kaas_sub_open(sub, path, KAAS_O_READ, 0, &f), 0);
+	assert_int_equal(kaas_sub_pwritev_full(f, iov, 2, 0), -EBADF);
+	assert_int_equal(kaas_sub_close(f), 0);
+}
+
+/* A POSIX pwritev that writes at most 3 bytes of the first buffer: every
+ * call short, most of them inside a buffer. */
+static ssize_t (*posix_pwritev_op)(struct kaas_file *, const struct iovec *, int, uint64_t);
+static ssize_t short_pwritev(struct kaas_file *f, const struct iovec *iov, int iovcnt, uint64_t off)
+{
+	assert_true(iovcnt >= 1 && iov[0].iov_len > 0); /* never handed an empty head */
+	struct iovec one = iov[0];
+	if (one.iov_len > 3)
+		one.iov_len = 3;
+	return posix_pwritev_op(f, &one, 1, off);
+}
+
+/* kaas_sub_pwritev_full writes the concatenation natively (POSIX), through
+ * the metering decorator (native only when its backend is), and through the
+ * fallback of a backend without the op (the in-process NFS-floor model). */
+static void pwritev_writes_the_concatenation(void **state)
+{
+	char *dir;
+	struct kaas_substrate *s = unit_open_tmp(&dir);
+	check_pwritev(s, "native", true);
+	/* Short writes, also in the middle of a buffer. */
+	static struct kaas_substrate_ops short_ops;
+	const struct kaas_substrate_ops *posix_ops = s->ops;
+	short_ops = *posix_ops;
+	posix_pwritev_op = posix_ops->pwritev;
+	short_ops.pwritev = short_pwritev;
+	s->ops = &short_ops;
+	check_pwritev(s, "short", true);
+	s->ops = posix_ops;
+	struct kaas_substrate *m = NULL;
+	assert_int_equal(kaas_metered_wrap(s, &m), 0);
+	check_pwritev(m, "metered", true);
+	kaas_substrate_close(m); /* closes s too */
+	char url[4200];
+	snprintf(url, sizeof url, "fault+%s?seed=3&host=1", dir);
+	struct kaas_substrate *fs = NULL;
+	assert_int_equal(kaas_substrate_open(url, &fs), 0);
+	check_pwritev(fs, "fallback", false);
+	assert_int_equal(kaas_metered_wrap(fs, &m), 0);
+	check_pwritev(m, "metered-fallback", false);
+	kaas_substrate_close(m);
+	kaas_testdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +242,7 @@ int main(void)
 		cmocka_unit_test(failed_fsync_poisons_the_handle),
 		cmocka_unit_test(mkdirs_list_and_read_all),
 		cmocka_unit_test(sendfile_and_its_fallback),
+		cmocka_unit_test(pwritev_writes_the_concatenation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
