@@ -318,8 +318,12 @@ struct kaas_log {
 	struct kaas_logi_fslot wslot; /* active segment's write handle (.f,
 	                               under wlock; the file cache may close it
 	                               between rounds, write_round reopens it) */
-	unsigned char *wbuf;        /* sync task: a round's batches, gathered */
+	unsigned char *wbuf;        /* sync task: a round's batches, gathered
+	                               (a backend without pwritev) */
 	size_t wbuf_cap;
+	struct iovec *wiov;         /* sync task: a round's batches, listed for
+	                               pwritev */
+	size_t wiov_cap;
 
 	int64_t log_start;
 	int64_t hwm;                /* end of last fsynced batch */

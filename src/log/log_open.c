@@ -66,6 +66,7 @@ static void log_free(struct kaas_log *log)
 	kaas_pstate_free(&log->ps);
 	log_sync_objects(log, 0);
 	free(log->wbuf);
+	free(log->wiov);
 	free(log->dir);
 	free(log->manifest_path);
 	free(log->loaded_manifest);

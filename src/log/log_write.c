@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -419,10 +420,32 @@ static int write_round(struct kaas_log *log, struct round *r)
 		return rc;
 	if (!list->next) {
 		rc = kaas_sub_pwrite_full(log->wslot.f, list->data, r->bytes, r->pos);
+	} else if (kaas_sub_has_pwritev(log->wslot.f)) {
+		/* The batches straight from their buffers, in one pwritev: a
+		 * gather into one buffer first cost a copy of every byte on this
+		 * task, which is the partition's one writer (8% of its time in a
+		 * 1 KiB produce, beside 57% in the kernel's copy of pwrite). */
+		if (log->wiov_cap < r->n) {
+			size_t cap = log->wiov_cap ? log->wiov_cap : 64;
+			while (cap < r->n)
+				cap *= 2;
+			struct iovec *nv = realloc(log->wiov, cap * sizeof *nv);
+			if (!nv)
+				return -ENOMEM;
+			log->wiov = nv;
+			log->wiov_cap = cap;
+		}
+		size_t i = 0;
+		for (struct pending *p = list; p; p = p->next)
+			log->wiov[i++] = (struct iovec){ .iov_base = p->data, .iov_len = p->len };
+		assert(i == r->n && i <= INT_MAX);
+		rc = kaas_sub_pwritev_full(log->wslot.f, log->wiov, (int)i, r->pos);
 	} else {
-		/* One buffer kept across rounds: a fresh malloc of a round
-		 * (often above glibc's mmap threshold) cost an mmap, a page
-		 * fault per 4 KiB and an munmap every round. */
+		/* A backend without a gathered write (libnfs: one WRITE per
+		 * buffer): the round gathered into one buffer kept across rounds
+		 * (a fresh malloc of a round, often above glibc's mmap
+		 * threshold, cost an mmap, a page fault per 4 KiB and an munmap
+		 * every round). */
 		if (log->wbuf_cap < r->bytes) {
 			size_t cap = log->wbuf_cap ? log->wbuf_cap : 256u << 10;
 			while (cap < r->bytes)
