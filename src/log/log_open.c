@@ -23,7 +23,7 @@ void kaas_log_config_default(struct kaas_log_config *cfg)
 	cfg->retention_bytes = -1;
 	cfg->retention_ms = 7ll * 24 * 3600 * 1000;
 	cfg->index_interval_bytes = 4096;
-	cfg->checkpoint_bytes = 16u << 20;
+	cfg->checkpoint_bytes = 64u << 20;
 	cfg->linger_us = 0;
 	cfg->max_pending_bytes = 64u << 20;
 	cfg->fence_check = 1;
