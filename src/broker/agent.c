@@ -18,6 +18,7 @@
 #include "util/logger.h"
 #include "cluster/assignment.h"
 #include "util/status.h"
+#include "util/thread_name.h"
 
 static void sleep_ms(uint64_t ms)
 {
@@ -438,6 +439,7 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 static void *agent_main(void *arg)
 {
 	struct kaas_agent *c = arg;
+	kaas_thread_name("kaas-agent");
 	int failing = 0;
 	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	while (!c->stop) {

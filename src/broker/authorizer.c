@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "util/logger.h"
+#include "util/thread_name.h"
 
 /* One cached document: its name and binding (bad: unreadable). */
 struct entry {
@@ -177,6 +178,7 @@ int kaas_authz_refresh(struct kaas_authz *az)
 static void *refresh_thread(void *arg)
 {
 	struct kaas_authz *az = arg;
+	kaas_thread_name("kaas-authz");
 	pthread_mutex_lock(&az->mu);
 	while (!az->stop) {
 		struct timespec ts;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "util/lock_rank.h"
+#include "util/thread_name.h"
 
 /* Items one run of a lane serves before the lane goes back to the tail. */
 #define ITEMS_PER_RUN 8
@@ -77,6 +78,7 @@ static void go_idle_locked(struct kaas_lanes *l, struct kaas_lane *lane)
 static void *pool_main(void *arg)
 {
 	struct kaas_lanes *l = arg;
+	kaas_thread_name("kaas-lane");
 	kaas_lock(&l->mu, KAAS_RANK_LANES);
 	for (;;) {
 		while (!l->ready.head && !l->stop)

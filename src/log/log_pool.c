@@ -14,6 +14,7 @@
 #include "log/log_internal.h"
 #include "util/assert_held.h"
 #include "util/lock_rank.h"
+#include "util/thread_name.h"
 
 #define MAX_THREADS 1024u
 #define DEFAULT_THREADS_CAP 32u
@@ -124,6 +125,7 @@ bool kaas_logi_on_pool_thread(void)
 static void *pool_main(void *arg)
 {
 	(void)arg;
+	kaas_thread_name("kaas-logio");
 	on_pool_thread = true;
 	kaas_lock(&pool.mu, KAAS_RANK_LOGPOOL);
 	for (;;) {

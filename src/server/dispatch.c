@@ -18,6 +18,7 @@
 #include "kafka/sasl.h"
 #include "util/logger.h"
 #include "util/metrics.h"
+#include "util/thread_name.h"
 
 struct api_entry {
 	int16_t key;
@@ -94,6 +95,11 @@ struct pool_job {
 
 static void pool_job_work(uv_work_t *w)
 {
+	static _Thread_local bool named;
+	if (!named) { /* libuv's threads: named at their first job */
+		kaas_thread_name("kaas-pool");
+		named = true;
+	}
 	struct pool_job *j = w->data;
 	j->work(j->arg);
 }

@@ -6,4 +6,5 @@ libkaas_util_a_SOURCES = src/util/crc32c.c src/util/crc32c.h src/util/step.c src
 	src/util/assert_held.c src/util/assert_held.h src/util/fifo.h \
 	src/util/lock_rank.c src/util/lock_rank.h \
 	src/util/kvlist.c src/util/kvlist.h src/util/grow.h src/util/fnv.h \
+	src/util/thread_name.c src/util/thread_name.h \
 	src/util/metrics.c src/util/metrics.h src/util/parallel.c src/util/parallel.h

@@ -1,5 +1,6 @@
 /* parallel.c — a bounded parallel-for (see parallel.h). */
 #include "util/parallel.h"
+#include "util/thread_name.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -27,6 +28,7 @@ static void work(struct job *j)
 
 static void *helper_main(void *arg)
 {
+	kaas_thread_name("kaas-helper");
 	work(arg);
 	return NULL;
 }

@@ -15,6 +15,7 @@
 #include "util/logger.h"
 #include "util/status.h"
 #include "util/step.h"
+#include "util/thread_name.h"
 
 #define DRIVER_TICK_MS 100
 #define DISCOVER_EVERY_MS 1000
@@ -133,6 +134,7 @@ static void discover_one(void *ctx, const char *enc)
 void *kaas_txn_driver_main(void *arg)
 {
 	struct kaas_txns *t = arg;
+	kaas_thread_name("kaas-txn");
 	uint64_t last_discover = 0, next_serve = 0, last_sweep = 0, serve_gap = DRIVER_TICK_MS;
 	pthread_mutex_lock(&t->mu);
 	while (!t->stop) {
