@@ -247,10 +247,14 @@ join_memory_cgroup
 have_fio=0
 command -v fio >/dev/null 2>&1 && have_fio=1
 # fio_mbps JSON-FILE read|write: the job's bandwidth in MB/s (1e6 B).
+# null when fio wrote no readable report.
 fio_mbps() {
 	python3 -c 'import json, sys
-j = json.load(open(sys.argv[1]))["jobs"][0][sys.argv[2]]
-print("%.2f" % (j["bw_bytes"] / 1e6))' "$1" "$2"
+try:
+    j = json.load(open(sys.argv[1]))["jobs"][0][sys.argv[2]]
+    print("%.2f" % (j["bw_bytes"] / 1e6))
+except (OSError, ValueError, KeyError, IndexError):
+    print("null")' "$1" "$2"
 }
 # fio_write DIR CADENCE SECS: sequential writes with an fdatasync every
 # CADENCE bytes (kaasd's group commit: bytes written per fdatasync in the
@@ -263,7 +267,7 @@ fio_write() {
 	bs=$(( ((cad + n - 1) / n + 511) / 512 * 512 ))
 	f=$logs/fio-write-$cad-$$.json
 	fio --name=kaas-write --directory="$dir" --filename=fio-write.dat --rw=write \
-		--bs="$bs" --fdatasync="$n" --size=64g --time_based --runtime="$secs" \
+		--bs="$bs" --fdatasync="$n" --size=64g --fallocate=none --time_based --runtime="$secs" \
 		--ioengine=psync --output-format=json --output="$f" >/dev/null 2>&1 || { echo null; return; }
 	rm -f "$dir/fio-write.dat"
 	fio_mbps "$f" write
