@@ -10,6 +10,7 @@
 
 #include "cluster/credential_store.h"
 #include "cluster/membership.h"
+#include "util/lock_rank.h"
 
 #define CACHE_SLOTS 256 /* entries; the oldest is dropped for a new one */
 
@@ -74,22 +75,22 @@ int kaas_creds_lookup(struct kaas_creds *c, const char *user, enum kaas_scram_me
 		return 0;
 	uint64_t now = kaas_mono_ms();
 	int hit;
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_LEAF);
 	struct entry *e = slot(c, user, mech, &hit);
 	if (hit && now - e->read_ms < c->refresh_ms) {
 		int found = e->found;
 		if (found)
 			*cred = e->cred;
-		pthread_mutex_unlock(&c->mu);
+		kaas_unlock(&c->mu);
 		return found;
 	}
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 	/* Read outside the lock; two readers of one user both store. */
 	struct kaas_scram_cred got;
 	int rc = kaas_cred_get(c->cluster, user, mech, &got);
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_LEAF);
 	e = slot(c, user, mech, &hit);
 	strcpy(e->user, user);
 	e->mech = mech;
@@ -99,18 +100,18 @@ int kaas_creds_lookup(struct kaas_creds *c, const char *user, enum kaas_scram_me
 		e->cred = got;
 		*cred = got;
 	}
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 	OPENSSL_cleanse(&got, sizeof(got));
 	return rc == 0;
 }
 
 void kaas_creds_forget(struct kaas_creds *c, const char *user)
 {
-	pthread_mutex_lock(&c->mu);
+	kaas_lock(&c->mu, KAAS_RANK_LEAF);
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
 		if (c->e[i].mech != KAAS_SCRAM_UNKNOWN && strcmp(c->e[i].user, user) == 0) {
 			OPENSSL_cleanse(&c->e[i], sizeof(c->e[i]));
 			c->e[i].mech = KAAS_SCRAM_UNKNOWN;
 		}
-	pthread_mutex_unlock(&c->mu);
+	kaas_unlock(&c->mu);
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "contract/contract.h"
+#include "util/lock_rank.h"
 
 int kaas_pid_alloc_init(struct kaas_pid_alloc *a, struct kaas_substrate *cluster)
 {
@@ -37,13 +38,13 @@ static int claim_block(struct kaas_pid_alloc *a)
 
 int kaas_pid_next(struct kaas_pid_alloc *a, int64_t *pid)
 {
-	pthread_mutex_lock(&a->mu);
+	kaas_lock(&a->mu, KAAS_RANK_PID_ALLOC);
 	int rc = 0;
 	if (a->next == a->end)
 		rc = claim_block(a);
 	if (rc == 0)
 		*pid = (int64_t)a->next++;
-	pthread_mutex_unlock(&a->mu);
+	kaas_unlock(&a->mu);
 	return rc;
 }
 

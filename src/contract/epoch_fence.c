@@ -12,6 +12,7 @@
 #include "contract/contract.h"
 #include "util/fnv.h"
 #include "util/step.h"
+#include "util/lock_rank.h"
 
 /* ------------------------------------------------ this process's own claims */
 
@@ -65,12 +66,12 @@ int kaas_fence_held(struct kaas_substrate *sub, const char *dir, uint64_t epoch)
 {
 	int found = 0;
 	pid_t me = getpid();
-	pthread_mutex_lock(&held_mu);
+	kaas_lock(&held_mu, KAAS_RANK_LEAF);
 	struct held *h = held_cap ? held_tab[held_hash(dir, epoch) & (held_cap - 1)] : NULL;
 	for (; h && !found; h = h->next)
 		found = h->sub == sub && h->pid == me && h->epoch == epoch &&
 			strcmp(h->dir, dir) == 0 && strcmp(h->url, sub->url ? sub->url : "") == 0;
-	pthread_mutex_unlock(&held_mu);
+	kaas_unlock(&held_mu);
 	return found;
 }
 
@@ -89,11 +90,11 @@ static int remember(struct kaas_substrate *sub, const char *dir, uint64_t epoch)
 	h->pid = getpid();
 	h->epoch = epoch;
 	memcpy(h->dir, dir, n);
-	pthread_mutex_lock(&held_mu);
+	kaas_lock(&held_mu, KAAS_RANK_LEAF);
 	if (held_n >= held_cap)
 		held_grow();
 	if (!held_cap) {
-		pthread_mutex_unlock(&held_mu);
+		kaas_unlock(&held_mu);
 		free(h->url);
 		free(h);
 		return -ENOMEM;
@@ -102,7 +103,7 @@ static int remember(struct kaas_substrate *sub, const char *dir, uint64_t epoch)
 	h->next = held_tab[k];
 	held_tab[k] = h;
 	held_n++;
-	pthread_mutex_unlock(&held_mu);
+	kaas_unlock(&held_mu);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "cluster/scram.h"
 #include "kafka/protocol.h"
 #include "util/logger.h"
+#include "util/lock_rank.h"
 
 #define NONCE_MAX 256
 #define SERVER_NONCE_BYTES 24
@@ -95,9 +96,9 @@ int kaas_sasl_wants_token(struct kaas_sasl *s)
 {
 	if (!s)
 		return 0;
-	pthread_mutex_lock(&s->mu);
+	kaas_lock(&s->mu, KAAS_RANK_SASL);
 	int wants = s->state == S_MECH || s->state == S_SCRAM_FINAL;
-	pthread_mutex_unlock(&s->mu);
+	kaas_unlock(&s->mu);
 	return wants;
 }
 
@@ -109,7 +110,7 @@ int16_t kaas_sasl_handshake(struct kaas_conn_security *sec, unsigned enabled, co
 	struct kaas_sasl *s = sec->sasl;
 	unsigned bit = kaas_sasl_mech_bit(mech);
 	int16_t err = KAAS_KERR_NONE;
-	pthread_mutex_lock(&s->mu);
+	kaas_lock(&s->mu, KAAS_RANK_SASL);
 	int reauth = __atomic_load_n(&sec->authenticated, __ATOMIC_ACQUIRE);
 	if (s->state != S_START || (reauth && version < 1))
 		err = KAAS_KERR_ILLEGAL_SASL_STATE;
@@ -123,7 +124,7 @@ int16_t kaas_sasl_handshake(struct kaas_conn_security *sec, unsigned enabled, co
 	} else {
 		s->state = S_FAILED;
 	}
-	pthread_mutex_unlock(&s->mu);
+	kaas_unlock(&s->mu);
 	return err;
 }
 
@@ -140,7 +141,7 @@ static int may_log(void)
 	uint64_t now = kaas_now_ms();
 	unsigned was_dropped = 0;
 	int log = 0;
-	pthread_mutex_lock(&mu);
+	kaas_lock(&mu, KAAS_RANK_LEAF);
 	if (now - window_start >= FAIL_LOG_WINDOW_MS) {
 		was_dropped = dropped;
 		window_start = now;
@@ -152,7 +153,7 @@ static int may_log(void)
 	} else {
 		dropped++;
 	}
-	pthread_mutex_unlock(&mu);
+	kaas_unlock(&mu);
 	if (was_dropped)
 		kaas_warn("sasl: %u more authentication failures were not logged", was_dropped);
 	return log;
@@ -495,7 +496,7 @@ void kaas_sasl_authenticate(struct kaas_conn_security *sec, struct kaas_broker *
 		return;
 	}
 	struct kaas_sasl *s = sec->sasl;
-	pthread_mutex_lock(&s->mu);
+	kaas_lock(&s->mu, KAAS_RANK_SASL);
 	if (s->state != S_MECH && s->state != S_SCRAM_FINAL) {
 		st->error = KAAS_KERR_ILLEGAL_SASL_STATE;
 		snprintf(st->message, sizeof(st->message),
@@ -511,5 +512,5 @@ void kaas_sasl_authenticate(struct kaas_conn_security *sec, struct kaas_broker *
 	} else {
 		scram_final(sec, s, b, peer, (const char *)tok, n, st);
 	}
-	pthread_mutex_unlock(&s->mu);
+	kaas_unlock(&s->mu);
 }

@@ -190,22 +190,22 @@ void kaas_logi_wait_init(struct kaas_logi_wait *w)
 void kaas_logi_wait_cb(void *arg, int64_t result)
 {
 	struct kaas_logi_wait *w = arg;
-	pthread_mutex_lock(&w->mu);
+	kaas_lock(&w->mu, KAAS_RANK_LEAF);
 	w->done = 1;
 	w->result = result;
 	pthread_cond_signal(&w->cv);
-	pthread_mutex_unlock(&w->mu);
+	kaas_unlock(&w->mu);
 }
 
 int64_t kaas_logi_wait_end(struct kaas_logi_wait *w, int rc)
 {
 	int64_t res = rc;
 	if (rc == 0) {
-		pthread_mutex_lock(&w->mu);
+		kaas_lock(&w->mu, KAAS_RANK_LEAF);
 		while (!w->done)
 			pthread_cond_wait(&w->cv, &w->mu);
 		res = w->result;
-		pthread_mutex_unlock(&w->mu);
+		kaas_unlock(&w->mu);
 	}
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);

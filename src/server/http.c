@@ -14,6 +14,7 @@
 #include "broker/agent.h"
 #include "util/logger.h"
 #include "util/metrics.h"
+#include "util/lock_rank.h"
 
 struct kaas_http {
 	struct MHD_Daemon *d;
@@ -23,10 +24,10 @@ struct kaas_http {
 
 static int is_ready(struct kaas_http *h, double *round_age_s)
 {
-	pthread_mutex_lock(&h->mu);
+	kaas_lock(&h->mu, KAAS_RANK_LEAF);
 	int ready = kaas_agent_ready(h->agent);
 	int64_t age = h->agent ? kaas_agent_round_age_ms(h->agent) : -1;
-	pthread_mutex_unlock(&h->mu);
+	kaas_unlock(&h->mu);
 	*round_age_s = age < 0 ? -1 : (double)age / 1000.0;
 	return ready;
 }
@@ -140,9 +141,9 @@ void kaas_http_set_agent(struct kaas_http *h, struct kaas_agent *agent)
 {
 	if (!h)
 		return;
-	pthread_mutex_lock(&h->mu);
+	kaas_lock(&h->mu, KAAS_RANK_LEAF);
 	h->agent = agent;
-	pthread_mutex_unlock(&h->mu);
+	kaas_unlock(&h->mu);
 }
 
 void kaas_http_stop(struct kaas_http *h)

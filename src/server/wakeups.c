@@ -5,15 +5,16 @@
  * handle carries both.
  */
 #include "server/internal.h"
+#include "util/lock_rank.h"
 
 #include <assert.h>
 
 void kaas_broker_complete(struct kaas_broker *b, struct kaas_completion *c)
 {
 	struct kaas_server *s = b->server;
-	pthread_mutex_lock(&s->cq_mu);
+	kaas_lock(&s->cq_mu, KAAS_RANK_LEAF);
 	kaas_fifo_push(&s->cq, &c->link);
-	pthread_mutex_unlock(&s->cq_mu);
+	kaas_unlock(&s->cq_mu);
 	uv_async_send(&s->async);
 }
 
@@ -57,11 +58,11 @@ void kaas_server_wake_all(struct kaas_server *s)
 void kaas_server_on_async(uv_async_t *a)
 {
 	struct kaas_server *s = a->data;
-	pthread_mutex_lock(&s->cq_mu);
+	kaas_lock(&s->cq_mu, KAAS_RANK_LEAF);
 	struct kaas_fifo_link *l = kaas_fifo_take_all(&s->cq);
 	int arrived = s->data_arrived;
 	s->data_arrived = 0;
-	pthread_mutex_unlock(&s->cq_mu);
+	kaas_unlock(&s->cq_mu);
 	while (l) {
 		struct kaas_completion *c = KAAS_FIFO_ENTRY(l, struct kaas_completion, link);
 		l = l->next; /* before fn: it may free or requeue c */
@@ -75,9 +76,9 @@ void kaas_server_on_data(void *arg, int64_t hw)
 {
 	struct kaas_server *s = arg;
 	(void)hw;
-	pthread_mutex_lock(&s->cq_mu);
+	kaas_lock(&s->cq_mu, KAAS_RANK_LEAF);
 	s->data_arrived = 1;
-	pthread_mutex_unlock(&s->cq_mu);
+	kaas_unlock(&s->cq_mu);
 	uv_async_send(&s->async);
 }
 

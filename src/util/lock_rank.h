@@ -30,6 +30,13 @@
 /* The ranks, outer first (docs/THREADS.md, "Lock order"). */
 enum kaas_lock_rank {
 	KAAS_RANK_TOPICS_ADMIN = 10, /* broker/topics admin_mu */
+	KAAS_RANK_TXN_ENTRY = 12,    /* a transactional id's txn_entry mu (held
+	                                across its volume writes and its direct
+	                                marker appends) */
+	KAAS_RANK_SASL = 14,         /* a SASL exchange's mu (held across the
+	                                credential lookup) */
+	KAAS_RANK_PID_ALLOC = 15,    /* the producer-id allocator's mu (held
+	                                across a block claim) */
 	KAAS_RANK_TOPICS = 20,       /* broker/topics mu */
 	KAAS_RANK_LOG_TXN = 30,      /* a log's txn_mu (marker appends) */
 	KAAS_RANK_LOG_CLEAN = 35,    /* a log's clean_mu (one cleaning pass; trylock) */
@@ -43,8 +50,17 @@ enum kaas_lock_rank {
 	KAAS_RANK_LANES = 80,        /* the produce lanes' mu (leaf) */
 	KAAS_RANK_AGENT = 85,        /* the cluster agent's mu (leaf: its view
 	                                in memory, nothing taken under it) */
-	KAAS_RANK_FILE_CACHE = 90,   /* log_files.c's cache mu (innermost; it
-	                                only trylocks the slots' guards) */
+	KAAS_RANK_FILE_CACHE = 90,   /* log_files.c's cache mu (it only trylocks
+	                                the slots' guards) */
+	KAAS_RANK_LEAF = 95,         /* leaves: nothing ranked is taken under
+	                                them (the server's cq_mu, the fence
+	                                table's held_mu, the transaction id
+	                                list's mu, the credential cache's mu,
+	                                the HTTP endpoint's mu, a log wait's mu,
+	                                SASL's failure-log mu) */
+	KAAS_RANK_METRICS = 97,      /* the metrics registry's reg_mu, a family's
+	                                mu, slot_mu (innermost: a series may be
+	                                made under any lock) */
 };
 
 #ifdef KAAS_LOCK_RANK

@@ -1,6 +1,7 @@
 /* metrics.c — the metrics registry and its Prometheus text rendering (see
  * metrics.h). */
 #include "util/metrics.h"
+#include "util/lock_rank.h"
 
 #include <assert.h>
 #include <math.h>
@@ -173,7 +174,7 @@ void kaas_mbuf_family(struct kaas_mbuf *b, const char *name, const char *type, c
 
 static void register_family(struct kaas_metric *m)
 {
-	pthread_mutex_lock(&reg_mu);
+	kaas_lock(&reg_mu, KAAS_RANK_METRICS);
 	if (!m->registered) {
 		m->registered = 1;
 		if (reg_tail)
@@ -182,7 +183,7 @@ static void register_family(struct kaas_metric *m)
 			reg_head = m;
 		reg_tail = m;
 	}
-	pthread_mutex_unlock(&reg_mu);
+	kaas_unlock(&reg_mu);
 }
 
 static int nlabels(const struct kaas_metric *m)
@@ -226,7 +227,7 @@ struct kaas_metric_series *kaas_metric_series(struct kaas_metric *m, const char 
 		return &sink;
 	}
 	const char *text = lb.p;
-	pthread_mutex_lock(&m->mu);
+	kaas_lock(&m->mu, KAAS_RANK_METRICS);
 	struct kaas_metric_series *s;
 	for (s = m->head; s; s = s->next)
 		if (strcmp(s->labels, text) == 0)
@@ -254,7 +255,7 @@ struct kaas_metric_series *kaas_metric_series(struct kaas_metric *m, const char 
 				__atomic_store_n(&m->plain, s, __ATOMIC_RELEASE);
 		}
 	}
-	pthread_mutex_unlock(&m->mu);
+	kaas_unlock(&m->mu);
 	kaas_mbuf_free(&lb);
 	if (s != &sink)
 		register_family(m);
@@ -371,9 +372,9 @@ static void render_family(struct kaas_mbuf *b, struct kaas_metric *m)
 
 void kaas_metrics_render(struct kaas_mbuf *b)
 {
-	pthread_mutex_lock(&reg_mu);
+	kaas_lock(&reg_mu, KAAS_RANK_METRICS);
 	struct kaas_metric *head = reg_head;
-	pthread_mutex_unlock(&reg_mu);
+	kaas_unlock(&reg_mu);
 	/* Families are only ever appended: walking the list without the lock
 	 * is safe once the head is read (next is written before tail moves,
 	 * under reg_mu; a family added meanwhile may be missed this time). */
@@ -384,18 +385,18 @@ void kaas_metrics_render(struct kaas_mbuf *b)
 void kaas_metrics_publish(int slot, char *text)
 {
 	assert(slot >= 0 && slot < KAAS_METRICS_SLOTS);
-	pthread_mutex_lock(&slot_mu);
+	kaas_lock(&slot_mu, KAAS_RANK_METRICS);
 	char *old = slots[slot];
 	slots[slot] = text;
-	pthread_mutex_unlock(&slot_mu);
+	kaas_unlock(&slot_mu);
 	free(old);
 }
 
 void kaas_metrics_render_slots(struct kaas_mbuf *b)
 {
-	pthread_mutex_lock(&slot_mu);
+	kaas_lock(&slot_mu, KAAS_RANK_METRICS);
 	for (int i = 0; i < KAAS_METRICS_SLOTS; i++)
 		if (slots[i])
 			kaas_mbuf_printf(b, "%s", slots[i]);
-	pthread_mutex_unlock(&slot_mu);
+	kaas_unlock(&slot_mu);
 }

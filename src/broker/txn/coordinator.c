@@ -16,6 +16,7 @@
 #include "util/logger.h"
 #include "util/status.h"
 #include "util/step.h"
+#include "util/lock_rank.h"
 
 int64_t kaas_txn_wall_ms(void)
 {
@@ -44,7 +45,7 @@ int kaas_txn_acquire(struct kaas_txns *t, const char *id, struct txn_entry **out
 {
 	if (!t)
 		return KAAS_ENO_COORDINATOR; /* no coordinator service (tools, the fuzzer) */
-	pthread_mutex_lock(&t->mu);
+	kaas_lock(&t->mu, KAAS_RANK_LEAF);
 	struct txn_entry *e = t->list;
 	while (e && strcmp(e->id, id))
 		e = e->next;
@@ -52,15 +53,15 @@ int kaas_txn_acquire(struct kaas_txns *t, const char *id, struct txn_entry **out
 		e = calloc(1, sizeof *e);
 		if (!e || !(e->id = strdup(id))) {
 			free(e);
-			pthread_mutex_unlock(&t->mu);
+			kaas_unlock(&t->mu);
 			return -ENOMEM;
 		}
 		pthread_mutex_init(&e->mu, NULL);
 		e->next = t->list;
 		t->list = e;
 	}
-	pthread_mutex_unlock(&t->mu);
-	pthread_mutex_lock(&e->mu);
+	kaas_unlock(&t->mu);
+	kaas_lock(&e->mu, KAAS_RANK_TXN_ENTRY);
 	uint64_t epoch;
 	int rc = slot_epoch(t, id, &epoch);
 	if (rc == 0 && e->epoch != epoch) {
@@ -83,7 +84,7 @@ int kaas_txn_acquire(struct kaas_txns *t, const char *id, struct txn_entry **out
 		e->epoch = 0;
 	}
 	if (rc < 0) {
-		pthread_mutex_unlock(&e->mu);
+		kaas_unlock(&e->mu);
 		return rc;
 	}
 	*out = e;
@@ -92,7 +93,7 @@ int kaas_txn_acquire(struct kaas_txns *t, const char *id, struct txn_entry **out
 
 void kaas_txn_release(struct txn_entry *e)
 {
-	pthread_mutex_unlock(&e->mu);
+	kaas_unlock(&e->mu);
 }
 
 int kaas_txn_commit_doc(struct kaas_txns *t, struct txn_entry *e)
@@ -316,7 +317,7 @@ int kaas_txns_list(struct kaas_txns *t, void (*each)(void *ctx, const struct kaa
 	if (!t)
 		return 0;
 	/* A snapshot of the ids, then each under its own lock. */
-	pthread_mutex_lock(&t->mu);
+	kaas_lock(&t->mu, KAAS_RANK_LEAF);
 	size_t n = 0;
 	for (struct txn_entry *e = t->list; e; e = e->next)
 		n++;
@@ -324,7 +325,7 @@ int kaas_txns_list(struct kaas_txns *t, void (*each)(void *ctx, const struct kaa
 	n = 0;
 	for (struct txn_entry *e = t->list; v && e; e = e->next)
 		v[n++] = e;
-	pthread_mutex_unlock(&t->mu);
+	kaas_unlock(&t->mu);
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {

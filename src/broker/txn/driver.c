@@ -16,6 +16,7 @@
 #include "util/status.h"
 #include "util/step.h"
 #include "util/thread_name.h"
+#include "util/lock_rank.h"
 
 #define DRIVER_TICK_MS 100
 #define DISCOVER_EVERY_MS 1000
@@ -95,7 +96,7 @@ static void drive_one(struct kaas_txns *t, const char *id)
 /* Copies of the ids known here (NULL-terminated; free each and the array). */
 static char **known_ids(struct kaas_txns *t)
 {
-	pthread_mutex_lock(&t->mu);
+	kaas_lock(&t->mu, KAAS_RANK_LEAF);
 	size_t n = 0;
 	for (struct txn_entry *e = t->list; e; e = e->next)
 		n++;
@@ -104,17 +105,17 @@ static char **known_ids(struct kaas_txns *t)
 	for (struct txn_entry *e = t->list; v && e; e = e->next)
 		if ((v[i] = strdup(e->id)))
 			i++;
-	pthread_mutex_unlock(&t->mu);
+	kaas_unlock(&t->mu);
 	return v;
 }
 
 static int is_known(struct kaas_txns *t, const char *id)
 {
-	pthread_mutex_lock(&t->mu);
+	kaas_lock(&t->mu, KAAS_RANK_LEAF);
 	struct txn_entry *e = t->list;
 	while (e && strcmp(e->id, id))
 		e = e->next;
-	pthread_mutex_unlock(&t->mu);
+	kaas_unlock(&t->mu);
 	return e != NULL;
 }
 
@@ -136,7 +137,7 @@ void *kaas_txn_driver_main(void *arg)
 	struct kaas_txns *t = arg;
 	kaas_thread_name("kaas-txn");
 	uint64_t last_discover = 0, next_serve = 0, last_sweep = 0, serve_gap = DRIVER_TICK_MS;
-	pthread_mutex_lock(&t->mu);
+	kaas_lock(&t->mu, KAAS_RANK_LEAF);
 	while (!t->stop) {
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
@@ -146,7 +147,7 @@ void *kaas_txn_driver_main(void *arg)
 		pthread_cond_timedwait(&t->cv, &t->mu, &until);
 		if (t->stop)
 			break;
-		pthread_mutex_unlock(&t->mu);
+		kaas_unlock(&t->mu);
 		if (t->b->agent && !kaas_agent_fenced(t->b->agent)) {
 			uint64_t now = kaas_now_ms();
 			if (now >= next_serve) {
@@ -172,9 +173,9 @@ void *kaas_txn_driver_main(void *arg)
 				(void)kaas_txn_list_dirs(t->b->cluster, discover_one, t);
 			}
 		}
-		pthread_mutex_lock(&t->mu);
+		kaas_lock(&t->mu, KAAS_RANK_LEAF);
 	}
-	pthread_mutex_unlock(&t->mu);
+	kaas_unlock(&t->mu);
 	return NULL;
 }
 
@@ -203,10 +204,10 @@ void kaas_txns_stop(struct kaas_txns *t)
 	if (!t)
 		return;
 	if (t->started) { /* wake the thread for its last look at stop */
-		pthread_mutex_lock(&t->mu);
+		kaas_lock(&t->mu, KAAS_RANK_LEAF);
 		t->stop = 1;
 		pthread_cond_broadcast(&t->cv);
-		pthread_mutex_unlock(&t->mu);
+		kaas_unlock(&t->mu);
 		pthread_join(t->thread, NULL);
 	}
 	while (t->list) {
