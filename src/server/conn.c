@@ -28,6 +28,12 @@
 #include "util/grow.h"
 
 #define READ_CHUNK (64u * 1024)
+/* A frame of at least this size whose head has arrived is read straight
+ * into the buffer it is dispatched in (c->big), on a plaintext connection:
+ * through the read buffer it cost a copy of every byte on the loop thread,
+ * and the read buffer grew to the frame's size and shrank back each time
+ * (fresh pages, a fault per 4 KiB). */
+#define BIG_FRAME (256u * 1024)
 #define MAX_QUEUED_REQS 512
 #define MAX_QUEUED_WRITE (64u << 20)
 
@@ -65,6 +71,7 @@ void kaas_conn_unref(struct kaas_conn *c)
 	kaas_tls_conn_free(c->tls);
 	kaas_sasl_free(c->sec.sasl);
 	free(c->rbuf);
+	free(c->big);
 	free(c);
 }
 
@@ -137,6 +144,12 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 		/* Ciphertext: decrypted into rbuf by on_read before the next read. */
 		buf->base = (char *)c->s->tls_inbuf;
 		buf->len = READ_CHUNK;
+		return;
+	}
+	if (c->big) { /* the rest of a large frame, and nothing past it */
+		assert(c->big_have < c->big_len);
+		buf->base = (char *)c->big + c->big_have;
+		buf->len = c->big_len - c->big_have;
 		return;
 	}
 	if (rbuf_reserve(c) < 0) {
@@ -346,15 +359,57 @@ void kaas_conn_read_stop(struct kaas_conn *c)
 	}
 }
 
+/* Dispatch one whole frame (owned by the request from here on): false when
+ * the connection must stop taking frames (closed, or its queue is full and
+ * reading was paused). */
+static bool conn_dispatch_frame(struct kaas_conn *c, uint8_t *frame, size_t size)
+{
+	struct kaas_server *sv = c->s;
+	struct kaas_broker *b = sv->b;
+	struct kaas_req *req = calloc(1, sizeof(*req));
+	if (!req) {
+		free(frame);
+		kaas_conn_close(c, "out of memory");
+		return false;
+	}
+	req->frame = frame;
+	req->frame_len = size;
+	req->conn = c;
+	req->broker = b;
+	req->start_ms = kaas_now_ms();
+	kaas_kr_init(&req->r, frame, size);
+	kaas_kw_init(&req->w);
+	c->refs++;
+	sv->inflight++;
+	if (c->tail)
+		c->tail->next = req;
+	else
+		c->head = req;
+	c->tail = req;
+	c->queued++;
+	kaas_server_dispatch(c, req);
+	if (c->closing)
+		return false;
+	if (c->queued >= MAX_QUEUED_REQS ||
+	    uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) >= MAX_QUEUED_WRITE) {
+		kaas_conn_read_stop(c);
+		return false;
+	}
+	return true;
+}
+
 /* Cut complete frames off the read buffer and dispatch them, while reading
- * is on (a paused connection keeps its buffered frames for later). */
+ * is on (a paused connection keeps its buffered frames for later).  The
+ * head of a large frame that has not all arrived moves to its own buffer
+ * (c->big), which the next reads fill (plaintext only: TLS decrypts into
+ * the read buffer). */
 static void conn_frames(struct kaas_conn *c)
 {
 	struct kaas_server *sv = c->s;
 	struct kaas_broker *b = sv->b;
 	size_t pos = 0;
 	c->in_frames = 1;
-	while (!c->closing && c->reading && c->rlen - pos >= 4) {
+	while (!c->closing && c->reading && !c->big && c->rlen - pos >= 4) {
 		const uint8_t *p = c->rbuf + pos;
 		int32_t size = (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
 					 ((uint32_t)p[2] << 8) | p[3]);
@@ -366,39 +421,27 @@ static void conn_frames(struct kaas_conn *c)
 			c->in_frames = 0;
 			return;
 		}
-		if (c->rlen - pos - 4 < (size_t)size)
+		size_t have = c->rlen - pos - 4;
+		if (have < (size_t)size && (c->tls || (size_t)size < BIG_FRAME))
 			break;
-		struct kaas_req *req = calloc(1, sizeof(*req));
-		uint8_t *frame = req ? malloc((size_t)size) : NULL;
+		uint8_t *frame = malloc((size_t)size);
 		if (!frame) {
-			free(req);
 			kaas_conn_close(c, "out of memory");
 			c->in_frames = 0;
 			return;
 		}
-		memcpy(frame, p + 4, (size_t)size);
-		pos += 4 + (size_t)size;
-		req->frame = frame;
-		req->frame_len = (size_t)size;
-		req->conn = c;
-		req->broker = b;
-		req->start_ms = kaas_now_ms();
-		kaas_kr_init(&req->r, frame, (size_t)size);
-		kaas_kw_init(&req->w);
-		c->refs++;
-		sv->inflight++;
-		if (c->tail)
-			c->tail->next = req;
-		else
-			c->head = req;
-		c->tail = req;
-		c->queued++;
-		kaas_server_dispatch(c, req);
-		if (c->queued >= MAX_QUEUED_REQS ||
-		    uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) >= MAX_QUEUED_WRITE) {
-			kaas_conn_read_stop(c);
+		if (have < (size_t)size) {
+			memcpy(frame, p + 4, have);
+			pos = c->rlen;
+			c->big = frame;
+			c->big_len = (size_t)size;
+			c->big_have = have;
 			break;
 		}
+		memcpy(frame, p + 4, (size_t)size);
+		pos += 4 + (size_t)size;
+		if (!conn_dispatch_frame(c, frame, (size_t)size))
+			break;
 	}
 	c->in_frames = 0;
 	if (c->closing)
@@ -508,6 +551,21 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	}
 	if (c->tls) {
 		tls_input(c, (const uint8_t *)buf->base, (size_t)nread);
+		return;
+	}
+	if (c->big) {
+		assert(buf->base == (char *)c->big + c->big_have);
+		c->big_have += (size_t)nread;
+		assert(c->big_have <= c->big_len);
+		if (c->big_have < c->big_len)
+			return;
+		uint8_t *frame = c->big;
+		c->big = NULL;
+		c->in_frames = 1;
+		bool more = conn_dispatch_frame(c, frame, c->big_len);
+		c->in_frames = 0;
+		if (more)
+			conn_frames(c); /* nothing is buffered behind it: a no-op today */
 		return;
 	}
 	c->rlen += (size_t)nread;

@@ -45,6 +45,9 @@ struct kaas_conn {
 	struct kaas_conn *prev, *next; /* all connections */
 	uint8_t *rbuf;
 	size_t rlen, rcap;
+	uint8_t *big;             /* a large frame being read straight into its
+	                             own buffer (conn.c, BIG_FRAME), or NULL */
+	size_t big_len, big_have; /* its size, and how much of it has arrived */
 	struct kaas_req *head, *tail;
 	size_t queued;
 	int closing;
