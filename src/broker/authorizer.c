@@ -10,6 +10,7 @@
 
 #include "util/logger.h"
 #include "util/thread_name.h"
+#include "util/lock_rank.h"
 
 /* One cached document: its name and binding (bad: unreadable). */
 struct entry {
@@ -120,13 +121,13 @@ int kaas_authz_refresh(struct kaas_authz *az)
 {
 	if (!az || !az->enabled)
 		return 0;
-	pthread_mutex_lock(&az->refresh_mu);
+	kaas_lock(&az->refresh_mu, KAAS_RANK_AUTHZ_REFRESH);
 	struct kaas_dirlist l;
 	int rc = kaas_acl_store_list(az->cluster, &l);
 	if (rc < 0) {
 		kaas_warn("ACLs: cannot list %s: %s (the last bindings read stay in force)",
 			  KAAS_ACLS_DIR, kaas_sub_errdetail());
-		pthread_mutex_unlock(&az->refresh_mu);
+		kaas_unlock(&az->refresh_mu);
 		return rc;
 	}
 	/* Build the new cache: known names are copied from the old one (a
@@ -160,18 +161,18 @@ int kaas_authz_refresh(struct kaas_authz *az)
 	kaas_dirlist_free(&l);
 	if (rc < 0) {
 		free_entries(nv, nn);
-		pthread_mutex_unlock(&az->refresh_mu);
+		kaas_unlock(&az->refresh_mu);
 		return rc;
 	}
-	pthread_rwlock_wrlock(&az->lock);
+	kaas_wrlock(&az->lock, KAAS_RANK_AUTHZ_CACHE);
 	struct entry *ov = az->v;
 	size_t on = az->n;
 	az->v = nv;
 	az->n = nn;
 	az->nbad = nbad;
-	pthread_rwlock_unlock(&az->lock);
+	kaas_rwunlock(&az->lock);
 	free_entries(ov, on);
-	pthread_mutex_unlock(&az->refresh_mu);
+	kaas_unlock(&az->refresh_mu);
 	return 0;
 }
 
@@ -179,7 +180,7 @@ static void *refresh_thread(void *arg)
 {
 	struct kaas_authz *az = arg;
 	kaas_thread_name("kaas-authz");
-	pthread_mutex_lock(&az->mu);
+	kaas_lock(&az->mu, KAAS_RANK_LEAF);
 	while (!az->stop) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -189,11 +190,11 @@ static void *refresh_thread(void *arg)
 		pthread_cond_timedwait(&az->cv, &az->mu, &ts);
 		if (az->stop)
 			break;
-		pthread_mutex_unlock(&az->mu);
+		kaas_unlock(&az->mu);
 		(void)kaas_authz_refresh(az);
-		pthread_mutex_lock(&az->mu);
+		kaas_lock(&az->mu, KAAS_RANK_LEAF);
 	}
-	pthread_mutex_unlock(&az->mu);
+	kaas_unlock(&az->mu);
 	return NULL;
 }
 
@@ -256,10 +257,10 @@ void kaas_authz_free(struct kaas_authz *az)
 	if (!az)
 		return;
 	if (az->started) {
-		pthread_mutex_lock(&az->mu);
+		kaas_lock(&az->mu, KAAS_RANK_LEAF);
 		az->stop = 1;
 		pthread_cond_signal(&az->cv);
-		pthread_mutex_unlock(&az->mu);
+		kaas_unlock(&az->mu);
 		pthread_join(az->thread, NULL);
 	}
 	free_entries(az->v, az->n);
@@ -324,9 +325,9 @@ int kaas_authz_allowed(struct kaas_authz *az, const char *principal, const char 
 	if (!az || !az->enabled || kaas_authz_super(az, principal))
 		return 1;
 	int any = 0, deny = 0, allow = 0;
-	pthread_rwlock_rdlock(&az->lock);
+	kaas_rdlock(&az->lock, KAAS_RANK_AUTHZ_CACHE);
 	if (az->nbad) {
-		pthread_rwlock_unlock(&az->lock);
+		kaas_rwunlock(&az->lock);
 		return 0;
 	}
 	for (size_t i = 0; i < az->n && !deny; i++) {
@@ -342,7 +343,7 @@ int kaas_authz_allowed(struct kaas_authz *az, const char *principal, const char 
 		else if (implies(a->operation, op))
 			allow = 1;
 	}
-	pthread_rwlock_unlock(&az->lock);
+	kaas_rwunlock(&az->lock);
 	if (deny)
 		return 0;
 	if (!any)
@@ -365,7 +366,7 @@ int kaas_authz_allowed_any(struct kaas_authz *az, const char *principal, const c
 	if (!az || !az->enabled || kaas_authz_super(az, principal))
 		return 1;
 	int any = 0, ok = 0;
-	pthread_rwlock_rdlock(&az->lock);
+	kaas_rdlock(&az->lock, KAAS_RANK_AUTHZ_CACHE);
 	for (size_t i = 0; !az->nbad && i < az->n && !ok; i++) {
 		const struct kaas_acl *a = &az->v[i].acl;
 		if (a->resource_type != resource_type)
@@ -386,7 +387,7 @@ int kaas_authz_allowed_any(struct kaas_authz *az, const char *principal, const c
 		}
 	}
 	int bad = az->nbad != 0;
-	pthread_rwlock_unlock(&az->lock);
+	kaas_rwunlock(&az->lock);
 	if (bad)
 		return 0;
 	return ok || (!any && az->allow_if_no_acl);
@@ -398,12 +399,12 @@ size_t kaas_authz_foreach(struct kaas_authz *az, const struct kaas_acl_filter *f
 	size_t count = 0;
 	if (!az)
 		return 0;
-	pthread_rwlock_rdlock(&az->lock);
+	kaas_rdlock(&az->lock, KAAS_RANK_AUTHZ_CACHE);
 	for (size_t i = 0; i < az->n; i++)
 		if (!az->v[i].bad && kaas_acl_filter_match(f, &az->v[i].acl)) {
 			fn(arg, &az->v[i].acl);
 			count++;
 		}
-	pthread_rwlock_unlock(&az->lock);
+	kaas_rwunlock(&az->lock);
 	return count;
 }

@@ -13,7 +13,7 @@
 #define MAX_HELD 32
 
 struct held {
-	pthread_mutex_t *m;
+	const void *m; /* a pthread_mutex_t or a pthread_rwlock_t */
 	int rank;
 	const char *what;
 };
@@ -30,7 +30,7 @@ static void die(void)
 	abort();
 }
 
-static void push(pthread_mutex_t *m, int rank, const char *what)
+static void push(const void *m, int rank, const char *what)
 {
 	if (depth == MAX_HELD) {
 		fprintf(stderr, "lock_rank: more than %d locks held, taking %s\n", MAX_HELD, what);
@@ -39,7 +39,8 @@ static void push(pthread_mutex_t *m, int rank, const char *what)
 	stack[depth++] = (struct held){ m, rank, what };
 }
 
-void kaas_lock_checked(pthread_mutex_t *m, int rank, const char *what)
+/* Abort, naming both, unless rank is above every rank held. */
+static void check_order(int rank, const char *what)
 {
 	for (int i = 0; i < depth; i++) {
 		if (stack[i].rank >= rank) {
@@ -50,8 +51,27 @@ void kaas_lock_checked(pthread_mutex_t *m, int rank, const char *what)
 			die();
 		}
 	}
+}
+
+void kaas_lock_checked(pthread_mutex_t *m, int rank, const char *what)
+{
+	check_order(rank, what);
 	pthread_mutex_lock(m);
 	push(m, rank, what);
+}
+
+void kaas_rdlock_checked(pthread_rwlock_t *l, int rank, const char *what)
+{
+	check_order(rank, what);
+	pthread_rwlock_rdlock(l);
+	push(l, rank, what);
+}
+
+void kaas_wrlock_checked(pthread_rwlock_t *l, int rank, const char *what)
+{
+	check_order(rank, what);
+	pthread_rwlock_wrlock(l);
+	push(l, rank, what);
 }
 
 int kaas_trylock_checked(pthread_mutex_t *m, int rank, const char *what)
@@ -62,20 +82,32 @@ int kaas_trylock_checked(pthread_mutex_t *m, int rank, const char *what)
 	return rc;
 }
 
-void kaas_unlock_checked(pthread_mutex_t *m)
+/* Take m off this thread's stack (aborts if it is not there). */
+static void pop(const void *m)
 {
 	for (int i = depth - 1; i >= 0; i--) {
 		if (stack[i].m == m) {
 			for (int j = i; j < depth - 1; j++)
 				stack[j] = stack[j + 1];
 			depth--;
-			pthread_mutex_unlock(m);
 			return;
 		}
 	}
 	fprintf(stderr, "lock_rank: unlocking %p, which this thread did not take with kaas_lock\n",
-		(void *)m);
+		m);
 	die();
+}
+
+void kaas_unlock_checked(pthread_mutex_t *m)
+{
+	pop(m);
+	pthread_mutex_unlock(m);
+}
+
+void kaas_rwunlock_checked(pthread_rwlock_t *l)
+{
+	pop(l);
+	pthread_rwlock_unlock(l);
 }
 
 int kaas_lock_rank_depth(void)

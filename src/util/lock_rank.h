@@ -37,6 +37,9 @@ enum kaas_lock_rank {
 	                                credential lookup) */
 	KAAS_RANK_PID_ALLOC = 15,    /* the producer-id allocator's mu (held
 	                                across a block claim) */
+	KAAS_RANK_AUTHZ_REFRESH = 16,/* the authorizer's refresh_mu (held across
+	                                the listing and reads of acls/, and the
+	                                swap of its cache) */
 	KAAS_RANK_TOPICS = 20,       /* broker/topics mu */
 	KAAS_RANK_LOG_TXN = 30,      /* a log's txn_mu (marker appends) */
 	KAAS_RANK_LOG_CLEAN = 35,    /* a log's clean_mu (one cleaning pass; trylock) */
@@ -57,7 +60,11 @@ enum kaas_lock_rank {
 	                                table's held_mu, the transaction id
 	                                list's mu, the credential cache's mu,
 	                                the HTTP endpoint's mu, a log wait's mu,
-	                                SASL's failure-log mu) */
+	                                SASL's failure-log mu, the authorizer
+	                                thread's mu) */
+	KAAS_RANK_AUTHZ_CACHE = 96,  /* the authorizer's cache lock (a rwlock:
+	                                every ACL check reads under it, the swap
+	                                writes; nothing inside) */
 	KAAS_RANK_METRICS = 97,      /* the metrics registry's reg_mu, a family's
 	                                mu, slot_mu (innermost: a series may be
 	                                made under any lock) */
@@ -68,11 +75,19 @@ enum kaas_lock_rank {
 void kaas_lock_checked(pthread_mutex_t *m, int rank, const char *what);
 int kaas_trylock_checked(pthread_mutex_t *m, int rank, const char *what);
 void kaas_unlock_checked(pthread_mutex_t *m);
+/* A pthread_rwlock_t, read or write side, at a rank (either side counts
+ * as holding it: the order is the same). */
+void kaas_rdlock_checked(pthread_rwlock_t *l, int rank, const char *what);
+void kaas_wrlock_checked(pthread_rwlock_t *l, int rank, const char *what);
+void kaas_rwunlock_checked(pthread_rwlock_t *l);
 /* Converted locks the calling thread holds now. */
 int kaas_lock_rank_depth(void);
 #define kaas_lock(m, rank) kaas_lock_checked((m), (rank), #m)
 #define kaas_trylock(m, rank) kaas_trylock_checked((m), (rank), #m)
 #define kaas_unlock(m) kaas_unlock_checked(m)
+#define kaas_rdlock(l, rank) kaas_rdlock_checked((l), (rank), #l)
+#define kaas_wrlock(l, rank) kaas_wrlock_checked((l), (rank), #l)
+#define kaas_rwunlock(l) kaas_rwunlock_checked(l)
 #else
 static inline void kaas_lock(pthread_mutex_t *m, int rank)
 {
@@ -87,6 +102,20 @@ static inline int kaas_trylock(pthread_mutex_t *m, int rank)
 static inline void kaas_unlock(pthread_mutex_t *m)
 {
 	pthread_mutex_unlock(m);
+}
+static inline void kaas_rdlock(pthread_rwlock_t *l, int rank)
+{
+	(void)rank;
+	pthread_rwlock_rdlock(l);
+}
+static inline void kaas_wrlock(pthread_rwlock_t *l, int rank)
+{
+	(void)rank;
+	pthread_rwlock_wrlock(l);
+}
+static inline void kaas_rwunlock(pthread_rwlock_t *l)
+{
+	pthread_rwlock_unlock(l);
 }
 static inline int kaas_lock_rank_depth(void)
 {

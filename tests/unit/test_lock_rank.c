@@ -26,6 +26,7 @@ static pthread_mutex_t outer = PTHREAD_MUTEX_INITIALIZER; /* rank 10 */
 static pthread_mutex_t inner = PTHREAD_MUTEX_INITIALIZER; /* rank 60 */
 static pthread_mutex_t leaf = PTHREAD_MUTEX_INITIALIZER;  /* rank 80 */
 static pthread_mutex_t other = PTHREAD_MUTEX_INITIALIZER; /* rank 60 too */
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;  /* rank 70 */
 
 static int in_child(void (*fn)(void), char *err, size_t errlen)
 {
@@ -84,6 +85,35 @@ static void t_trylock(void **st)
 	assert_int_equal(kaas_lock_rank_depth(), 0);
 }
 
+/* A rwlock's either side is held at its rank, and released in any order. */
+static void t_rwlock(void **st)
+{
+	(void)st;
+	kaas_lock(&inner, 60);
+	kaas_rdlock(&rw, 70);
+	kaas_lock(&leaf, 80);
+	assert_int_equal(kaas_lock_rank_depth(), 3);
+	kaas_rwunlock(&rw);
+	kaas_unlock(&leaf);
+	kaas_unlock(&inner);
+	kaas_wrlock(&rw, 70);
+	assert_int_equal(kaas_lock_rank_depth(), 1);
+	kaas_rwunlock(&rw);
+	assert_int_equal(kaas_lock_rank_depth(), 0);
+}
+
+static void rwlock_out_of_order(void)
+{
+	kaas_rdlock(&rw, 70);
+	kaas_lock(&inner, 60); /* aborts */
+}
+
+static void under_rwlock_write_side(void)
+{
+	kaas_lock(&leaf, 80);
+	kaas_wrlock(&rw, 70); /* aborts */
+}
+
 static void out_of_order(void)
 {
 	kaas_lock(&inner, 60);
@@ -124,6 +154,13 @@ static void t_same_rank_aborts(void **st)
 	expect_abort(same_rank, "lock order violated");
 }
 
+static void t_rwlock_out_of_order_aborts(void **st)
+{
+	(void)st;
+	expect_abort(rwlock_out_of_order, "taking &inner (rank 60) while holding &rw (rank 70)");
+	expect_abort(under_rwlock_write_side, "taking &rw (rank 70) while holding &leaf (rank 80)");
+}
+
 static void t_unknown_unlock_aborts(void **st)
 {
 	(void)st;
@@ -139,6 +176,8 @@ int main(void)
 		cmocka_unit_test(t_out_of_order_aborts),
 		cmocka_unit_test(t_same_rank_aborts),
 		cmocka_unit_test(t_unknown_unlock_aborts),
+		cmocka_unit_test(t_rwlock),
+		cmocka_unit_test(t_rwlock_out_of_order_aborts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
