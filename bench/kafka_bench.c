@@ -37,54 +37,14 @@
 
 #include <librdkafka/rdkafka.h>
 
-static const char *broker, *topic;
+#include "bench/latency.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+static const char *broker, *topic;
 
 static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
 	nanosleep(&ts, NULL);
-}
-
-/* A growable array of latencies in microseconds (float keeps 100 M of them
- * affordable). */
-struct lat {
-	float *v;
-	size_t n, cap;
-};
-
-static void lat_add(struct lat *l, double us)
-{
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 65536;
-		l->v = realloc(l->v, l->cap * sizeof *l->v);
-		if (!l->v) {
-			fprintf(stderr, "kaas-kafka-bench: out of memory\n");
-			exit(1);
-		}
-	}
-	l->v[l->n++] = (float)us;
-}
-
-static int cmp_f(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Percentile p of the sorted array, in milliseconds (-1 when empty). */
-static double lat_ms(const struct lat *l, double p)
-{
-	if (l->n == 0)
-		return -1;
-	size_t i = (size_t)(p * (double)l->n);
-	return l->v[i < l->n ? i : l->n - 1] / 1e3;
 }
 
 static void set(rd_kafka_conf_t *c, const char *k, const char *v)
@@ -129,7 +89,7 @@ struct producer {
 	uint64_t sent, delivered, failed;
 	uint64_t last_dr_ns;
 	rd_kafka_resp_err_t last_err;
-	struct lat lat;
+	struct bench_lat lat;
 };
 
 static pthread_barrier_t start_line;
@@ -143,7 +103,7 @@ static void on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
 	(void)opaque;
 	struct producer *p = rd_kafka_opaque(rk);
-	uint64_t t = now_ns();
+	uint64_t t = bench_now_ns();
 	if (m->err) {
 		p->failed++;
 		p->last_err = m->err;
@@ -153,7 +113,7 @@ static void on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 	p->last_dr_ns = t;
 	uint64_t t0 = (uint64_t)(uintptr_t)m->_private;
 	if (t0)
-		lat_add(&p->lat, (double)(t - t0) / 1e3);
+		bench_lat_add(&p->lat, (double)(t - t0) / 1e3);
 }
 
 static rd_kafka_t *make_producer(void *opaque, const char *linger)
@@ -208,10 +168,10 @@ static void *producer_main(void *arg)
 	pthread_barrier_wait(&start_line);
 	for (;;) {
 		uint64_t grant = take_budget(256);
-		if (grant == 0 || now_ns() >= atomic_load(&stop_ns))
+		if (grant == 0 || bench_now_ns() >= atomic_load(&stop_ns))
 			break;
 		for (uint64_t i = 0; i < grant; i++) {
-			rd_kafka_resp_err_t e = send_one(p->rk, payload, (size_t)p->size, now_ns());
+			rd_kafka_resp_err_t e = send_one(p->rk, payload, (size_t)p->size, bench_now_ns());
 			if (e) {
 				p->failed++;
 				p->last_err = e;
@@ -238,9 +198,9 @@ static int run_produce(int size, int nprod, double secs, uint64_t maxmsgs)
 		pthread_create(&ps[i].th, NULL, producer_main, &ps[i]);
 	}
 	pthread_barrier_wait(&start_line);
-	start_ns = now_ns();
+	start_ns = bench_now_ns();
 	atomic_store(&stop_ns, start_ns + (uint64_t)(secs * 1e9));
-	struct lat all = { 0 };
+	struct bench_lat all = { 0 };
 	uint64_t sent = 0, delivered = 0, failed = 0, end = start_ns;
 	rd_kafka_resp_err_t last_err = 0;
 	for (int i = 0; i < nprod; i++) {
@@ -253,18 +213,18 @@ static int run_produce(int size, int nprod, double secs, uint64_t maxmsgs)
 		if (ps[i].last_dr_ns > end)
 			end = ps[i].last_dr_ns;
 		for (size_t j = 0; j < ps[i].lat.n; j++)
-			lat_add(&all, ps[i].lat.v[j]);
+			bench_lat_add(&all, ps[i].lat.v[j]);
 		free(ps[i].lat.v);
 		rd_kafka_destroy(ps[i].rk);
 	}
-	qsort(all.v, all.n, sizeof *all.v, cmp_f);
+	bench_lat_sort(&all);
 	double dt = (double)(end - start_ns) / 1e9;
 	printf("{\"size\":%d,\"producers\":%d,\"msgs\":%" PRIu64 ",\"failed\":%" PRIu64
 	       ",\"seconds\":%.3f,\"msgs_per_s\":%.0f,\"MBps\":%.2f,\"p50_ms\":%.3f,"
 	       "\"p99_ms\":%.3f,\"p999_ms\":%.3f}\n",
 	       size, nprod, delivered, failed, dt, dt > 0 ? (double)delivered / dt : 0.0,
-	       dt > 0 ? (double)delivered * size / dt / 1e6 : 0.0, lat_ms(&all, 0.5),
-	       lat_ms(&all, 0.99), lat_ms(&all, 0.999));
+	       dt > 0 ? (double)delivered * size / dt / 1e6 : 0.0, bench_lat_ms(&all, 0.5),
+	       bench_lat_ms(&all, 0.99), bench_lat_ms(&all, 0.999));
 	if (failed)
 		fprintf(stderr, "kaas-kafka-bench: %" PRIu64 " messages failed (last: %s)\n", failed,
 			rd_kafka_err2str(last_err));
@@ -313,13 +273,13 @@ static int run_consume(uint64_t want)
 	rd_kafka_topic_t *t = rd_kafka_topic_new(rk, topic, NULL);
 	/* Timed from the first message (connection and metadata excluded). */
 	struct consume_state cs = { 0, 0 };
-	uint64_t last = now_ns(), t0 = last, first = 0, next_report = t0 + 2000000000u;
+	uint64_t last = bench_now_ns(), t0 = last, first = 0, next_report = t0 + 2000000000u;
 	rd_kafka_consume_start(t, 0, RD_KAFKA_OFFSET_BEGINNING);
-	while (cs.got < want && now_ns() - last < 20000000000u) { /* 20 s without data: stop */
+	while (cs.got < want && bench_now_ns() - last < 20000000000u) { /* 20 s without data: stop */
 		/* Waits for the first message only, then takes what is queued. */
 		int n = rd_kafka_consume_callback(t, 0, 100, on_consumed, &cs);
 		if (n > 0 && cs.got > 0) {
-			last = now_ns();
+			last = bench_now_ns();
 			if (!first)
 				first = last;
 		}
@@ -350,7 +310,7 @@ struct e2e_consumer {
 	pthread_t th;
 	uint64_t want, got;
 	_Atomic int stop;
-	struct lat lat;
+	struct bench_lat lat;
 };
 
 static void *e2e_consumer_main(void *arg)
@@ -367,12 +327,12 @@ static void *e2e_consumer_main(void *arg)
 		rd_kafka_message_t *m = rd_kafka_consume(t, 0, 100);
 		if (!m)
 			continue;
-		uint64_t now = now_ns();
+		uint64_t now = bench_now_ns();
 		if (!m->err && m->len >= 8) {
 			uint64_t t0;
 			memcpy(&t0, m->payload, 8);
 			if (t0 && now > t0)
-				lat_add(&ec->lat, (double)(now - t0) / 1e3);
+				bench_lat_add(&ec->lat, (double)(now - t0) / 1e3);
 			ec->got++;
 		}
 		rd_kafka_message_destroy(m);
@@ -396,32 +356,32 @@ static int run_e2e(int size, double rate, double secs)
 	pthread_create(&ec.th, NULL, e2e_consumer_main, &ec);
 	sleep_ns(1000000000u); /* the consumer's fetch is parked before we start */
 	/* Paced in 1 ms ticks: each tick sends the messages that fell due. */
-	uint64_t t0 = now_ns(), i = 0;
+	uint64_t t0 = bench_now_ns(), i = 0;
 	while (i < n) {
-		uint64_t due = (uint64_t)((double)(now_ns() - t0) / 1e9 * rate) + 1;
+		uint64_t due = (uint64_t)((double)(bench_now_ns() - t0) / 1e9 * rate) + 1;
 		for (; i < n && i < due; i++) {
-			uint64_t stamp = now_ns();
+			uint64_t stamp = bench_now_ns();
 			memcpy(payload, &stamp, 8);
 			send_one(p.rk, payload, (size_t)size, stamp);
 		}
 		rd_kafka_poll(p.rk, 0);
 		sleep_ns(1000000u);
 	}
-	double achieved = (double)n / ((double)(now_ns() - t0) / 1e9);
+	double achieved = (double)n / ((double)(bench_now_ns() - t0) / 1e9);
 	rd_kafka_flush(p.rk, 60000);
-	uint64_t deadline = now_ns() + 30000000000u;
-	while (ec.got < n && now_ns() < deadline)
+	uint64_t deadline = bench_now_ns() + 30000000000u;
+	while (ec.got < n && bench_now_ns() < deadline)
 		sleep_ns(10000000u);
 	ec.stop = 1;
 	pthread_join(ec.th, NULL);
 	rd_kafka_destroy(p.rk);
-	qsort(p.lat.v, p.lat.n, sizeof *p.lat.v, cmp_f);
-	qsort(ec.lat.v, ec.lat.n, sizeof *ec.lat.v, cmp_f);
+	bench_lat_sort(&p.lat);
+	bench_lat_sort(&ec.lat);
 	printf("{\"size\":%d,\"rate\":%.0f,\"achieved_rate\":%.0f,\"msgs\":%" PRIu64
 	       ",\"received\":%" PRIu64 ",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,"
 	       "\"produce_p50_ms\":%.3f,\"produce_p99_ms\":%.3f}\n",
-	       size, rate, achieved, n, ec.got, lat_ms(&ec.lat, 0.5), lat_ms(&ec.lat, 0.99),
-	       lat_ms(&ec.lat, 0.999), lat_ms(&p.lat, 0.5), lat_ms(&p.lat, 0.99));
+	       size, rate, achieved, n, ec.got, bench_lat_ms(&ec.lat, 0.5), bench_lat_ms(&ec.lat, 0.99),
+	       bench_lat_ms(&ec.lat, 0.999), bench_lat_ms(&p.lat, 0.5), bench_lat_ms(&p.lat, 0.99));
 	free(ec.lat.v);
 	free(p.lat.v);
 	free(payload);

@@ -9,13 +9,13 @@ noinst_PROGRAMS += bench/kaas-disk-bench bench/kaas-kafka-bench bench/kaas-rebal
 	bench/kaas-txn-bench
 bench_kaas_disk_bench_SOURCES = bench/disk_bench.c
 bench_kaas_disk_bench_LDADD = $(KAAS_LIBS)
-bench_kaas_kafka_bench_SOURCES = bench/kafka_bench.c
+bench_kaas_kafka_bench_SOURCES = bench/kafka_bench.c bench/latency.c bench/latency.h
 bench_kaas_kafka_bench_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 bench_kaas_kafka_bench_LDADD = $(RDKAFKA_LIBS) $(AX_PTHREAD_LIBS)
 bench_kaas_rebalance_bench_SOURCES = bench/rebalance_bench.c
 bench_kaas_rebalance_bench_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 bench_kaas_rebalance_bench_LDADD = $(RDKAFKA_LIBS) $(AX_PTHREAD_LIBS)
-bench_kaas_txn_bench_SOURCES = bench/txn_bench.c
+bench_kaas_txn_bench_SOURCES = bench/txn_bench.c bench/latency.c bench/latency.h
 bench_kaas_txn_bench_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 bench_kaas_txn_bench_LDADD = $(RDKAFKA_LIBS)
 # Built by `make check` (bench/log.sh and bench/nfs.sh make them on demand):

@@ -34,48 +34,7 @@
 
 #include <librdkafka/rdkafka.h>
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Latencies in microseconds, sorted before reading percentiles. */
-struct lat {
-	double *v;
-	size_t n, cap;
-};
-
-static void lat_add(struct lat *l, double us)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4096;
-		double *v = realloc(l->v, cap * sizeof *v);
-		if (!v) {
-			fprintf(stderr, "kaas-txn-bench: out of memory\n");
-			exit(1);
-		}
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n++] = us;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Percentile p (0..1) of the sorted latencies, in ms; -1 when empty. */
-static double lat_ms(const struct lat *l, double p)
-{
-	if (l->n == 0)
-		return -1;
-	size_t i = (size_t)(p * (double)l->n);
-	return l->v[i < l->n ? i : l->n - 1] / 1e3;
-}
+#include "bench/latency.h"
 
 /* CPU ticks (user + system) of process pid so far; -1 when unreadable. */
 static long long cpu_ticks(long pid)
@@ -108,7 +67,7 @@ struct run {
 	char *payload;
 	uint64_t delivered, failed, last_dr_ns;
 	rd_kafka_resp_err_t last_err;
-	struct lat lat; /* idem: per message; txn: per commit */
+	struct bench_lat lat; /* idem: per message; txn: per commit */
 };
 
 static void set(rd_kafka_conf_t *c, const char *k, const char *v)
@@ -125,7 +84,7 @@ static void on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
 	(void)opaque;
 	struct run *r = rd_kafka_opaque(rk);
-	uint64_t t = now_ns();
+	uint64_t t = bench_now_ns();
 	if (m->err) {
 		r->failed++;
 		r->last_err = m->err;
@@ -135,7 +94,7 @@ static void on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 	r->last_dr_ns = t;
 	uint64_t t0 = (uint64_t)(uintptr_t)m->_private;
 	if (t0 && !r->txn)
-		lat_add(&r->lat, (double)(t - t0) / 1e3);
+		bench_lat_add(&r->lat, (double)(t - t0) / 1e3);
 }
 
 /* The same settings both ways but the transactional id. */
@@ -176,7 +135,7 @@ static rd_kafka_resp_err_t send_one(rd_kafka_t *rk, struct run *r, uint64_t i, i
 				      RD_KAFKA_V_PARTITION((int32_t)(i % (uint64_t)r->partitions)),
 				      RD_KAFKA_V_VALUE(r->payload, (size_t)r->size),
 				      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-				      RD_KAFKA_V_OPAQUE((void *)(uintptr_t)(timed ? now_ns() : 0)),
+				      RD_KAFKA_V_OPAQUE((void *)(uintptr_t)(timed ? bench_now_ns() : 0)),
 				      RD_KAFKA_V_END)) == RD_KAFKA_RESP_ERR__QUEUE_FULL)
 		rd_kafka_poll(rk, 1);
 	if (e) {
@@ -211,9 +170,9 @@ static int one_txn(rd_kafka_t *rk, struct run *r, uint64_t from, uint64_t to, in
 		rd_kafka_poll(rk, 0);
 	}
 	rd_kafka_flush(rk, 60000);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bench_now_ns();
 	rd_kafka_error_t *e = rd_kafka_commit_transaction(rk, 60000);
-	*commit_us = (double)(now_ns() - t0) / 1e3;
+	*commit_us = (double)(bench_now_ns() - t0) / 1e3;
 	if (!e)
 		return 0;
 	int must_abort = rd_kafka_error_txn_requires_abort(e);
@@ -260,7 +219,7 @@ static int run(const char *broker, struct run *r, long cpu_pid)
 	}
 	uint64_t txns = 0, txn_failures = 0;
 	long long c0 = cpu_ticks(cpu_pid);
-	uint64_t start = now_ns(), end;
+	uint64_t start = bench_now_ns(), end;
 	if (r->txn) {
 		for (uint64_t from = 0; from < r->records; from += (uint64_t)r->per_txn) {
 			uint64_t to = from + (uint64_t)r->per_txn;
@@ -268,24 +227,24 @@ static int run(const char *broker, struct run *r, long cpu_pid)
 			if (one_txn(rk, r, from, to < r->records ? to : r->records, 1, &us))
 				txn_failures++;
 			else
-				lat_add(&r->lat, us);
+				bench_lat_add(&r->lat, us);
 			txns++;
 		}
-		end = now_ns();
+		end = bench_now_ns();
 	} else {
 		for (uint64_t i = 0; i < r->records; i++) {
 			send_one(rk, r, i, 1);
 			rd_kafka_poll(rk, 0);
 		}
 		rd_kafka_flush(rk, 120000);
-		end = r->last_dr_ns > start ? r->last_dr_ns : now_ns();
+		end = r->last_dr_ns > start ? r->last_dr_ns : bench_now_ns();
 	}
 	long long c1 = cpu_ticks(cpu_pid);
 	double dt = (double)(end - start) / 1e9;
 	double cpu_us = -1;
 	if (c0 >= 0 && c1 >= c0 && r->delivered > 0)
 		cpu_us = (double)(c1 - c0) / (double)sysconf(_SC_CLK_TCK) * 1e6 / (double)r->delivered;
-	qsort(r->lat.v, r->lat.n, sizeof *r->lat.v, cmp_d);
+	bench_lat_sort(&r->lat);
 	printf("{\"mode\":\"%s\",\"size\":%d,\"records\":%" PRIu64 ",\"partitions\":%d,\"per_txn\":%d,"
 	       "\"msgs\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"transactions\":%" PRIu64
 	       ",\"txn_failed\":%" PRIu64 ",\"seconds\":%.3f,\"msgs_per_s\":%.0f,\"MBps\":%.2f,"
@@ -294,8 +253,8 @@ static int run(const char *broker, struct run *r, long cpu_pid)
 	       r->delivered, r->failed, txns, txn_failures, dt,
 	       dt > 0 ? (double)r->delivered / dt : 0.0,
 	       dt > 0 ? (double)r->delivered * r->size / dt / 1e6 : 0.0,
-	       r->txn ? "commit" : "delivery", lat_ms(&r->lat, 0.5), r->txn ? "commit" : "delivery",
-	       lat_ms(&r->lat, 0.99), cpu_us);
+	       r->txn ? "commit" : "delivery", bench_lat_ms(&r->lat, 0.5), r->txn ? "commit" : "delivery",
+	       bench_lat_ms(&r->lat, 0.99), cpu_us);
 	int bad = r->failed || txn_failures || r->delivered != r->records;
 	if (bad)
 		fprintf(stderr, "kaas-txn-bench: %" PRIu64 " of %" PRIu64 " records delivered, %" PRIu64
