@@ -559,13 +559,12 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 		assert(c->big_have <= c->big_len);
 		if (c->big_have < c->big_len)
 			return;
+		/* Nothing is buffered behind it: the reads stopped at its end. */
 		uint8_t *frame = c->big;
 		c->big = NULL;
 		c->in_frames = 1;
-		bool more = conn_dispatch_frame(c, frame, c->big_len);
+		(void)conn_dispatch_frame(c, frame, c->big_len);
 		c->in_frames = 0;
-		if (more)
-			conn_frames(c); /* nothing is buffered behind it: a no-op today */
 		return;
 	}
 	c->rlen += (size_t)nread;

@@ -151,7 +151,9 @@ int kaas_sub_pwritev_full(struct kaas_file *f, const struct iovec *iov, int iovc
 		return 0;
 	}
 	/* iov[i] is next, its first `done` bytes already written (a short
-	 * write ended inside it: the rest of it goes alone, as one pwrite). */
+	 * write ended inside it: the rest of it goes alone, as one pwrite).
+	 * Empty buffers are stepped over, so a call always has bytes to write
+	 * and 0 from it is no progress. */
 	size_t done = 0;
 	while (i < iovcnt) {
 		if (done == iov[i].iov_len) {
@@ -172,17 +174,9 @@ int kaas_sub_pwritev_full(struct kaas_file *f, const struct iovec *iov, int iovc
 		ssize_t n = kaas_sub_pwritev(f, iov + i, cnt, off);
 		if (n < 0)
 			return (int)n;
-		if (n == 0) {
-			size_t want = 0;
-			for (int k = i; k < i + cnt; k++)
-				want += iov[k].iov_len;
-			if (want == 0) { /* only empty buffers: nothing to write */
-				i += cnt;
-				continue;
-			}
+		if (n == 0)
 			return kaas_sub_fail(EIO, "write %s: no progress at offset %llu", f->path,
 					     (unsigned long long)off);
-		}
 		off += (uint64_t)n;
 		/* Step over the buffers it wrote whole. */
 		size_t left = (size_t)n;
