@@ -122,6 +122,8 @@ static cJSON *rule_json(const struct fm_rule *r)
 	cJSON_AddNumberToObject(o, "after", (double)r->after);
 	cJSON_AddNumberToObject(o, "times", (double)r->times);
 	cJSON_AddStringToObject(o, "fault", fm_rule_fault_name(r));
+	if (r->kind == FK_LOST && r->err)
+		cJSON_AddStringToObject(o, "reply", fm_errno_name(r->err));
 	cJSON_AddNumberToObject(o, "delay_ms", r->delay_ms);
 	cJSON_AddNumberToObject(o, "seen", (double)r->seen);
 	cJSON_AddNumberToObject(o, "fired", (double)r->fired);

@@ -54,9 +54,10 @@ void kaas_ff_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (!p)
 		return;
 	char *silly = NULL;
-	int rc = kaas_fault_unlink_silly(s->m, s->host, p, &silly);
+	int applied = 0;
+	int rc = kaas_fault_unlink_silly(s->m, s->host, p, &silly, &applied);
 	free(p);
-	if (rc == 0) {
+	if (applied) { /* also under a lost reply: the name is gone on the server */
 		if (silly)
 			kaas_ll_move(s->nodes, parent, name, parent, kaas_path_basename(silly));
 		else
@@ -107,8 +108,10 @@ void kaas_ff_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_in
 	char *from = kaas_ll_child_path(s->nodes, parent, name);
 	char *to = kaas_ll_child_path(s->nodes, newparent, newname);
 	char *silly = NULL;
-	int rc = from && to ? kaas_fault_rename_silly(s->m, s->host, from, to, &silly) : -ESTALE;
-	if (rc == 0) {
+	int applied = 0;
+	int rc = from && to ? kaas_fault_rename_silly(s->m, s->host, from, to, &silly, &applied)
+			    : -ESTALE;
+	if (applied) { /* also under a lost reply: the server moved the name */
 		if (silly) /* the replaced target lives on under its .nfs name */
 			kaas_ll_move(s->nodes, newparent, newname, newparent, kaas_path_basename(silly));
 		kaas_ll_move(s->nodes, parent, name, newparent, newname);

@@ -213,7 +213,8 @@ int kaas_fault_open(struct kaas_fault_model *m, int host, const char *path, int 
 	}
 	LOCK(m);
 	m->hosts[host].used = 1;
-	int rc = fm_apply(m, host, (flags & KAAS_O_CREAT) ? FM_CREATE : FM_OPEN, path, NULL);
+	struct fm_decided d = { 0 };
+	int rc = fm_apply(m, host, (flags & KAAS_O_CREAT) ? FM_CREATE : FM_OPEN, path, &d);
 	int lflags = flags;
 	if (!m->passthrough && (flags & KAAS_O_WRITE))
 		lflags |= KAAS_O_READ; /* publication reads old bytes for other hosts */
@@ -280,6 +281,17 @@ int kaas_fault_open(struct kaas_fault_model *m, int host, const char *path, int 
 		st.size = v->size;
 		fm_attr_store(m, host, path, &st);
 	}
+	if (d.lost) {
+		/* Created (and truncated) on the server; the reply with the
+		 * handle never came back. */
+		if (h->node) {
+			h->node->view[host].nopen--;
+			h->node->nopen--;
+			fm_node_release(m, h->node);
+		}
+		rc = fm_lost_reply(&d, 0, FM_CREATE, !!(flags & KAAS_O_EXCL), path, host);
+		goto fail;
+	}
 	h->next = m->handles;
 	if (m->handles)
 		m->handles->prev = h;
@@ -309,7 +321,7 @@ int kaas_fault_close(struct kaas_fault_handle *h)
 					   h->host);
 		} else if ((v->dirty.n || h->lied.n) && (h->flags & KAAS_O_WRITE)) {
 			unlie(h);
-			struct fm_decided d = { 0, 0 };
+			struct fm_decided d = { 0 };
 			rc = fm_apply(m, h->host, FM_CLOSE, h->path, &d);
 			if (rc < 0)
 				fm_ext_free(&v->dirty); /* a failed close-time flush loses the data */
@@ -453,7 +465,7 @@ static int flush_common(struct kaas_fault_handle *h, enum fm_op op)
 	struct kaas_fault_model *m = h->m;
 	LOCK(m);
 	int rc = fm_handle_check(h);
-	struct fm_decided d = { 0, 0 };
+	struct fm_decided d = { 0 };
 	if (rc == 0) {
 		rc = fm_apply(m, h->host, op, h->path, &d);
 		if (rc < 0 && op == FM_CLOSE && h->node) {

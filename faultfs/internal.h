@@ -18,7 +18,14 @@ enum fm_op {
 };
 extern const char *const fm_op_names[FM_NOPS];
 
-enum fm_kind { FK_ERRNO, FK_DELAY, FK_TORN, FK_KILL };
+enum fm_kind { FK_ERRNO, FK_DELAY, FK_TORN, FK_KILL, FK_LOST };
+
+/* The ops a lost reply applies to: the name operations an NFS client
+ * re-sends when a reply does not come back, and whose re-sent request the
+ * server answers from the changed state (no duplicate-request cache).  A
+ * lost_reply rule does not match, and does not count, any other op. */
+#define FM_LOST_OPS ((1u << FM_CREATE) | (1u << FM_RENAME) | (1u << FM_UNLINK) | \
+		     (1u << FM_MKDIR) | (1u << FM_RMDIR))
 
 struct fm_rule {
 	int id;
@@ -30,7 +37,8 @@ struct fm_rule {
 	long times;             /* fire at most this many times, -1 forever */
 	long seen, fired;
 	enum fm_kind kind;
-	int err;                /* FK_ERRNO: positive errno */
+	int err;                /* FK_ERRNO: positive errno; FK_LOST: the answer
+				 * ("reply"), 0 for the re-sent request's */
 	int delay_ms;           /* FK_DELAY, FK_TORN */
 	struct fm_rule *next;
 };
@@ -176,10 +184,13 @@ void fm_neg_store(struct kaas_fault_model *m, int host, const char *path);
 int fm_neg_hides(struct kaas_fault_model *m, int host, const char *path, int self);
 
 /* model.c — m->mu held unless said otherwise. */
-/* What fm_apply decided besides an error: a torn flush. */
+/* What fm_apply decided besides an error: a torn flush, or a lost reply
+ * (the caller performs the op, then gives fm_lost_reply's answer). */
 struct fm_decided {
 	int torn;
 	int torn_delay_ms;
+	int lost;               /* a lost reply's rule fired */
+	int lost_err;           /* its "reply" (positive errno), 0: the re-sent request's */
 };
 /* The pid blamed for this thread's ops (no lock needed). */
 pid_t fm_caller(void);
@@ -198,6 +209,15 @@ int fm_silly_rename(struct kaas_fault_model *m, int host, struct fm_node *node, 
  * receives a torn decision.  May unlock m->mu while delaying. */
 int fm_apply(struct kaas_fault_model *m, int host, enum fm_op op, const char *path,
 	     struct fm_decided *d);
+/* The answer to an op after fm_apply decided d: rc itself if the op failed
+ * or no reply was lost; else the op was applied and its reply lost: the
+ * rule's "reply", or what the re-sent request gets from the changed state
+ * (an exclusive create or mkdir: -EEXIST; a rename or unlink or rmdir:
+ * -ENOENT; a create without O_EXCL, which a re-send repeats harmlessly:
+ * -ETIMEDOUT, the reply never came), with a detail saying so.  `excl`: the
+ * create was exclusive. */
+int fm_lost_reply(const struct fm_decided *d, int rc, enum fm_op op, int excl, const char *path,
+		  int host);
 /* 0, or -EIO (host crashed) / -ESTALE (removed by another host). */
 int fm_handle_check(struct kaas_fault_handle *h);
 
@@ -221,8 +241,10 @@ int fm_rule_add(struct kaas_fault_model *m, const struct cJSON *obj);
 int fm_rule_remove(struct kaas_fault_model *m, int id);
 /* Parse an op list ("write,fsync", "*"); 0 on error. */
 unsigned fm_parse_ops(const char *s);
-/* The fault's name for the log ("EIO", "delay", ...). */
+/* The fault's name for the log ("EIO", "delay", "lost_reply", ...). */
 const char *fm_rule_fault_name(const struct fm_rule *r);
+/* The name a rule gives errno err ("EIO"), or "?". */
+const char *fm_errno_name(int err);
 
 /* model.c internals used by ctl.c (m->mu held). */
 void fm_crash_locked(struct kaas_fault_model *m, int host);

@@ -3,6 +3,7 @@
  * name operations in names.c. */
 #include "faultfs/internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -114,6 +115,13 @@ int fm_apply(struct kaas_fault_model *m, int host, enum fm_op op, const char *pa
 			d->torn_delay_ms = r->delay_ms;
 		}
 		return 0;
+	case FK_LOST:
+		/* Only the ops in FM_LOST_OPS match a lost_reply rule, and
+		 * each of them passes d. */
+		assert(d && (FM_LOST_OPS & (1u << op)));
+		d->lost = 1;
+		d->lost_err = r->err;
+		return 0;
 	case FK_KILL: {
 		pid_t pid = fm_caller();
 		if (m->log)
@@ -129,6 +137,19 @@ int fm_apply(struct kaas_fault_model *m, int host, enum fm_op op, const char *pa
 	}
 	}
 	return 0;
+}
+
+int fm_lost_reply(const struct fm_decided *d, int rc, enum fm_op op, int excl, const char *path,
+		  int host)
+{
+	if (rc < 0 || !d->lost)
+		return rc;
+	int err = d->lost_err;
+	if (!err)
+		err = op == FM_CREATE ? (excl ? EEXIST : ETIMEDOUT)
+		      : op == FM_MKDIR ? EEXIST : ENOENT;
+	return kaas_sub_fail(err, "faultfs: lost reply: %s%s %s was applied, the answer is %s (host %d)",
+			     excl ? "exclusive " : "", fm_op_names[op], path, fm_errno_name(err), host);
 }
 
 int fm_handle_check(struct kaas_fault_handle *h)

@@ -22,9 +22,12 @@
  *     open, unlink, rmdir, rename and listing of it for neg_timeout_ms,
  *     whoever creates it meanwhile; an open or listing of its directory by
  *     that host, or that host creating the name, ends it (negcache.c).
- *   - rules (EIO, ENOSPC, EDQUOT, ESTALE, delay, torn flush, kill caller)
- *     selected by op, path glob, host, probability, countdown, persistence;
- *     every fault drawn from one seeded PRNG and logged as a JSON line.
+ *   - rules (EIO, ENOSPC, EDQUOT, ESTALE, delay, torn flush, kill caller,
+ *     lost reply) selected by op, path glob, host, probability, countdown,
+ *     persistence; every fault drawn from one seeded PRNG and logged as a
+ *     JSON line.  A lost reply applies a create, rename, unlink, mkdir or
+ *     rmdir, then answers what a re-sent request gets (EEXIST, ENOENT; a
+ *     plain create ETIMEDOUT) or the rule's "reply".
  *   - host crash: unpublished data dropped, handles dead (-EIO), silly
  *     files left behind until heal.
  *   - disqualified switches (off by default): rename_copy, fsync_lies,
@@ -61,8 +64,9 @@ void kaas_fault_model_free(struct kaas_fault_model *m);
  * "seed":S, "attr_timeout_ms":N, "neg_timeout_ms":N, "writeback_bytes":N, "rename_copy":bool,
  * "fsync_lies":bool, "excl_race":bool, "rules":[rule...]}.  A rule is
  * {"op":"write,fsync"|"*", "path":"glob", "host":H, "prob":P, "after":N,
- * "times":N (-1 forever), "fault":"EIO|ENOSPC|EDQUOT|ESTALE|delay|torn|kill",
- * "delay_ms":N}.  0, or -EINVAL naming the bad key. */
+ * "times":N (-1 forever), "fault":"EIO|ENOSPC|EDQUOT|ESTALE|...|EEXIST|delay|torn|kill|
+ * lost_reply", "delay_ms":N, "reply":"ERRNO" (lost_reply only)}.  0, or -EINVAL naming
+ * the bad key. */
 int kaas_fault_configure(struct kaas_fault_model *m, const char *json);
 
 /* Read a whole config file (a local path, read by the faultfs process) into
@@ -109,12 +113,16 @@ int kaas_fault_stat(struct kaas_fault_model *m, int host, const char *path, stru
 int kaas_fault_rename(struct kaas_fault_model *m, int host, const char *from, const char *to);
 int kaas_fault_unlink(struct kaas_fault_model *m, int host, const char *path);
 /* rename, and if the replaced target was silly-renamed, its new lower path
- * in *silly (malloc'd; NULL otherwise). */
+ * in *silly (malloc'd; NULL otherwise).  *applied (may be NULL) is 1 when
+ * the rename was done, also when its reply was then lost (a lost_reply
+ * rule: the return is that error, and the FUSE front moves its name as
+ * the server did). */
 int kaas_fault_rename_silly(struct kaas_fault_model *m, int host, const char *from, const char *to,
-			    char **silly);
+			    char **silly, int *applied);
 /* unlink, and if it was silly-renamed, its new lower path in *silly
- * (malloc'd; NULL if the file was really removed). */
-int kaas_fault_unlink_silly(struct kaas_fault_model *m, int host, const char *path, char **silly);
+ * (malloc'd; NULL if the file was really removed); *applied as for rename. */
+int kaas_fault_unlink_silly(struct kaas_fault_model *m, int host, const char *path, char **silly,
+			    int *applied);
 int kaas_fault_mkdir(struct kaas_fault_model *m, int host, const char *path, uint32_t mode);
 int kaas_fault_rmdir(struct kaas_fault_model *m, int host, const char *path);
 int kaas_fault_readdir(struct kaas_fault_model *m, int host, const char *path, kaas_dirent_cb cb,

@@ -92,22 +92,29 @@ static int copy_rename(struct kaas_fault_model *m, const char *from, const char 
 
 int kaas_fault_rename(struct kaas_fault_model *m, int host, const char *from, const char *to)
 {
-	return kaas_fault_rename_silly(m, host, from, to, NULL);
+	return kaas_fault_rename_silly(m, host, from, to, NULL, NULL);
 }
 
 int kaas_fault_rename_silly(struct kaas_fault_model *m, int host, const char *from, const char *to,
-			    char **silly)
+			    char **silly, int *applied)
 {
+	int ignored;
+	if (!applied)
+		applied = &ignored;
+	*applied = 0;
 	if (silly)
 		*silly = NULL;
 	if (fm_bad_host(host))
 		return kaas_sub_fail(EINVAL, "faultfs: no host %d", host);
 	LOCK(m);
 	m->hosts[host].used = 1;
-	int rc = fm_apply(m, host, FM_RENAME, from, NULL);
+	struct fm_decided d = { 0 };
+	int rc = fm_apply(m, host, FM_RENAME, from, &d);
 	if (rc < 0 || m->passthrough) {
 		UNLOCK(m);
-		return rc < 0 ? rc : kaas_sub_rename(m->lower, from, to);
+		if (rc == 0)
+			*applied = (rc = kaas_sub_rename(m->lower, from, to)) == 0;
+		return fm_lost_reply(&d, rc, FM_RENAME, 0, from, host);
 	}
 	if (fm_neg_hides(m, host, from, 1) || fm_neg_hides(m, host, to, 0)) {
 		UNLOCK(m);
@@ -120,7 +127,8 @@ int kaas_fault_rename_silly(struct kaas_fault_model *m, int host, const char *fr
 	struct kaas_stat fst, tst;
 	if (m->rename_copy && kaas_sub_stat(m->lower, from, &fst) == 0 && fst.type == KAAS_FT_FILE) {
 		UNLOCK(m);
-		return copy_rename(m, from, to);
+		*applied = (rc = copy_rename(m, from, to)) == 0;
+		return fm_lost_reply(&d, rc, FM_RENAME, 0, from, host);
 	}
 	struct fm_node *victim = NULL;
 	if (kaas_sub_stat(m->lower, to, &tst) == 0 && tst.type == KAAS_FT_FILE &&
@@ -138,26 +146,35 @@ int kaas_fault_rename_silly(struct kaas_fault_model *m, int host, const char *fr
 	if (rc == 0 && victim)
 		victim->removed = 1;
 	UNLOCK(m);
-	return rc;
+	*applied = rc == 0;
+	return fm_lost_reply(&d, rc, FM_RENAME, 0, from, host);
 }
 
 int kaas_fault_unlink(struct kaas_fault_model *m, int host, const char *path)
 {
-	return kaas_fault_unlink_silly(m, host, path, NULL);
+	return kaas_fault_unlink_silly(m, host, path, NULL, NULL);
 }
 
-int kaas_fault_unlink_silly(struct kaas_fault_model *m, int host, const char *path, char **silly)
+int kaas_fault_unlink_silly(struct kaas_fault_model *m, int host, const char *path, char **silly,
+			    int *applied)
 {
+	int ignored;
+	if (!applied)
+		applied = &ignored;
+	*applied = 0;
 	if (silly)
 		*silly = NULL;
 	if (fm_bad_host(host))
 		return kaas_sub_fail(EINVAL, "faultfs: no host %d", host);
 	LOCK(m);
 	m->hosts[host].used = 1;
-	int rc = fm_apply(m, host, FM_UNLINK, path, NULL);
+	struct fm_decided d = { 0 };
+	int rc = fm_apply(m, host, FM_UNLINK, path, &d);
 	if (rc < 0 || m->passthrough) {
 		UNLOCK(m);
-		return rc < 0 ? rc : kaas_sub_unlink(m->lower, path);
+		if (rc == 0)
+			*applied = (rc = kaas_sub_unlink(m->lower, path)) == 0;
+		return fm_lost_reply(&d, rc, FM_UNLINK, 0, path, host);
 	}
 	if (fm_neg_hides(m, host, path, 1)) {
 		UNLOCK(m);
@@ -190,7 +207,8 @@ int kaas_fault_unlink_silly(struct kaas_fault_model *m, int host, const char *pa
 			fm_neg_store(m, host, path);
 	}
 	UNLOCK(m);
-	return rc;
+	*applied = rc == 0;
+	return fm_lost_reply(&d, rc, FM_UNLINK, 0, path, host);
 }
 
 int kaas_fault_mkdir(struct kaas_fault_model *m, int host, const char *path, uint32_t mode)
@@ -199,7 +217,8 @@ int kaas_fault_mkdir(struct kaas_fault_model *m, int host, const char *path, uin
 		return kaas_sub_fail(EINVAL, "faultfs: no host %d", host);
 	LOCK(m);
 	m->hosts[host].used = 1;
-	int rc = fm_apply(m, host, FM_MKDIR, path, NULL);
+	struct fm_decided d = { 0 };
+	int rc = fm_apply(m, host, FM_MKDIR, path, &d);
 	if (rc == 0 && fm_neg_hides(m, host, path, 0))
 		rc = kaas_sub_fail(ENOENT, "faultfs: %s: a parent is missing to host %d (negative "
 				   "lookup cache)", path, host);
@@ -208,7 +227,8 @@ int kaas_fault_mkdir(struct kaas_fault_model *m, int host, const char *path, uin
 		fm_neg_forget(&m->hosts[host], path);
 	}
 	UNLOCK(m);
-	return rc < 0 ? rc : kaas_sub_mkdir(m->lower, path, mode);
+	return rc < 0 ? rc : fm_lost_reply(&d, kaas_sub_mkdir(m->lower, path, mode), FM_MKDIR, 0, path,
+					   host);
 }
 
 int kaas_fault_rmdir(struct kaas_fault_model *m, int host, const char *path)
@@ -217,7 +237,8 @@ int kaas_fault_rmdir(struct kaas_fault_model *m, int host, const char *path)
 		return kaas_sub_fail(EINVAL, "faultfs: no host %d", host);
 	LOCK(m);
 	m->hosts[host].used = 1;
-	int rc = fm_apply(m, host, FM_RMDIR, path, NULL);
+	struct fm_decided d = { 0 };
+	int rc = fm_apply(m, host, FM_RMDIR, path, &d);
 	if (rc == 0 && fm_neg_hides(m, host, path, 1))
 		rc = kaas_sub_fail(ENOENT, "faultfs: %s: missing to host %d (negative lookup cache)",
 				   path, host);
@@ -226,7 +247,7 @@ int kaas_fault_rmdir(struct kaas_fault_model *m, int host, const char *path)
 		fm_neg_forget(&m->hosts[host], path);
 	}
 	UNLOCK(m);
-	return rc < 0 ? rc : kaas_sub_rmdir(m->lower, path);
+	return rc < 0 ? rc : fm_lost_reply(&d, kaas_sub_rmdir(m->lower, path), FM_RMDIR, 0, path, host);
 }
 
 /* excl_race: a listing by another process inside the race window misses

@@ -79,8 +79,25 @@ static const struct {
 } errnames[] = {
 	{ "EIO", EIO }, { "ENOSPC", ENOSPC }, { "EDQUOT", EDQUOT }, { "ESTALE", ESTALE },
 	{ "EACCES", EACCES }, { "EROFS", EROFS }, { "ETIMEDOUT", ETIMEDOUT },
-	{ "EAGAIN", EAGAIN }, { "EBUSY", EBUSY }, { "ENOENT", ENOENT },
+	{ "EAGAIN", EAGAIN }, { "EBUSY", EBUSY }, { "ENOENT", ENOENT }, { "EEXIST", EEXIST },
 };
+
+/* The errno named s in errnames, or 0. */
+static int errno_named(const char *s)
+{
+	for (size_t i = 0; i < sizeof errnames / sizeof errnames[0]; i++)
+		if (!strcmp(errnames[i].name, s))
+			return errnames[i].err;
+	return 0;
+}
+
+const char *fm_errno_name(int err)
+{
+	for (size_t i = 0; i < sizeof errnames / sizeof errnames[0]; i++)
+		if (errnames[i].err == err)
+			return errnames[i].name;
+	return "?";
+}
 
 const char *fm_rule_fault_name(const struct fm_rule *r)
 {
@@ -91,10 +108,10 @@ const char *fm_rule_fault_name(const struct fm_rule *r)
 		return "torn";
 	case FK_KILL:
 		return "kill";
+	case FK_LOST:
+		return "lost_reply";
 	case FK_ERRNO:
-		for (size_t i = 0; i < sizeof errnames / sizeof errnames[0]; i++)
-			if (errnames[i].err == r->err)
-				return errnames[i].name;
+		return fm_errno_name(r->err);
 	}
 	return "?";
 }
@@ -110,6 +127,7 @@ int fm_rule_add(struct kaas_fault_model *m, const cJSON *obj)
 	r->prob = 1.0;
 	r->times = -1;
 	r->ops = (1u << FM_NOPS) - 1;
+	int reply = 0;          /* "reply": FK_LOST's answer */
 	const char *bad = NULL;
 	const cJSON *it;
 	cJSON_ArrayForEach(it, obj)
@@ -149,6 +167,10 @@ int fm_rule_add(struct kaas_fault_model *m, const cJSON *obj)
 				bad = "delay_ms (0..600000)";
 			else
 				r->delay_ms = it->valueint;
+		} else if (!strcmp(k, "reply")) {
+			reply = cJSON_IsString(it) ? errno_named(it->valuestring) : 0;
+			if (!reply)
+				bad = "reply (EIO ENOSPC EDQUOT ESTALE EACCES EROFS ETIMEDOUT EAGAIN EBUSY ENOENT EEXIST)";
 		} else if (!strcmp(k, "fault")) {
 			const char *f = cJSON_IsString(it) ? it->valuestring : "";
 			if (!strcmp(f, "delay"))
@@ -157,13 +179,13 @@ int fm_rule_add(struct kaas_fault_model *m, const cJSON *obj)
 				r->kind = FK_TORN;
 			else if (!strcmp(f, "kill"))
 				r->kind = FK_KILL;
+			else if (!strcmp(f, "lost_reply"))
+				r->kind = FK_LOST;
 			else {
 				r->kind = FK_ERRNO;
-				for (size_t i = 0; i < sizeof errnames / sizeof errnames[0]; i++)
-					if (!strcmp(errnames[i].name, f))
-						r->err = errnames[i].err;
+				r->err = errno_named(f);
 				if (!r->err)
-					bad = "fault (EIO ENOSPC EDQUOT ESTALE EACCES EROFS ETIMEDOUT EAGAIN EBUSY ENOENT delay torn kill)";
+					bad = "fault (EIO ENOSPC EDQUOT ESTALE EACCES EROFS ETIMEDOUT EAGAIN EBUSY ENOENT EEXIST delay torn kill lost_reply)";
 			}
 		} else if (!strcmp(k, "id")) {
 			/* ignored on input */
@@ -175,6 +197,12 @@ int fm_rule_add(struct kaas_fault_model *m, const cJSON *obj)
 	}
 	if (!bad && r->kind == FK_ERRNO && !r->err)
 		bad = "fault (missing)";
+	if (!bad && reply && r->kind != FK_LOST)
+		bad = "reply (only with \"fault\": \"lost_reply\")";
+	if (!bad && r->kind == FK_LOST && !(r->ops & FM_LOST_OPS))
+		bad = "op (a lost_reply rule needs one of create rename unlink mkdir rmdir)";
+	if (!bad && r->kind == FK_LOST)
+		r->err = reply;
 	if (bad) {
 		free(r->path);
 		free(r);
@@ -269,6 +297,8 @@ struct fm_rule *fm_decide(struct kaas_fault_model *m, int host, enum fm_op op, c
 	for (struct fm_rule *r = m->rules; r; r = r->next) {
 		if (!(r->ops & (1u << op)))
 			continue;
+		if (r->kind == FK_LOST && !(FM_LOST_OPS & (1u << op)))
+			continue; /* a reply only name operations can lose */
 		if (r->host >= 0 && r->host != host)
 			continue;
 		if (r->path && fnmatch(r->path, path ? path : "", 0) != 0)

@@ -12,6 +12,12 @@ tests_faultfs_test_model_nfs_SOURCES = tests/faultfs/test_model_nfs.c tests/faul
 	tests/faultfs/model_fx.h
 tests_faultfs_test_model_nfs_CFLAGS = $(TEST_CFLAGS)
 tests_faultfs_test_model_nfs_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/faultfs/test_lost_reply
+TESTS += tests/faultfs/test_lost_reply
+tests_faultfs_test_lost_reply_SOURCES = tests/faultfs/test_lost_reply.c tests/faultfs/model_fx.c \
+	tests/faultfs/model_fx.h
+tests_faultfs_test_lost_reply_CFLAGS = $(TEST_CFLAGS)
+tests_faultfs_test_lost_reply_LDADD = $(TEST_LIBS)
 check_PROGRAMS += tests/faultfs/test_fuse_nodes
 TESTS += tests/faultfs/test_fuse_nodes
 tests_faultfs_test_fuse_nodes_SOURCES = tests/faultfs/test_fuse_nodes.c faultfs/fuse_nodes.c
