@@ -14,6 +14,8 @@
 
 const char *const kaas_log_manifest_kind = MANIFEST_KIND;
 const char *const kaas_log_pstate_kind = PSTATE_KIND;
+const char *const kaas_log_txnidx_kind = TXNIDX_KIND;
+const int kaas_log_txnidx_version = TXNIDX_VERSION;
 const int kaas_log_doc_version = MANIFEST_VERSION;
 
 enum kaas_log_entry_kind kaas_log_entry_classify(const char *name, int64_t *base,
@@ -34,6 +36,8 @@ enum kaas_log_entry_kind kaas_log_entry_classify(const char *name, int64_t *base
 		k = KAAS_LOG_ENTRY_LEGACY_MANIFEST;
 	} else if (strcmp(name, PSTATE_NAME) == 0) {
 		k = KAAS_LOG_ENTRY_PSTATE;
+	} else if (strcmp(name, TXNIDX_NAME) == 0) {
+		k = KAAS_LOG_ENTRY_TXNIDX;
 	} else if (strcmp(name, FENCE_DIR) == 0) {
 		k = KAAS_LOG_ENTRY_FENCE;
 	} else if (strcmp(name, FENCE_NAME) == 0) {

@@ -96,6 +96,7 @@ enum kaas_log_entry_kind {
 	KAAS_LOG_ENTRY_MANIFEST,    /* manifest-<epoch:010>.json */
 	KAAS_LOG_ENTRY_LEGACY_MANIFEST, /* manifest.json (retired) */
 	KAAS_LOG_ENTRY_PSTATE,      /* producer-state.json */
+	KAAS_LOG_ENTRY_TXNIDX,      /* aborted-txns.json (derived: rebuilt at open) */
 	KAAS_LOG_ENTRY_FENCE,       /* fence/ */
 	KAAS_LOG_ENTRY_LEGACY_FENCE /* leader.json (retired) */
 };
@@ -109,6 +110,8 @@ enum kaas_log_entry_kind kaas_log_entry_classify(const char *name, int64_t *base
  * checks them with kaas_doc_read. */
 extern const char *const kaas_log_manifest_kind;
 extern const char *const kaas_log_pstate_kind;
+extern const char *const kaas_log_txnidx_kind;
+extern const int kaas_log_txnidx_version;
 extern const int kaas_log_doc_version;
 
 #endif

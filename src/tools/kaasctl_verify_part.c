@@ -136,6 +136,19 @@ static void check_entry(struct kv_report *r, const struct kaas_log_inspect *li, 
 			       kaas_strerror(rc), kaas_sub_errdetail());
 		cJSON_Delete(body);
 		break;
+	case KAAS_LOG_ENTRY_TXNIDX:
+		/* Derived data (log_txn.c): one that does not read is rebuilt
+		 * from the markers by the next leader's open. */
+		r->documents++;
+		rc = kaas_doc_read(r->k->data, path, kaas_log_txnidx_kind, kaas_log_txnidx_version,
+				   &body, NULL);
+		if (rc < 0 && rc != -ENOENT)
+			kv_add(r, KV_WARNING, DATA, path, "unreadable-index",
+			       "the aborted-transaction index: %s (%s); rebuilt from the "
+			       "markers by the next leader's open", kaas_strerror(rc),
+			       kaas_sub_errdetail());
+		cJSON_Delete(body);
+		break;
 	case KAAS_LOG_ENTRY_FENCE:
 		check_fence(r, path);
 		break;

@@ -2,7 +2,8 @@
 # trash) against volumes kaasd wrote: on a directory, on 2 brokers, and over
 # nfs:// (skips without the NFS test server).
 KAASCTL_TESTS = tests/tools/kaasctl_verify.sh tests/tools/kaasctl_groups_dump.sh \
-	tests/tools/kaasctl_status.sh tests/tools/kaasctl_nfs.sh
+	tests/tools/kaasctl_status.sh tests/tools/kaasctl_nfs.sh \
+	tests/tools/kaasctl_verify_txn.sh
 TESTS += $(KAASCTL_TESTS)
 EXTRA_DIST += $(KAASCTL_TESTS) tests/tools/kaasctl-lib.sh
 # The read-only partition view under kaasctl (log/log_inspect.h).
