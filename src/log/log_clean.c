@@ -66,7 +66,8 @@ struct pass {
 	int64_t horizon;                /* a marker found empty now goes at this time */
 	struct ptrack *prod;            /* by pid */
 	size_t nprod;
-	struct kaas_log_aborted_txn *aborted; /* the index below the LSO, by marker offset */
+	struct kaas_log_aborted_txn *aborted; /* the index's transactions that begin below
+					       the candidates' end, by marker offset */
 	size_t naborted;
 	int64_t *gone_aborts;           /* abort markers removed (their index entries go) */
 	size_t ngone, capgone;
@@ -471,8 +472,13 @@ static int by_pid(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* The producers and the aborted transactions whose markers lie below `to`
- * (mu held; the candidates end there, at or below the LSO): 1, or -ENOMEM. */
+/* The producers and the aborted transactions that begin below `to` (mu
+ * held; the candidates end there, at or below the LSO): 1, or -ENOMEM.
+ * An abort marker may lie at or past `to` (the segment rolled between the
+ * transaction's data and its abort): the transaction is aborted all the
+ * same, and its records in the range must never pass for committed ones
+ * (they would hide the key's committed value).  The copy keeps the index's
+ * order (by marker offset), which is_aborted searches. */
 static int txn_view_locked(struct pass *p, int64_t to)
 {
 	const struct pstate *ps = &p->log->ps;
@@ -489,13 +495,18 @@ static int txn_view_locked(struct pass *p, int64_t to)
 	if (p->nprod > 1)
 		qsort(p->prod, p->nprod, sizeof *p->prod, by_pid);
 	size_t na = 0;
-	while (na < ps->naborted && ps->aborted[na].last_offset < to)
-		na++;
+	for (size_t i = 0; i < ps->naborted; i++)
+		na += ps->aborted[i].first_offset < to;
 	if (na && !(p->aborted = malloc(na * sizeof *p->aborted)))
 		return -ENOMEM;
-	if (na)
-		memcpy(p->aborted, ps->aborted, na * sizeof *p->aborted);
-	p->naborted = na;
+	p->naborted = 0;
+	for (size_t i = 0; i < ps->naborted; i++)
+		if (ps->aborted[i].first_offset < to) {
+			assert(!p->naborted || p->aborted[p->naborted - 1].last_offset <=
+						       ps->aborted[i].last_offset);
+			p->aborted[p->naborted++] = ps->aborted[i];
+		}
+	assert(p->naborted == na);
 	return 1;
 }
 

@@ -10,7 +10,8 @@
  * fenced just before it rewrites the aborted index, removes nothing.  Then
  * a pass that removes markers, crashed at every fsync and every rename: the
  * next leader serves either set, whole, with the same read_committed
- * answers. */
+ * answers.  An aborted transaction whose abort marker lies past the cleaned
+ * range (issue 33) is still aborted, on POSIX and on the fault model. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -213,6 +214,24 @@ static int setup(void **state)
 	return lt_fx_setup(state, "cleantxn");
 }
 
+/* The same fixture on the fault model: a fault+ URL over its location. */
+static int setup_fault(void **state)
+{
+	if (lt_fx_setup(state, "cleantxn-fault") < 0)
+		return -1;
+	struct lt_fx *f = *state;
+	char url[600];
+	snprintf(url, sizeof url, "fault+%s?seed=5", f->env.url);
+	struct kaas_substrate *s = NULL;
+	if (kaas_substrate_open(url, &s) < 0) {
+		lt_fx_teardown(state);
+		return -1;
+	}
+	kaas_substrate_close(f->sub);
+	f->sub = s;
+	return 0;
+}
+
 /* ----------------------------------------------------------------- cases */
 
 static void test_aborted_removed(void **state)
@@ -383,6 +402,43 @@ static void test_open_txn_untouched(void **state)
 	assert_int_equal(v.n, NK);
 	assert_false(has_tag(&v, "o"));
 	assert_false(has_tag(&v, "l"));
+	assert_int_equal(kaas_log_close(log), 0);
+}
+
+/* Issue 33, defect 3: an aborted transaction whose abort marker went into
+ * the next segment (a roll between its data and its abort).  The pass
+ * cleans only the first segment, so the marker lies past the cleaned
+ * range; the transaction is still aborted, and its records must not hide
+ * the committed values of its keys before it. */
+static void test_abort_past_cleaned_range(void **state)
+{
+	struct lt_fx *f = *state;
+	struct kaas_log *log = open_log(f, 1);
+	put(log, -1, 0, 0, 0, 0, NK, "v");  /* committed: every key */
+	put(log, 6, 0, 0, 1, 0, NK, "a");   /* aborted below, after the roll */
+	assert_int_equal(kaas_log_roll(log), 0);
+	int64_t m = marker(log, 6, 0, 0);
+	struct kaas_log_aborted_txn *ab;
+	assert_int_equal(kaas_log_aborted_txns(log, 0, INT64_MAX, &ab), 1);
+	assert_int_equal(ab[0].last_offset, m);
+	free(ab);
+	struct view committed, v;
+	read_view(log, 1, &committed);
+	assert_int_equal(committed.n, NK);
+	assert_false(has_tag(&committed, "a"));
+	struct kaas_log_clean_stats st;
+	assert_int_equal(clean(log, T0, &st), 1);
+	read_view(log, 1, &v);
+	assert_int_equal(v.n, NK);         /* every key keeps its committed value */
+	same_latest(&committed, &v);
+	assert_int_equal(st.aborted_removed, NK);
+	read_view(log, 0, &v);
+	assert_false(has_tag(&v, "a"));
+	same_latest(&committed, &v);
+	assert_int_equal(kaas_log_close(log), 0);
+	log = open_log(f, 2);
+	read_view(log, 1, &v);
+	same_latest(&committed, &v);
 	assert_int_equal(kaas_log_close(log), 0);
 }
 
@@ -599,6 +655,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_committed_compacted, setup, lt_fx_teardown),
 		cmocka_unit_test_setup_teardown(test_markers_two_phase, setup, lt_fx_teardown),
 		cmocka_unit_test_setup_teardown(test_open_txn_untouched, setup, lt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_abort_past_cleaned_range, setup,
+						lt_fx_teardown),
+		cmocka_unit_test_setup_teardown(test_abort_past_cleaned_range, setup_fault,
+						lt_fx_teardown),
 		cmocka_unit_test_setup_teardown(test_read_committed_unchanged, setup,
 						lt_fx_teardown),
 		cmocka_unit_test_setup_teardown(test_fenced_before_txn_derived, setup,
