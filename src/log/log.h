@@ -296,10 +296,19 @@ int64_t kaas_log_append_sync(struct kaas_log *log, const struct kaas_log_batch *
  * Kafka's EndTxnMarker) for producer_id at producer_epoch, ending the
  * producer's open transaction here (an abort adds it to the aborted-
  * transaction index).
- * Written once: when the producer has no open transaction here and the
- * last marker the log holds for it has this epoch and kind, the call writes
- * nothing and completes with that marker's offset.  A marker with no open
- * transaction and no such earlier marker is written (as Kafka does).
+ * Coordinator fence (Kafka's TRANSACTION_COORDINATOR_FENCED): the log
+ * keeps, per producer, the highest coordinator epoch of its markers (in
+ * the producer snapshot as "marker_coord", and in the markers themselves
+ * for a recovery scan); a marker from a lower coordinator epoch is refused
+ * (a coordinator that lost the transactional id must not close the
+ * producer's next transaction, which runs at the same producer epoch).
+ * Written once per coordinator: when the producer has no open transaction
+ * here and the last marker the log holds for it has this epoch, kind and
+ * coordinator epoch, the call writes nothing and completes with that
+ * marker's offset (a re-drive).  The same marker from a newer coordinator
+ * is written again, so the partition learns the newer epoch durably.  A
+ * marker with no open transaction and no such earlier marker is written
+ * (as Kafka does).
  * producer_epoch above the producer's current epoch becomes its epoch (an
  * abort after a bump by the coordinator).
  * Returns 0 and cb is called later (on a log thread, as for
@@ -307,6 +316,8 @@ int64_t kaas_log_append_sync(struct kaas_log *log, const struct kaas_log_batch *
  * (for a marker written already: on the calling thread, before the
  * return); or returns, without calling cb:
  *   KAAS_EPRODFENCED   producer_epoch is below the producer's current one
+ *   KAAS_ETXN_COORD_FENCED  coordinator_epoch is below the last one seen
+ *                      for the producer (nothing written)
  *   -EAGAIN            this very marker is queued and not durable yet:
  *                      call again later (the _sync form waits for it)
  *   -EINVAL            producer_id < 0, producer_epoch < 0

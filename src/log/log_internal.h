@@ -219,6 +219,9 @@ struct producer {
 	int64_t marker_offset;        /* the last marker's offset, */
 	int16_t marker_epoch;         /* its producer epoch */
 	int8_t marker_kind;           /* and kind: 0 abort, 1 commit, -1 none */
+	int32_t marker_coord;         /* the highest coordinator epoch of its
+	                                 markers (-1: none; a lower one is
+	                                 refused, log_txn.c) */
 	struct producer *next;
 };
 
@@ -253,6 +256,9 @@ int kaas_pstate_apply_batch(struct pstate *ps, const unsigned char *batch, size_
 /* The marker kind of a control batch's first record: 0 abort, 1 commit, or
  * -1 (not a control batch, or a key that is not an EndTxnMarker). */
 int kaas_txn_marker_kind(const unsigned char *batch, size_t len);
+/* The coordinator epoch in an EndTxnMarker's value (a batch whose
+ * kaas_txn_marker_kind is 0 or 1), or -1 when the value has none. */
+int32_t kaas_txn_marker_coord(const unsigned char *batch, size_t len);
 /* Add {pid, first, last} to the aborted-transaction index: 0 or -ENOMEM. */
 int kaas_pstate_add_aborted(struct pstate *ps, int64_t pid, int64_t first, int64_t last);
 /* Snapshot as a JSON body (cJSON *) / load from one. */

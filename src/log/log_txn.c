@@ -43,6 +43,25 @@ int kaas_txn_marker_kind(const unsigned char *b, size_t len)
 	return type <= 1 ? (int)type : -1;
 }
 
+int32_t kaas_txn_marker_coord(const unsigned char *b, size_t len)
+{
+	if (kaas_txn_marker_kind(b, len) < 0)
+		return -1;
+	const unsigned char *p = b + KAAS_BATCH_HEADER_LEN, *end = b + len;
+	int64_t rlen, ts, od, klen, vlen;
+	if (kaas_batch_varint(&p, end, &rlen) < 0 || p + 1 > end)
+		return -1;
+	p++; /* record attributes */
+	if (kaas_batch_varint(&p, end, &ts) < 0 || kaas_batch_varint(&p, end, &od) < 0 ||
+	    kaas_batch_varint(&p, end, &klen) < 0 || klen < 4 || end - p < klen)
+		return -1;
+	p += klen;
+	if (kaas_batch_varint(&p, end, &vlen) < 0 || vlen < 6 || end - p < 6 || rd16(p) != 0)
+		return -1;
+	uint32_t coord = rd32(p + 2);
+	return coord > INT32_MAX ? -1 : (int32_t)coord;
+}
+
 static void wr16(unsigned char *p, uint16_t v)
 {
 	p[0] = (unsigned char)(v >> 8);
@@ -81,14 +100,16 @@ static void build_marker(unsigned char *b, int64_t pid, int16_t epoch, int commi
 }
 
 /* What the producer looks like once everything queued is durable (mu
- * held): its epoch, whether a transaction is open, its last marker, and
- * whether that marker is still in flight. */
+ * held): its epoch, whether a transaction is open, its last marker, the
+ * highest coordinator epoch of its markers, and whether that marker is
+ * still in flight. */
 struct txn_view {
 	int known;
 	int16_t epoch;
 	int open;
 	int kind;          /* last marker: 0/1, -1 none */
 	int16_t kind_epoch;
+	int32_t coord;     /* -1: none */
 	int64_t at;
 	int in_flight;
 };
@@ -111,6 +132,9 @@ static void view_fold(struct txn_view *v, const struct pending *q, int64_t pid)
 			v->open = 0;
 			v->kind = kind;
 			v->kind_epoch = epoch;
+			int32_t coord = kaas_txn_marker_coord(d, q->len);
+			if (coord > v->coord)
+				v->coord = coord;
 			v->at = q->base;
 			v->in_flight = 1;
 		} else if (attrs & KAAS_BATCH_ATTR_TRANSACTIONAL) {
@@ -123,6 +147,7 @@ static void view_locked(struct kaas_log *log, int64_t pid, struct txn_view *v)
 {
 	memset(v, 0, sizeof *v);
 	v->kind = -1;
+	v->coord = -1;
 	struct producer *p = kaas_pstate_find(&log->ps, pid);
 	if (p) {
 		v->known = 1;
@@ -130,6 +155,7 @@ static void view_locked(struct kaas_log *log, int64_t pid, struct txn_view *v)
 		v->open = p->st.txn_first_offset >= 0;
 		v->kind = p->marker_kind;
 		v->kind_epoch = p->marker_epoch;
+		v->coord = p->marker_coord;
 		v->at = p->marker_offset;
 	}
 	for (struct round *r = kaas_logi_round_of(log->ackq.head); r;
@@ -160,7 +186,14 @@ int kaas_log_append_marker(struct kaas_log *log, int64_t producer_id, int16_t pr
 	} else if (v.known && producer_epoch < v.epoch) {
 		rc = kaas_sub_fail(KAAS_EPRODFENCED, "marker: producer %lld epoch %d below %d",
 				   (long long)producer_id, producer_epoch, v.epoch);
-	} else if (!v.open && v.kind == commit && v.kind_epoch == producer_epoch) {
+	} else if (v.known && coordinator_epoch < v.coord) {
+		/* A coordinator that lost the id (Kafka's
+		 * TRANSACTION_COORDINATOR_FENCED): its marker could close a
+		 * later transaction of the same (producer, epoch). */
+		rc = kaas_sub_fail(KAAS_ETXN_COORD_FENCED, "marker: producer %lld coordinator epoch"
+				   " %d below %d", (long long)producer_id, coordinator_epoch, v.coord);
+	} else if (!v.open && v.kind == commit && v.kind_epoch == producer_epoch &&
+		   coordinator_epoch == v.coord) {
 		/* Written already (a re-drive): answer that marker. */
 		rc = v.in_flight ? kaas_sub_fail(EAGAIN, "marker: the same marker is in flight") : 0;
 		kaas_unlock(&log->txn_mu);

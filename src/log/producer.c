@@ -89,6 +89,7 @@ int kaas_pstate_apply(struct pstate *ps, int64_t pid, int16_t epoch, int32_t bas
 		p->st.txn_first_offset = -1;
 		p->marker_offset = -1;
 		p->marker_kind = -1;
+		p->marker_coord = -1;
 		size_t h = hash_pid(pid, ps->nb);
 		p->next = ps->tab[h];
 		ps->tab[h] = p;
@@ -126,8 +127,9 @@ int kaas_pstate_add_aborted(struct pstate *ps, int64_t pid, int64_t first, int64
 	return 0;
 }
 
-/* A marker for p at offset `at`. */
-static int apply_marker(struct pstate *ps, struct producer *p, int16_t epoch, int kind, int64_t at)
+/* A marker for p at offset `at`, from coordinator epoch coord (-1: none). */
+static int apply_marker(struct pstate *ps, struct producer *p, int16_t epoch, int kind,
+			int32_t coord, int64_t at)
 {
 	if (epoch > p->st.epoch) {
 		p->st.epoch = epoch;
@@ -142,6 +144,8 @@ static int apply_marker(struct pstate *ps, struct producer *p, int16_t epoch, in
 	p->marker_offset = at;
 	p->marker_epoch = epoch;
 	p->marker_kind = (int8_t)kind;
+	if (coord > p->marker_coord)
+		p->marker_coord = coord;
 	if (kind == 0)
 		return kaas_pstate_add_aborted(ps, p->st.producer_id, first >= 0 ? first : at, at);
 	return 0;
@@ -167,7 +171,8 @@ int kaas_pstate_apply_batch(struct pstate *ps, const unsigned char *d, size_t le
 			p = kaas_pstate_find(ps, pid);
 			p->st.n = 0;
 		}
-		return kind < 0 ? 0 : apply_marker(ps, p, epoch, kind, base);
+		return kind < 0 ? 0 : apply_marker(ps, p, epoch, kind,
+						   kaas_txn_marker_coord(d, len), base);
 	}
 	rc = kaas_pstate_apply(ps, pid, epoch, (int32_t)rd32(d + 53), (int32_t)rd32(d + 23), base, ts);
 	if (rc < 0 || !(attrs & KAAS_BATCH_ATTR_TRANSACTIONAL))
@@ -207,6 +212,9 @@ cJSON *kaas_pstate_to_json(const struct pstate *ps)
 			     kaas_json_add_i64(o, "marker_epoch", p->marker_epoch) < 0 ||
 			     kaas_json_add_i64(o, "marker_kind", p->marker_kind) < 0))
 				goto fail;
+			if (p->marker_coord >= 0 &&
+			    kaas_json_add_i64(o, "marker_coord", p->marker_coord) < 0)
+				goto fail;
 			for (unsigned k = 0; k < p->st.n; k++) {
 				const struct kaas_log_producer_batch *b = &p->st.batches[k];
 				cJSON *e = cJSON_CreateObject();
@@ -243,6 +251,13 @@ static int txn_from_json(struct pstate *ps, struct producer *p, const cJSON *o)
 		p->marker_offset = at;
 		p->marker_epoch = (int16_t)ep;
 		p->marker_kind = (int8_t)kind;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(o, "marker_coord")) { /* absent: none */
+		int64_t coord;
+		if (kaas_json_get_i64(o, "marker_coord", &coord) < 0 || coord < 0 ||
+		    coord > INT32_MAX)
+			return -EBADMSG;
+		p->marker_coord = (int32_t)coord;
 	}
 	return 0;
 }

@@ -76,6 +76,8 @@ const char *kaas_strerror(int rc)
 		return "a transactional offset commit is pending";
 	case KAAS_ETXN_UNKNOWN:
 		return "unknown transactional id";
+	case KAAS_ETXN_COORD_FENCED:
+		return "marker from a superseded transaction coordinator";
 	default:
 		return KAAS_IS_STATUS(rc) ? "unknown kaas status" : strerror(-rc);
 	}

@@ -76,6 +76,9 @@
  *                         versions before KIP-588).
  *   KAAS_EUNSTABLE_OFFSET a transactional offset commit is pending.
  *   KAAS_ETXN_UNKNOWN     no such transactional id.
+ *   KAAS_ETXN_COORD_FENCED a marker from a coordinator epoch below the last
+ *                         one the partition saw for the producer
+ *                         (TRANSACTION_COORDINATOR_FENCED): not written.
  *
  * The substrate never returns these; kaas_sub_fail passes them through
  * unchanged (a negative argument is returned as is), so a fence may be
@@ -121,6 +124,7 @@
 #define KAAS_ETXN_FENCED (-(KAAS_STATUS_BASE + 64))
 #define KAAS_EUNSTABLE_OFFSET (-(KAAS_STATUS_BASE + 65))
 #define KAAS_ETXN_UNKNOWN (-(KAAS_STATUS_BASE + 66))
+#define KAAS_ETXN_COORD_FENCED (-(KAAS_STATUS_BASE + 67))
 
 /* Is rc one of the statuses above (not an errno)? */
 #define KAAS_IS_STATUS(rc) ((rc) <= -KAAS_STATUS_BASE)

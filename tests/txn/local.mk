@@ -5,6 +5,12 @@ check_PROGRAMS += tests/txn/txn_client
 tests_txn_txn_client_SOURCES = tests/txn/txn_client.c
 tests_txn_txn_client_CFLAGS = $(AM_CFLAGS) $(RDKAFKA_CFLAGS)
 tests_txn_txn_client_LDADD = $(RDKAFKA_LIBS)
+# Issue 33: a stale coordinator's marker refused by the partition (the log).
+check_PROGRAMS += tests/txn/test_marker_coord
+tests_txn_test_marker_coord_SOURCES = tests/txn/test_marker_coord.c
+tests_txn_test_marker_coord_CFLAGS = $(TEST_CFLAGS)
+tests_txn_test_marker_coord_LDADD = $(LOG_TEST_LIBS)
+TESTS += tests/txn/test_marker_coord
 TXN_TESTS = tests/txn/rdkafka_txn.sh tests/txn/coordinator_kill.sh tests/txn/producer_kill.sh \
 	tests/txn/chaos_txn_abort.sh tests/txn/markers_sweep.sh tests/txn/markers_idle.sh \
 	tests/txn/markers_direct.sh \
