@@ -434,21 +434,29 @@ int kaas_txn_group_decide(struct kaas_substrate *cluster, const char *group, int
 int kaas_txn_group_outcome(struct kaas_substrate *cluster, const char *group,
 			   int64_t producer_id, uint64_t seq)
 {
-	for (int commit = 1; commit >= 0; commit--) {
-		char dir[512], prefix[96], name[128], path[700];
+	char dir[512], prefix[96], names[2][128];
+	for (int commit = 0; commit <= 1; commit++) {
 		int rc = outcome_path(group, dir, sizeof dir, prefix, sizeof prefix, producer_id, commit);
 		if (rc < 0)
 			return rc;
-		kaas_claim_name(name, sizeof name, prefix, seq);
-		snprintf(path, sizeof path, "%s/%s", dir, name);
-		struct kaas_stat st;
-		rc = kaas_sub_stat(cluster, path, &st);
-		if (rc == 0)
-			return commit;
-		if (rc != -ENOENT)
-			return rc;
+		kaas_claim_name(names[commit], sizeof names[commit], prefix, seq);
 	}
-	return -ENOENT;
+	/* A listing, not a lookup by name: a listing is fresh (close-to-open
+	 * on the directory), a lookup may be answered from a cached "no such
+	 * file" (the contract's weakest floor). */
+	struct kaas_dirlist l;
+	int rc = list_if_any(cluster, dir, &l);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ENOENT;
+	int found = -ENOENT; /* both claims (never written): commit wins */
+	for (size_t i = 0; i < l.n; i++) {
+		if (!strcmp(l.names[i], names[1]))
+			found = 1;
+		else if (!strcmp(l.names[i], names[0]) && found < 0)
+			found = 0;
+	}
+	kaas_dirlist_free(&l);
+	return found;
 }
 
 void kaas_txn_group_forget(struct kaas_substrate *cluster, const char *group, int64_t producer_id,

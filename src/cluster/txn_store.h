@@ -116,7 +116,9 @@ int kaas_txn_peek_dir(struct kaas_substrate *cluster, const char *enc, struct ka
  * (exclusive create; already there: 0).  0 or -errno. */
 int kaas_txn_group_decide(struct kaas_substrate *cluster, const char *group, int64_t producer_id,
 			  uint64_t seq, int commit);
-/* The recorded outcome: 1 commit, 0 abort, -ENOENT none, or -errno. */
+/* The recorded outcome: 1 commit, 0 abort, -ENOENT none, or -errno.  Read
+ * by a listing of the group's directory (fresh: a claim created before the
+ * listing started is in it), never by a lookup by name. */
 int kaas_txn_group_outcome(struct kaas_substrate *cluster, const char *group,
 			   int64_t producer_id, uint64_t seq);
 /* Remove a recorded outcome once applied (both kinds; absent is fine). */

@@ -14,7 +14,8 @@ TESTS += tests/txn/test_marker_coord
 TXN_TESTS = tests/txn/rdkafka_txn.sh tests/txn/coordinator_kill.sh tests/txn/producer_kill.sh \
 	tests/txn/chaos_txn_abort.sh tests/txn/markers_sweep.sh tests/txn/markers_idle.sh \
 	tests/txn/markers_direct.sh \
-	tests/txn/leader_kill.sh tests/txn/compact_txn.sh
+	tests/txn/leader_kill.sh tests/txn/compact_txn.sh \
+	tests/txn/offsets_outcome_race.sh
 TESTS += $(TXN_TESTS)
 # Python client over code the sanitizer suite covers with librdkafka: normal suite only.
 if !SANITIZERS

@@ -23,6 +23,7 @@
 #include "broker/txn/txn.h"
 #include "util/logger.h"
 #include "util/status.h"
+#include "util/step.h"
 
 void kaas_groups_txn_free(struct group *gr)
 {
@@ -33,23 +34,31 @@ void kaas_groups_txn_free(struct group *gr)
 
 /* What became of pending state p: 1 committed, 0 aborted (or abandoned:
  * its transaction moved on without an outcome for this group), 2 still
- * open, or -errno (ask again later). */
+ * open, or -errno (ask again later).
+ *
+ * The transaction's state first, the outcome claim second: the
+ * coordinator creates the claim before it writes Complete* (and before a
+ * later transaction of the id starts), so once the state shows the
+ * transaction moved on, a claim it was given is on the volume, and the
+ * claim's fresh listing (kaas_txn_group_outcome) shows it.  The other
+ * order took a commit landing between the two reads for an abort. */
 static int outcome(struct kaas_substrate *cl, const char *group, const struct kaas_txn_pending *p)
 {
-	int rc = kaas_txn_group_outcome(cl, group, p->producer_id, p->seq);
-	if (rc != -ENOENT)
-		return rc;
 	struct kaas_txn_doc d;
-	rc = kaas_txn_peek(cl, p->txn_id, &d);
-	if (rc == -ENOENT)
-		return 0;
-	if (rc < 0)
+	int rc = kaas_txn_peek(cl, p->txn_id, &d);
+	if (rc < 0 && rc != -ENOENT)
 		return rc;
-	int open = d.producer_id == p->producer_id && d.seq == p->seq &&
-		   (d.state == KAAS_TXN_ONGOING || d.state == KAAS_TXN_PREPARE_COMMIT ||
-		    d.state == KAAS_TXN_PREPARE_ABORT);
-	kaas_txn_doc_free(&d);
-	return open ? 2 : 0;
+	if (rc == 0) {
+		int open = d.producer_id == p->producer_id && d.seq == p->seq &&
+			   (d.state == KAAS_TXN_ONGOING || d.state == KAAS_TXN_PREPARE_COMMIT ||
+			    d.state == KAAS_TXN_PREPARE_ABORT);
+		kaas_txn_doc_free(&d);
+		if (open)
+			return 2;
+	}
+	kaas_step("group.txn.outcome-between-checks");
+	rc = kaas_txn_group_outcome(cl, group, p->producer_id, p->seq);
+	return rc == -ENOENT ? 0 : rc;
 }
 
 static void apply(struct group *gr, const struct kaas_txn_pending *p, int64_t now, int *rc)
