@@ -57,8 +57,9 @@ int kaas_txn_complete(struct kaas_txns *t, struct txn_entry *e);
  * first (an abort that fences the producer: timeout, InitProducerId). */
 int kaas_txn_decide(struct kaas_txns *t, struct txn_entry *e, int commit, int bump);
 
-/* Have the leader of part write the marker of d's decision: 1 durable,
- * 0 requested (ask again later), or a failure. */
+/* Have the leader of part write the marker of d's decision: 1 durable (or
+ * not needed: the topic is gone, deleted or marked deleting), 0 requested
+ * (ask again later), or a failure. */
 int kaas_txn_marker(struct kaas_txns *t, const struct kaas_txn_doc *d,
 		    const struct kaas_txn_part *part, int commit);
 /* Remove the requests and replies of d's transaction (done). */

@@ -43,6 +43,7 @@
 #include "broker/broker.h"
 #include "broker/topics.h"
 #include "broker/txn/internal.h"
+#include "cluster/topic_store.h"
 #include "contract/doc.h"
 #include "log/log.h"
 #include "util/fnv.h"
@@ -70,10 +71,17 @@ static void file_path(char *out, size_t size, const char *kind, uint64_t h)
 	snprintf(out, size, MARKERS_DIR "/%s-%016" PRIx64 ".json", kind, h);
 }
 
-/* Append the marker on this broker's log of part: 1 durable, 0 not led
- * here (or not open yet), or a failure. */
-static int append_here(struct kaas_txns *t, const char *topic, int32_t partition, int64_t pid,
-		       int16_t pepoch, int commit, uint64_t coord_epoch)
+/* The coordinator epoch a marker carries (Kafka's field is 32 bits; slot
+ * epochs never come near the limit, and a clamp keeps them ordered). */
+static int32_t marker_coord(uint64_t epoch)
+{
+	return epoch > INT32_MAX ? INT32_MAX : (int32_t)epoch;
+}
+
+/* Does this broker lead topic/partition with its log open?  1 and *out (a
+ * reference: kaas_topic_put), or 0. */
+static int led_here(struct kaas_txns *t, const char *topic, int32_t partition,
+		    struct kaas_topic **out)
 {
 	struct kaas_broker *b = t->b;
 	uint32_t lepoch;
@@ -82,14 +90,52 @@ static int append_here(struct kaas_txns *t, const char *topic, int32_t partition
 	struct kaas_topic *kt = kaas_topics_get(b->topics, topic, (int)strlen(topic));
 	if (!kt)
 		return 0;
-	int rc = 0;
 	if (partition < kt->npart && kt->parts[partition].log) {
-		int64_t off = kaas_log_append_marker_sync(kt->parts[partition].log, pid, pepoch,
-							  commit, (int32_t)coord_epoch);
-		rc = off >= 0 ? 1 : (int)off;
+		*out = kt;
+		return 1;
 	}
 	kaas_topic_put(kt);
+	return 0;
+}
+
+/* Append the marker on kt's log of partition (led here): 1 durable, or a
+ * failure (KAAS_ETXN_COORD_FENCED: the partition saw a newer coordinator
+ * of the producer). */
+static int append_on(struct kaas_topic *kt, int32_t partition, int64_t pid, int16_t pepoch,
+		     int commit, uint64_t coord_epoch)
+{
+	int64_t off = kaas_log_append_marker_sync(kt->parts[partition].log, pid, pepoch, commit,
+						  marker_coord(coord_epoch));
+	return off >= 0 ? 1 : (int)off;
+}
+
+/* Append the marker on this broker's log of part: 1 durable, 0 not led
+ * here (or not open yet), or a failure. */
+static int append_here(struct kaas_txns *t, const char *topic, int32_t partition, int64_t pid,
+		       int16_t pepoch, int commit, uint64_t coord_epoch)
+{
+	struct kaas_topic *kt;
+	if (!led_here(t, topic, partition, &kt))
+		return 0;
+	int rc = append_on(kt, partition, pid, pepoch, commit, coord_epoch);
+	kaas_topic_put(kt);
 	return rc;
+}
+
+/* Is part's topic incarnation over: no document, one marked deleting, or
+ * one without that partition?  1 yes, 0 no, -errno unknown.  (A topic
+ * re-created under the name meanwhile has a document again: the marker is
+ * then requested of its leader, where it finds no open transaction of the
+ * producer and is harmless, as in Kafka.) */
+static int topic_gone(struct kaas_substrate *cl, const struct kaas_txn_part *part)
+{
+	struct kaas_topic_doc td;
+	int rc = kaas_topic_doc_read(cl, part->topic, &td);
+	if (rc == -ENOENT)
+		return 1;
+	if (rc < 0)
+		return rc;
+	return td.deleting || part->partition >= td.np;
 }
 
 /* Is there a file `name` in the listing? */
@@ -126,6 +172,18 @@ int kaas_txn_marker(struct kaas_txns *t, const struct kaas_txn_doc *d,
 	kaas_dirlist_free(&l);
 	if (is_done)
 		return 1;
+	/* Nobody will ever serve a partition whose topic is gone (Kafka skips
+	 * those markers too): done; a request left is removed with the
+	 * others at Complete* (kaas_txn_markers_forget). */
+	rc = topic_gone(cl, part);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
+		/* debug: re-driven every tick while another marker is out */
+		kaas_debug("transactional id %s: no %s marker for %s/%d: the topic is gone", d->txn_id,
+			  commit ? "commit" : "abort", part->topic, part->partition);
+		return 1;
+	}
 	if (requested)
 		return 0;
 	cJSON *o = cJSON_CreateObject();
