@@ -3,7 +3,9 @@
 #include "broker/agent.h"
 #include "broker/agent_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "contract/epoch_fence.h"
 #include "util/lock_rank.h"
 #include "util/step.h"
 
@@ -171,9 +174,173 @@ static int last_good(struct kaas_agent *c, struct kaas_assignment *out)
 	return rc;
 }
 
+/* ------------------------------------------------------------ lost epochs
+ *
+ * A leader epoch this broker was handed and could not claim in the fence
+ * it guards (contract/epoch_fence.h, "lost epochs": e.g. a create whose
+ * reply was lost made the claim, and nobody can tell whose it is).  The
+ * fenced open is final at that epoch; the broker says so in its document
+ * ("lost_epochs", cluster/membership.h) while the assignment still gives it
+ * that slot at that epoch, and the controller hands the slot out again
+ * with a new epoch (act_as_controller).  Agent thread only. */
+
+/* Decode a kaas_group_dirname encoding into out (size >= 256): 0, or -1
+ * for a cut long name ("~" + hash: not decodable) or no such encoding. */
+static int dirname_decode(const char *enc, size_t len, char *out, size_t *olen)
+{
+	size_t n = 0;
+	if (len == 1 && enc[0] == '%') {
+		*olen = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (n + 1 >= 256 || enc[i] == '~')
+			return -1;
+		if (enc[i] != '%') {
+			out[n++] = enc[i];
+			continue;
+		}
+		if (i + 2 >= len || !isxdigit((unsigned char)enc[i + 1]) ||
+		    !isxdigit((unsigned char)enc[i + 2]))
+			return -1;
+		char hex[3] = { enc[i + 1], enc[i + 2], '\0' };
+		out[n++] = (char)strtoul(hex, NULL, 16);
+		i += 2;
+	}
+	*olen = n;
+	return 0;
+}
+
+/* Remember (topic, partition) lost at epoch unless already (c->me.lost). */
+static void lost_add(struct kaas_agent *c, const char *topic, int32_t partition, uint32_t epoch)
+{
+	for (int i = 0; i < c->me.nlost; i++)
+		if (c->me.lost[i].partition == partition && c->me.lost[i].epoch == epoch &&
+		    strcmp(c->me.lost[i].topic, topic) == 0)
+			return;
+	if (c->me.nlost == KAAS_BROKER_LOST_MAX) {
+		kaas_warn("cluster: more than %d lost epochs at once; %s/%d (epoch %u) waits for the next round",
+			  KAAS_BROKER_LOST_MAX, topic, (int)partition, (unsigned)epoch);
+		return;
+	}
+	struct kaas_lost_epoch *e = &c->me.lost[c->me.nlost++];
+	snprintf(e->topic, sizeof e->topic, "%s", topic);
+	e->partition = partition;
+	e->epoch = epoch;
+	kaas_warn("cluster: epoch %u of %s/%d cannot be claimed (lost); asking the controller for a new one",
+		  (unsigned)epoch, topic, (int)partition);
+}
+
+/* Does the view give (topic, partition) to this broker at epoch?  c->mu held. */
+static int view_gives(const struct kaas_agent *c, const char *topic, int32_t partition,
+		      uint32_t epoch)
+{
+	for (size_t i = 0; c->have_view && i < c->view.n; i++)
+		if (c->view.e[i].partition == partition && strcmp(c->view.e[i].topic, topic) == 0)
+			return c->view.e[i].leader == c->cfg->broker_id &&
+			       c->view.e[i].leader_epoch == epoch;
+	return 0;
+}
+
+/* kaas_fence_lost_take's callback: a fence directory to the slot it
+ * guards.  On the cluster volume `groups/<enc>/fence` and `txns/<enc>/fence`
+ * (a coordinator slot: hash of the decoded id; a cut long name cannot be
+ * decoded: every coordinator slot of ours at that epoch); elsewhere
+ * `<topic>/<p>/fence` (a partition).  Other fences (the controller's slot
+ * epochs, tools' leader epochs) are not handed out by an assignment. */
+static void lost_one(void *arg, struct kaas_substrate *sub, const char *dir, uint64_t epoch,
+		     int unowned)
+{
+	struct kaas_agent *c = arg;
+	(void)unowned;
+	if (epoch == 0 || epoch > UINT32_MAX)
+		return;
+	size_t dl = strlen(dir);
+	const char *suffix = "/fence";
+	if (dl <= strlen(suffix) || strcmp(dir + dl - strlen(suffix), suffix) != 0)
+		return;
+	size_t body = dl - strlen(suffix); /* dir[0..body) names the guarded state */
+	if (sub == c->vol) {
+		size_t pl = strncmp(dir, "groups/", 7) == 0 ? 7 : strncmp(dir, "txns/", 5) == 0 ? 5 : 0;
+		if (!pl || body <= pl)
+			return;
+		char id[256];
+		size_t idl;
+		if (dirname_decode(dir + pl, body - pl, id, &idl) == 0) {
+			lost_add(c, KAAS_COORDINATOR_TOPIC,
+				 kaas_coordinator_slot_of(id, idl, c->cfg->coordinator_slots),
+				 (uint32_t)epoch);
+			return;
+		}
+		for (int32_t s = 0; s < c->cfg->coordinator_slots; s++) {
+			kaas_lock(&c->mu, KAAS_RANK_AGENT);
+			int mine = view_gives(c, KAAS_COORDINATOR_TOPIC, s, (uint32_t)epoch);
+			kaas_unlock(&c->mu);
+			if (mine)
+				lost_add(c, KAAS_COORDINATOR_TOPIC, s, (uint32_t)epoch);
+		}
+		return;
+	}
+	const char *slash = NULL;
+	for (size_t i = 0; i < body; i++)
+		if (dir[i] == '/')
+			slash = dir + i;
+	if (!slash || slash == dir || (size_t)(slash - dir) >= sizeof c->me.lost[0].topic)
+		return;
+	char topic[256];
+	memcpy(topic, dir, (size_t)(slash - dir));
+	topic[slash - dir] = '\0';
+	if (strchr(topic, '/'))
+		return;
+	char *end = NULL;
+	long p = strtol(slash + 1, &end, 10);
+	if (end != dir + body || p < 0 || p > INT32_MAX)
+		return;
+	lost_add(c, topic, (int32_t)p, (uint32_t)epoch);
+}
+
+/* Before each heartbeat: take the lost epochs the fences remembered, and
+ * keep only those the view still hands us (a new epoch ends one). */
+static void lost_refresh(struct kaas_agent *c)
+{
+	(void)kaas_fence_lost_take(lost_one, c);
+	int k = 0;
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
+	for (int i = 0; i < c->me.nlost; i++)
+		if (view_gives(c, c->me.lost[i].topic, c->me.lost[i].partition, c->me.lost[i].epoch))
+			c->me.lost[k++] = c->me.lost[i];
+	kaas_unlock(&c->mu);
+	c->me.nlost = k;
+}
+
+/* Controller: a slot whose leader reports its epoch lost gets a new one
+ * (claimed by kaas_assignment_claim_epochs like any other).  Returns how
+ * many slots of `next` were raised. */
+static int raise_lost(struct kaas_assignment *next, const struct kaas_broker_info *list, size_t n)
+{
+	int raised = 0;
+	for (size_t b = 0; b < n; b++)
+		for (int k = 0; k < list[b].nlost; k++) {
+			const struct kaas_lost_epoch *l = &list[b].lost[k];
+			for (size_t i = 0; i < next->n; i++) {
+				struct kaas_assign_entry *e = &next->e[i];
+				if (e->leader != list[b].id || e->leader_epoch != l->epoch ||
+				    e->partition != l->partition || strcmp(e->topic, l->topic) != 0)
+					continue;
+				kaas_warn("cluster: broker %d cannot claim epoch %u of %s/%d (lost); handing "
+					  "it a new epoch", (int)e->leader, (unsigned)e->leader_epoch,
+					  e->topic, (int)e->partition);
+				e->leader_epoch++;
+				raised++;
+			}
+		}
+	return raised;
+}
+
 /* Controller duty: plan and write.  Returns KAAS_EFENCED when fenced. */
 static int act_as_controller(struct kaas_agent *c, const int32_t *alive, size_t nalive,
-			     const int32_t *restarted, size_t nrestarted)
+			     const int32_t *restarted, size_t nrestarted,
+			     const struct kaas_broker_info *brokers, size_t nbrokers)
 {
 	struct kaas_assignment cur = { 0 };
 	int current = 0;
@@ -226,6 +393,12 @@ static int act_as_controller(struct kaas_agent *c, const int32_t *alive, size_t 
 						next.version++;
 					changed = 1;
 				}
+		/* A leader that lost its epoch gets a new one. */
+		if (raise_lost(&next, brokers, nbrokers) > 0) {
+			if (!changed)
+				next.version++;
+			changed = 1;
+		}
 		if (changed || why || cur.controller_epoch != c->ctrl_epoch) {
 			if (!changed)
 				next.version = cur.version + 1;
@@ -337,6 +510,7 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 	}
 	c->me.counter++;
 	c->me.controller_epoch = c->ctrl_epoch;
+	lost_refresh(c);
 	/* The lease counts from here, before the write: the others may see
 	 * this heartbeat as soon as it is written, however long the rest of
 	 * the round takes. */
@@ -393,7 +567,7 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 	int wrote = 0;
 	if (c->ctrl_epoch && alive) {
 		holder = me;
-		rc = act_as_controller(c, alive, nalive, restarted, nrestarted);
+		rc = act_as_controller(c, alive, nalive, restarted, nrestarted, list, n);
 		if (rc == KAAS_EFENCED) {
 			kaas_warn("cluster: assignment write fenced by a newer controller; standing down");
 			c->ctrl_epoch = 0;

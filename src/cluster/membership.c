@@ -1,6 +1,7 @@
 /* membership.c — broker documents and counter-progress liveness. */
 #include "cluster/membership.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -55,6 +56,18 @@ int kaas_broker_publish(struct kaas_substrate *cluster, const struct kaas_broker
 			kaas_json_add_i64(l, "port", b->listeners[i].port);
 		}
 	}
+	assert(b->nlost >= 0 && b->nlost <= KAAS_BROKER_LOST_MAX);
+	if (b->nlost > 0) {
+		cJSON *ls = cJSON_AddArrayToObject(o, "lost_epochs");
+		for (int i = 0; ls && i < b->nlost; i++) {
+			cJSON *l = cJSON_CreateObject();
+			if (!l || !cJSON_AddItemToArray(ls, l))
+				break;
+			cJSON_AddStringToObject(l, "topic", b->lost[i].topic);
+			kaas_json_add_i64(l, "partition", b->lost[i].partition);
+			kaas_json_add_u64(l, "epoch", b->lost[i].epoch);
+		}
+	}
 	char path[64];
 	broker_path(path, sizeof path, b->id);
 	rc = kaas_doc_write(cluster, path, DOC_KIND, DOC_VERSION, o);
@@ -91,6 +104,33 @@ static int parse_listeners(const char *path, const cJSON *ls, struct kaas_broker
 	return 0;
 }
 
+/* The optional "lost_epochs" array: 0, or -EBADMSG when present but
+ * malformed.  Entries past KAAS_BROKER_LOST_MAX are ignored. */
+static int parse_lost(const char *path, const cJSON *ls, struct kaas_broker_info *b)
+{
+	if (!ls)
+		return 0;
+	if (!cJSON_IsArray(ls))
+		return kaas_sub_fail(EBADMSG, "%s: \"lost_epochs\" is not an array", path);
+	const cJSON *l;
+	cJSON_ArrayForEach(l, ls) {
+		const cJSON *topic = cJSON_GetObjectItemCaseSensitive(l, "topic");
+		int64_t part;
+		uint64_t epoch;
+		if (!cJSON_IsString(topic) || strlen(topic->valuestring) >= sizeof b->lost[0].topic ||
+		    kaas_json_get_i64(l, "partition", &part) < 0 || part < 0 || part > INT32_MAX ||
+		    kaas_json_get_u64(l, "epoch", &epoch) < 0 || epoch > UINT32_MAX)
+			return kaas_sub_fail(EBADMSG, "%s: malformed lost epoch", path);
+		if (b->nlost == KAAS_BROKER_LOST_MAX)
+			continue;
+		struct kaas_lost_epoch *e = &b->lost[b->nlost++];
+		snprintf(e->topic, sizeof e->topic, "%s", topic->valuestring);
+		e->partition = (int32_t)part;
+		e->epoch = (uint32_t)epoch;
+	}
+	return 0;
+}
+
 static int parse_broker(const char *path, const cJSON *o, struct kaas_broker_info *b)
 {
 	memset(b, 0, sizeof *b);
@@ -107,7 +147,8 @@ static int parse_broker(const char *path, const cJSON *o, struct kaas_broker_inf
 	b->port = (int32_t)port;
 	snprintf(b->host, sizeof b->host, "%s", host->valuestring);
 	b->incarnation = strtoull(inc->valuestring, NULL, 10);
-	return parse_listeners(path, cJSON_GetObjectItemCaseSensitive(o, "listeners"), b);
+	int rc = parse_listeners(path, cJSON_GetObjectItemCaseSensitive(o, "listeners"), b);
+	return rc < 0 ? rc : parse_lost(path, cJSON_GetObjectItemCaseSensitive(o, "lost_epochs"), b);
 }
 
 int kaas_broker_address(const struct kaas_broker_info *b, const char *name, const char **host,

@@ -20,6 +20,17 @@
  * so a reader that does not know the field sees the same broker address as
  * before.  The format version stays 1: the field is additive, and a
  * document without it (an older broker) has one unnamed address.
+ *
+ * Lost epochs (issue 33): a broker that was handed a slot's leader epoch and
+ * could not claim it in the fence it guards (contract/epoch_fence.h, "lost
+ * epochs": the claim exists and is not known to be ours, e.g. a create
+ * whose reply was lost) writes
+ *   "lost_epochs": [{"topic": "<topic>", "partition": <p>, "epoch": <E>}, ...]
+ * (coordinator slots as topic "__coordinator"), at most
+ * KAAS_BROKER_LOST_MAX, while the assignment still gives it that slot at
+ * that epoch; the controller then hands it the slot again with a new epoch.
+ * Additive too: an older controller ignores it (the slot stays unserved, as
+ * before).
  */
 #ifndef KAAS_MEMBERSHIP_H
 #define KAAS_MEMBERSHIP_H
@@ -43,6 +54,14 @@ struct kaas_listener_addr {
 	int32_t port;
 };
 
+/* A slot's leader epoch its leader could not claim (see "Lost epochs"). */
+#define KAAS_BROKER_LOST_MAX 8
+struct kaas_lost_epoch {
+	char topic[256];
+	int32_t partition;
+	uint32_t epoch;
+};
+
 struct kaas_broker_info {
 	int32_t id;
 	char host[256];             /* the first listener's address */
@@ -54,6 +73,8 @@ struct kaas_broker_info {
 	uint64_t controller_epoch;  /* controller epoch this broker holds, 0 if none */
 	int stopped;                /* written by a clean shutdown: the process is
 	                               gone (its id may start again at once) */
+	int nlost;                  /* "lost_epochs" (0..KAAS_BROKER_LOST_MAX) */
+	struct kaas_lost_epoch lost[KAAS_BROKER_LOST_MAX];
 };
 
 /* Write this broker's document (replace).  0 or -errno. */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -107,6 +108,103 @@ static int remember(struct kaas_substrate *sub, const char *dir, uint64_t epoch)
 	return 0;
 }
 
+/* ------------------------------------------------------------ lost epochs */
+
+/* A ring of the last KAAS_FENCE_LOST_MAX lost epochs (see the header). */
+struct lost {
+	struct kaas_substrate *sub;
+	uint64_t epoch;
+	int unowned;
+	char *dir;
+};
+static pthread_mutex_t lost_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct lost lost_ring[KAAS_FENCE_LOST_MAX];
+static size_t lost_first, lost_n;
+static pid_t lost_pid;  /* a forked child does not inherit its parent's */
+
+static void lost_drop_inherited(void)
+{
+	if (lost_pid == getpid())
+		return;
+	for (size_t i = 0; i < lost_n; i++)
+		free(lost_ring[(lost_first + i) % KAAS_FENCE_LOST_MAX].dir);
+	lost_first = lost_n = 0;
+	lost_pid = getpid();
+}
+
+/* Remember a lost epoch (on no memory it is not remembered: the claim
+ * still fails, as before there was a memory). */
+static void lost_note(struct kaas_substrate *sub, const char *dir, uint64_t epoch, int unowned)
+{
+	char *d = strdup(dir);
+	if (!d)
+		return;
+	kaas_lock(&lost_mu, KAAS_RANK_LEAF);
+	lost_drop_inherited();
+	if (lost_n == KAAS_FENCE_LOST_MAX) {
+		free(lost_ring[lost_first].dir);
+		lost_first = (lost_first + 1) % KAAS_FENCE_LOST_MAX;
+		lost_n--;
+	}
+	lost_ring[(lost_first + lost_n) % KAAS_FENCE_LOST_MAX] =
+		(struct lost){ .sub = sub, .epoch = epoch, .unowned = unowned, .dir = d };
+	lost_n++;
+	assert(lost_n <= KAAS_FENCE_LOST_MAX);
+	kaas_unlock(&lost_mu);
+}
+
+size_t kaas_fence_lost_take(kaas_fence_lost_cb cb, void *arg)
+{
+	struct lost v[KAAS_FENCE_LOST_MAX];
+	kaas_lock(&lost_mu, KAAS_RANK_LEAF);
+	lost_drop_inherited();
+	size_t n = lost_n;
+	for (size_t i = 0; i < n; i++)
+		v[i] = lost_ring[(lost_first + i) % KAAS_FENCE_LOST_MAX];
+	lost_first = lost_n = 0;
+	kaas_unlock(&lost_mu);
+	for (size_t i = 0; i < n; i++) {
+		cb(arg, v[i].sub, v[i].dir, v[i].epoch, v[i].unowned);
+		free(v[i].dir);
+	}
+	return n;
+}
+
+int kaas_fence_recorded(struct kaas_substrate *sub, const char *dir, uint64_t epoch)
+{
+	char name[64];
+	kaas_claim_name(name, sizeof name, KAAS_FENCE_PREFIX, epoch);
+	char *p = kaas_path_join(dir, name);
+	if (!p)
+		return -ENOMEM;
+	struct kaas_file *f = NULL;
+	int rc = kaas_sub_open(sub, p, KAAS_O_READ, 0, &f);
+	free(p);
+	if (rc < 0)
+		return rc;
+	char c;
+	ssize_t n = kaas_sub_pread(f, &c, 1, 0);
+	kaas_sub_close(f);
+	return n < 0 ? (int)n : n > 0;
+}
+
+/* A claim of `epoch` refused because epoch-<epoch> exists and is not ours
+ * (rc: -EEXIST or KAAS_FENCE_SUPERSEDED, the detail already set): remember
+ * it, say in the detail whether an owner is recorded, return rc. */
+static int lost_epoch(struct kaas_substrate *sub, const char *dir, uint64_t epoch, int rc)
+{
+	assert(rc == -EEXIST || rc == KAAS_FENCE_SUPERSEDED);
+	char why[512];
+	snprintf(why, sizeof why, "%s", kaas_sub_errdetail());
+	int rec = kaas_fence_recorded(sub, dir, epoch);
+	lost_note(sub, dir, epoch, rec == 0);
+	return kaas_sub_fail(rc, "%s; %s: a new epoch must be handed out", why,
+			     rec == 0 ? "its claim records no owner (a create whose reply was lost "
+					"answers EEXIST after it succeeded, and nobody can tell whose it is)"
+				  : rec > 0 ? "its claim records another owner"
+					    : "its claim could not be read");
+}
+
 /* ------------------------------------------------------------------ fence */
 
 int kaas_fence_highest(struct kaas_substrate *sub, const char *dir, uint64_t *epoch)
@@ -160,8 +258,10 @@ int kaas_fence_check(struct kaas_substrate *sub, const char *dir, uint64_t epoch
 			     "exists)", dir, epoch, name);
 }
 
-int kaas_fence_claim(struct kaas_substrate *sub, const char *dir, uint64_t epoch,
-		     const char *note, const char *step)
+/* kaas_fence_claim; `handed`: the epoch was handed to us (a refusal is a
+ * lost epoch), not picked as the next free one (a refusal is a racer). */
+static int claim(struct kaas_substrate *sub, const char *dir, uint64_t epoch, const char *note,
+		 const char *step, int handed)
 {
 	if (epoch == 0)
 		return kaas_sub_fail(EINVAL, "fence %s: epoch 0 cannot be claimed", dir);
@@ -178,9 +278,12 @@ int kaas_fence_claim(struct kaas_substrate *sub, const char *dir, uint64_t epoch
 	rc = kaas_fence_highest(sub, dir, &high);
 	if (rc < 0)
 		return rc;
-	if (high >= epoch)
-		return kaas_sub_fail(KAAS_FENCE_SUPERSEDED, "fence %s: claim of epoch %" PRIu64
-				     " refused: epoch %" PRIu64 " is claimed", dir, epoch, high);
+	if (high >= epoch) {
+		rc = kaas_sub_fail(KAAS_FENCE_SUPERSEDED, "fence %s: claim of epoch %" PRIu64
+				   " refused: epoch %" PRIu64 " is claimed", dir, epoch, high);
+		/* Our own epoch is the highest: nobody superseded it, we lost it. */
+		return handed && high == epoch ? lost_epoch(sub, dir, epoch, rc) : rc;
+	}
 	if (step)
 		kaas_step(step);
 	if (epoch - high - 1 > KAAS_FENCE_MAX_GAP)
@@ -195,16 +298,24 @@ int kaas_fence_claim(struct kaas_substrate *sub, const char *dir, uint64_t epoch
 	}
 	/* Fence epochs only grow: we claim above the highest seen, within the gap. */
 	assert(epoch > high && epoch - high - 1 <= KAAS_FENCE_MAX_GAP);
-	rc = kaas_claim_exact(sub, dir, KAAS_FENCE_PREFIX, epoch, note);
-	if (rc == -EEXIST)
-		return kaas_sub_fail(EEXIST, "fence %s: epoch %" PRIu64 " belongs to someone else", dir,
-				     epoch);
+	rc = kaas_claim_exact(sub, dir, KAAS_FENCE_PREFIX, epoch, note && *note ? note : "claimed");
+	if (rc == -EEXIST) {
+		rc = kaas_sub_fail(EEXIST, "fence %s: epoch %" PRIu64 " is not ours: its exclusive "
+				   "create answered EEXIST", dir, epoch);
+		return handed ? lost_epoch(sub, dir, epoch, rc) : rc;
+	}
 	if (rc < 0)
 		return rc;
 	rc = remember(sub, dir, epoch);
 	if (rc < 0)
 		return rc;
 	return kaas_fence_check(sub, dir, epoch, NULL);
+}
+
+int kaas_fence_claim(struct kaas_substrate *sub, const char *dir, uint64_t epoch,
+		     const char *note, const char *step)
+{
+	return claim(sub, dir, epoch, note, step, 1);
 }
 
 int kaas_fence_claim_next(struct kaas_substrate *sub, const char *dir, const char *note,
@@ -217,7 +328,7 @@ int kaas_fence_claim_next(struct kaas_substrate *sub, const char *dir, const cha
 			rc = kaas_fence_highest(sub, dir, &high);
 		if (rc < 0)
 			return rc;
-		rc = kaas_fence_claim(sub, dir, high + 1, note, NULL);
+		rc = claim(sub, dir, high + 1, note, NULL, 0);
 		if (rc == 0) {
 			*won = high + 1;
 			return 0;

@@ -65,15 +65,20 @@ int kaas_fence_highest(struct kaas_substrate *sub, const char *dir, uint64_t *ep
  *  3. create the missing names H+1 .. epoch-1 as skipped (-EEXIST on one of
  *     them is someone else's claim, fine);
  *  4. exclusive-create epoch-<epoch>: -EEXIST means someone else owns it
- *     (or skipped it) and is returned as is;
+ *     (or skipped it), or nobody can tell whose it is (a lost reply: see
+ *     "lost epochs" below), and is returned as is;
  *  5. check that epoch+1 is still unclaimed (KAAS_FENCE_SUPERSEDED if not).
  * A claim this process already won through this same substrate handle (a
  * re-open of one's own epoch; the handle is known by its address and URL,
  * so only a handle closed and another opened on the same URL at the same
  * address in one process counts as the same) skips 1-4, unless the fence
- * directory is gone (then it claims afresh).  `note` (may be NULL) is advisory
- * content for operators; nobody reads it to decide anything.
- * Returns 0 when this caller owns `epoch` and no newer epoch exists. */
+ * directory is gone (then it claims afresh).  `note` (may be NULL; "" is
+ * written as "claimed") is advisory content for operators, written after
+ * the create; it is read only to tell a claim with an owner recorded from
+ * one without (kaas_fence_recorded), never to decide an owner.
+ * Returns 0 when this caller owns `epoch` and no newer epoch exists.  A
+ * -EEXIST, or KAAS_FENCE_SUPERSEDED with `epoch` the highest, is
+ * remembered as a lost epoch (kaas_fence_lost_take). */
 int kaas_fence_claim(struct kaas_substrate *sub, const char *dir, uint64_t epoch,
 		     const char *note, const char *step);
 
@@ -92,5 +97,41 @@ int kaas_fence_check(struct kaas_substrate *sub, const char *dir, uint64_t epoch
 
 /* Did this process win `epoch` in `dir` through `sub`?  1 or 0. */
 int kaas_fence_held(struct kaas_substrate *sub, const char *dir, uint64_t epoch);
+
+/* ------------------------------------------------------------ lost epochs
+ *
+ * An epoch this process was handed and can never claim (issue 33).  Its
+ * claim of `epoch` in `dir` failed because epoch-<epoch> already exists and
+ * is not known to be ours: kaas_fence_claim answered -EEXIST (its own
+ * exclusive create said EEXIST) or KAAS_FENCE_SUPERSEDED with epoch itself
+ * the highest claimed (a later claim of the same epoch).  Whose the name
+ * is cannot be decided: an exclusive create whose reply was lost (an NFS
+ * retransmit of a create that had succeeded, answered EEXIST; or a create
+ * answered by a timeout, then claimed again) made it, empty, for a caller
+ * that was told it failed and so never wrote its note; a file that stays
+ * empty is that, or a creator that died before writing its note.  The
+ * content therefore only tells "someone recorded an owner" (the note, or
+ * "skipped") from "no owner recorded" (empty), never "ours": the claim is
+ * refused either way, and remembered here, so that whoever hands out the
+ * epoch (the controller, through the cluster agent) is asked for a new
+ * one.  Without that the state the fence guards stayed unserved for good.
+ *
+ * The last KAAS_FENCE_LOST_MAX are remembered per process until taken. */
+#define KAAS_FENCE_LOST_MAX 64
+
+/* One remembered lost epoch: the claim's substrate handle, fence directory
+ * and epoch, and whether the claim file held no owner (empty). */
+typedef void (*kaas_fence_lost_cb)(void *arg, struct kaas_substrate *sub, const char *dir,
+				   uint64_t epoch, int unowned);
+
+/* Hand every remembered lost epoch to cb, oldest first, and forget them.
+ * Returns how many.  Any thread; cb runs with no lock of this module held. */
+size_t kaas_fence_lost_take(kaas_fence_lost_cb cb, void *arg);
+
+/* What the claim file `dir`/epoch-<epoch> records: 1 an owner (a note or
+ * "skipped"), 0 none (empty: see above), or -errno (-ENOENT: no such
+ * claim).  Reads it (close-to-open: a note written and closed before this
+ * open is seen). */
+int kaas_fence_recorded(struct kaas_substrate *sub, const char *dir, uint64_t epoch);
 
 #endif

@@ -32,6 +32,9 @@ TESTS += tests/kafka/kafka_python_versions.sh
 # The admin clients of kafka-python and confluent-kafka (issue 15).
 TESTS += tests/kafka/admin_clients.sh
 endif
+# A lost reply on a fence claim's exclusive create (issue 33, defect 6).
+TESTS += tests/kafka/fence_lost_reply.sh
+EXTRA_DIST += tests/kafka/fence_lost_reply.sh
 EXTRA_DIST += tests/kafka/txn_lso.sh tests/kafka/produce_isolation.sh
 EXTRA_DIST += tests/kafka/fetch_sessions.sh tests/kafka/fetch_sessions.py
 EXTRA_DIST += tests/kafka/large_frames.sh tests/kafka/large_frames.py

@@ -189,6 +189,110 @@ static void racing_claimers(void **state)
 	kaas_testdir_remove(dir);
 }
 
+/* ---- lost epochs (issue 33, defect 6) ---- */
+
+struct lost_seen {
+	size_t n;
+	struct kaas_substrate *sub[8];
+	char dir[8][32];
+	uint64_t epoch[8];
+	int unowned[8];
+};
+
+static void on_lost(void *arg, struct kaas_substrate *sub, const char *dir, uint64_t epoch,
+		    int unowned)
+{
+	struct lost_seen *l = arg;
+	assert_true(l->n < 8);
+	l->sub[l->n] = sub;
+	snprintf(l->dir[l->n], sizeof l->dir[0], "%s", dir);
+	l->epoch[l->n] = epoch;
+	l->unowned[l->n++] = unowned;
+}
+
+static struct lost_seen take_lost(void)
+{
+	struct lost_seen l = { 0 };
+	size_t n = kaas_fence_lost_take(on_lost, &l);
+	assert_int_equal(n, l.n);
+	return l;
+}
+
+static void ignore_lost(void *arg, struct kaas_substrate *sub, const char *dir, uint64_t epoch,
+			int unowned)
+{
+	(void)arg, (void)sub, (void)dir, (void)epoch, (void)unowned;
+}
+
+/* The create of our own claim succeeds on the server and answers EEXIST
+ * (a lost reply): the claim is refused, its file records no owner, and the
+ * epoch is remembered as lost, also when a later claim of it finds it the
+ * highest; a new epoch above it is claimed.  A claim another owner holds is
+ * lost too, with an owner recorded; the next-free claims of
+ * kaas_fence_claim_next are not handed out and are never remembered. */
+static void lost_reply_on_claim(void **state)
+{
+	(void)state;
+	char *dir = kaas_testdir_make("fencelost");
+	assert_non_null(dir);
+	char cfg[600], url[1400];
+	snprintf(cfg, sizeof cfg, "%s/rules.json", dir);
+	FILE *f = fopen(cfg, "w");
+	assert_non_null(f);
+	fputs("{\"rules\":[{\"op\":\"create\",\"path\":\"f/epoch-00000000000000000002\","
+	      "\"times\":1,\"fault\":\"lost_reply\"}]}\n", f);
+	fclose(f);
+	struct kaas_substrate *a, *b;
+	snprintf(url, sizeof url, "fault+%s?seed=3&host=1&config=%s", dir, cfg);
+	assert_int_equal(kaas_substrate_open(url, &a), 0);
+	snprintf(url, sizeof url, "fault+%s?seed=3&host=2", dir);
+	assert_int_equal(kaas_substrate_open(url, &b), 0);
+	(void)kaas_fence_lost_take(ignore_lost, NULL); /* the other cases' */
+	assert_int_equal(kaas_fence_claim(a, "f", 1, "a1", NULL), 0);
+	assert_int_equal(take_lost().n, 0);
+	/* Epoch 2: created on the server, answered EEXIST. */
+	assert_int_equal(kaas_fence_claim(a, "f", 2, "a2", NULL), -EEXIST);
+	assert_non_null(strstr(kaas_sub_errdetail(), "records no owner"));
+	assert_false(kaas_fence_held(a, "f", 2));
+	assert_int_equal(kaas_fence_recorded(b, "f", 2), 0);
+	assert_int_equal(kaas_fence_recorded(b, "f", 1), 1);
+	assert_int_equal(kaas_fence_recorded(b, "f", 9), -ENOENT);
+	struct lost_seen l = take_lost();
+	assert_int_equal(l.n, 1);
+	assert_ptr_equal(l.sub[0], a);
+	assert_string_equal(l.dir[0], "f");
+	assert_int_equal(l.epoch[0], 2);
+	assert_int_equal(l.unowned[0], 1);
+	/* Claimed again (a re-open): still lost, and said so again. */
+	assert_int_equal(kaas_fence_claim(a, "f", 2, "a2", NULL), KAAS_FENCE_SUPERSEDED);
+	l = take_lost();
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.epoch[0], 2);
+	/* Epoch 1's holder is superseded by the orphan (nobody writes at 2). */
+	assert_int_equal(kaas_fence_check(a, "f", 1, NULL), KAAS_FENCE_SUPERSEDED);
+	/* A new epoch is claimed above it. */
+	assert_int_equal(kaas_fence_claim(a, "f", 3, "a3", NULL), 0);
+	assert_int_equal(take_lost().n, 0);
+	/* Another owner's epoch: lost too, an owner recorded. */
+	assert_int_equal(kaas_fence_claim(b, "f", 4, "b4", NULL), 0);
+	assert_int_equal(kaas_fence_claim(a, "f", 4, "a4", NULL), KAAS_FENCE_SUPERSEDED);
+	l = take_lost();
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.epoch[0], 4);
+	assert_int_equal(l.unowned[0], 0);
+	/* Superseded by a higher epoch: not lost, just old. */
+	assert_int_equal(kaas_fence_claim(a, "f", 3, "a3", NULL), KAAS_FENCE_SUPERSEDED);
+	assert_int_equal(take_lost().n, 0);
+	/* The next free epoch is never a lost one, whatever the racers do. */
+	uint64_t won = 0;
+	assert_int_equal(kaas_fence_claim_next(a, "f", "next", &won), 0);
+	assert_int_equal(won, 5);
+	assert_int_equal(take_lost().n, 0);
+	kaas_substrate_close(a);
+	kaas_substrate_close(b);
+	kaas_testdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +302,7 @@ int main(void)
 		cmocka_unit_test(paused_fault),
 		cmocka_unit_test(check_sees_other_host_at_once),
 		cmocka_unit_test(racing_claimers),
+		cmocka_unit_test(lost_reply_on_claim),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
