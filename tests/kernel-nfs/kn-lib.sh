@@ -1,6 +1,7 @@
 # tests/kernel-nfs/kn-lib.sh — run a shell test inside the kernel NFS lab
-# (scripts/nfs-lab: knfsd and N nosharecache NFS mounts in a User-mode Linux
-# guest).  Sourced after tests/lib.sh.
+# (scripts/nfs-lab: knfsd and N nosharecache NFS mounts in a Linux guest:
+# User-mode Linux where it boots, else qemu, with KVM or in software
+# emulation).  Sourced after tests/lib.sh.
 #
 #   kn_in_lab [nfs-lab run options]
 #       Outside the lab: boot it with those options, run the calling script
@@ -9,18 +10,21 @@
 #       start (nfs-lab exit 125, reason printed above) is a skip, which CI
 #       (CI=true / KAAS_NO_SKIP=1) counts as a failure; the lab's --timeout
 #       (nfs-lab exit 124) is a failure.  Inside the lab: returns at once.
-#       Boot wait KN_BOOT_TIMEOUT (default 180 s; about 40 s seen on a
-#       loaded 2-core machine); with the tests' --timeout of at most 300 s a
-#       run stays under the harness's 600 s per test.
+#       Boot wait KN_BOOT_TIMEOUT (default 180 s; about 40 s seen for UML
+#       on a loaded 2-core machine, 6-20 s for qemu's TCG); with the tests'
+#       --timeout of at most 300 s a run stays under the harness's 600 s
+#       per test.  The lab's first line (on stderr) names the kernel.
 #   kn_brokers_on_mounts   mb-lib.sh settings for brokers on the lab's mounts:
 #       broker ID keeps its data on mount hostID (MB_HOSTS_DIR), and a
-#       heartbeat and liveness timeout fit for one slow UML CPU
+#       heartbeat and liveness timeout fit for a slow guest CPU (UML, or
+#       qemu's software emulation)
 KN_LAB="$KAAS_TOP_SRCDIR/scripts/nfs-lab"
 
 # Hold one of KAAS_LAB_SLOTS (default 2) lab slots on fd 8 until this
 # process ends: make check runs several tests at once, and each lab is a
-# User-mode Linux guest that takes a CPU to boot; more than two at a time on
-# a two-core machine only slows every one of them.  Waits at most 15 min.
+# guest that takes a CPU to boot (and under qemu's TCG, up to two to run);
+# more than two at a time on a two-core machine only slows every one of
+# them.  Waits at most 15 min.
 kn_lab_slot() {
 	local n=${KAAS_LAB_SLOTS:-2} i t
 	for ((t = 0; t < 900; t++)); do

@@ -1,6 +1,7 @@
 # tests/kernel-nfs: the broker and the substrate checks on a real Linux NFS
-# client and server (scripts/nfs-lab boots a User-mode Linux guest with knfsd
-# and N nosharecache mounts of one export; each test runs inside it).
+# client and server (scripts/nfs-lab boots a Linux guest, User-mode Linux or
+# qemu by what boots on the host, with knfsd and N nosharecache mounts of
+# one export; each test runs inside it).
 # The two longest start first; the other three start after the multibroker
 # tests (tests/kernel-nfs/later.mk), so that at most two labs run at once
 # without waiting (kn-lib.sh holds a lab slot; two slots).
@@ -14,7 +15,9 @@ KERNEL_NFS_LONG = tests/kernel-nfs/silly_delete.sh
 # Not in the sanitizer build: ASan cannot run inside User-mode Linux (its
 # shadow memory needs addresses up to 0x10007fff7fff; a UML process's address
 # space ends at 0x7fc0000000, and ASan aborts "Shadow memory range interleaves
-# with an existing memory mapping"), so these run in the normal build only.
+# with an existing memory mapping"), and under qemu's software emulation the
+# sanitizer's several-fold CPU cost on top of TCG's does not fit CI's time,
+# so these run in the normal build only.
 if !SANITIZERS
 TESTS += $(KERNEL_NFS_FIRST)
 endif
