@@ -394,6 +394,20 @@ int kaas_txn_write(struct kaas_substrate *cluster, const struct kaas_txn_doc *d)
 	return rc;
 }
 
+int kaas_txn_fence_check(struct kaas_substrate *cluster, const char *txn_id, uint64_t epoch)
+{
+	char dir[512], fence[600];
+	int rc = txn_dir(txn_id, dir, sizeof dir);
+	if (rc < 0)
+		return rc;
+	snprintf(fence, sizeof fence, "%s/fence", dir);
+	rc = kaas_fence_check(cluster, fence, epoch, NULL);
+	if (rc == KAAS_FENCE_SUPERSEDED || rc == -ENOENT)
+		return kaas_sub_fail(KAAS_EFENCED, "transactional id '%s': coordinator epoch %" PRIu64
+				     " superseded", txn_id, epoch);
+	return rc < 0 ? rc : 0;
+}
+
 int kaas_txn_list_dirs(struct kaas_substrate *cluster,
 		       void (*each)(void *ctx, const char *enc), void *ctx)
 {

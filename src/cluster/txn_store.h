@@ -93,6 +93,12 @@ int kaas_txn_peek(struct kaas_substrate *cluster, const char *txn_id, struct kaa
  * do not act on it.  Older epochs' documents are pruned afterwards. */
 int kaas_txn_write(struct kaas_substrate *cluster, const struct kaas_txn_doc *d);
 
+/* Is `epoch` still the newest coordinator epoch of txn_id (no claim above
+ * it in txns/<enc>/fence, a fresh check: contract/epoch_fence.h)?  0 yes,
+ * KAAS_EFENCED superseded, or -errno.  For a coordinator about to act on
+ * a state it holds in memory (a direct marker append). */
+int kaas_txn_fence_check(struct kaas_substrate *cluster, const char *txn_id, uint64_t epoch);
+
 /* Add a partition / group to the transaction in memory (no duplicates):
  * 1 added, 0 already there, -ENOMEM. */
 int kaas_txn_add_part(struct kaas_txn_doc *d, const char *topic, int32_t partition);

@@ -15,7 +15,8 @@ TXN_TESTS = tests/txn/rdkafka_txn.sh tests/txn/coordinator_kill.sh tests/txn/pro
 	tests/txn/chaos_txn_abort.sh tests/txn/markers_sweep.sh tests/txn/markers_idle.sh \
 	tests/txn/markers_direct.sh \
 	tests/txn/leader_kill.sh tests/txn/compact_txn.sh \
-	tests/txn/offsets_outcome_race.sh tests/txn/deleted_topic.sh
+	tests/txn/offsets_outcome_race.sh tests/txn/deleted_topic.sh \
+	tests/txn/stale_coordinator_marker.sh
 TESTS += $(TXN_TESTS)
 # Python client over code the sanitizer suite covers with librdkafka: normal suite only.
 if !SANITIZERS

@@ -37,8 +37,19 @@ int kaas_txn_complete(struct kaas_txns *t, struct txn_entry *e)
 	size_t outstanding = 0;
 	uint64_t now = kaas_now_ms();
 	int warn = now - e->warned_ms >= 5000;
+	int fresh = 0; /* one fence check per pass, before its first direct append */
 	for (size_t i = 0; i < d->nparts; i++) {
-		int rc = kaas_txn_marker(t, d, &d->parts[i], commit);
+		int rc = kaas_txn_marker(t, d, &d->parts[i], commit, &fresh);
+		if (rc == KAAS_ETXN_COORD_FENCED) {
+			/* Another coordinator took the id over: what is in memory
+			 * is stale, reload before serving again (the takeover's
+			 * open at our epoch is then refused: NOT_COORDINATOR). */
+			kaas_warn("transactional id %s: transaction %" PRIu64 " not driven further: %s"
+				  " (%s)", e->id, d->seq, kaas_strerror(rc), kaas_sub_errdetail());
+			kaas_txn_doc_free(d);
+			e->epoch = 0;
+			return KAAS_ENOT_COORDINATOR;
+		}
 		if (rc == 1)
 			kaas_step("txn.complete.after-marker");
 		else

@@ -59,9 +59,13 @@ int kaas_txn_decide(struct kaas_txns *t, struct txn_entry *e, int commit, int bu
 
 /* Have the leader of part write the marker of d's decision: 1 durable (or
  * not needed: the topic is gone, deleted or marked deleting), 0 requested
- * (ask again later), or a failure. */
+ * (ask again later), or a failure.  KAAS_ETXN_COORD_FENCED: d->epoch is no
+ * longer the id's coordinator epoch (found by the fence check before a
+ * direct append, or by the partition), the state in memory is stale.
+ * *fresh: 1 when the coordinator epoch was checked already in this pass
+ * over d's partitions (0 at the start of the pass); set by the check. */
 int kaas_txn_marker(struct kaas_txns *t, const struct kaas_txn_doc *d,
-		    const struct kaas_txn_part *part, int commit);
+		    const struct kaas_txn_part *part, int commit, int *fresh);
 /* Remove the requests and replies of d's transaction (done). */
 void kaas_txn_markers_forget(struct kaas_txns *t, const struct kaas_txn_doc *d);
 /* The leader's side (the txn thread): one listing of txn-markers/, the

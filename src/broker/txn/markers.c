@@ -148,13 +148,30 @@ static int listed(const struct kaas_dirlist *l, const char *name)
 }
 
 int kaas_txn_marker(struct kaas_txns *t, const struct kaas_txn_doc *d,
-		    const struct kaas_txn_part *part, int commit)
+		    const struct kaas_txn_part *part, int commit, int *fresh)
 {
-	int rc = append_here(t, part->topic, part->partition, d->producer_id, d->producer_epoch,
-			     commit, d->epoch);
-	if (rc != 0)
-		return rc;
 	struct kaas_substrate *cl = t->b->cluster;
+	struct kaas_topic *kt;
+	int rc;
+	if (led_here(t, part->topic, part->partition, &kt)) {
+		/* A direct append acts on the state in memory: first make sure
+		 * no newer coordinator took the id over (the request path's
+		 * server checks the state itself, still_wanted).  A takeover
+		 * after this check is refused by the partition, which keeps
+		 * the newest coordinator epoch of the producer's markers. */
+		kaas_step("txn.marker.before-direct-append");
+		rc = *fresh ? 0 : kaas_txn_fence_check(cl, d->txn_id, d->epoch);
+		if (rc == KAAS_EFENCED)
+			rc = kaas_sub_fail(KAAS_ETXN_COORD_FENCED, "transactional id %s: coordinator"
+					   " epoch %" PRIu64 " superseded", d->txn_id, d->epoch);
+		if (rc == 0) {
+			*fresh = 1;
+			rc = append_on(kt, part->partition, d->producer_id, d->producer_epoch, commit,
+				       d->epoch);
+		}
+		kaas_topic_put(kt);
+		return rc;
+	}
 	uint64_t h = request_hash(d, part, commit);
 	char req[128], done[128];
 	file_path(req, sizeof req, "req", h);
@@ -323,6 +340,13 @@ static void serve_one(struct kaas_txns *t, const char *name)
 		cJSON_Delete(o);
 		if (rc == 0)
 			(void)kaas_sub_unlink(cl, path);
+	} else if (rc == KAAS_ETXN_COORD_FENCED) {
+		/* From a coordinator that lost the id since still_wanted read
+		 * its state: stale, as a request of a finished transaction. */
+		kaas_info("marker request %s for %s/%d (transactional id %s): %s: removed", name,
+			  q.topic, q.partition, q.txn_id, kaas_sub_errdetail());
+		(void)kaas_sub_unlink(cl, path);
+		goto out;
 	}
 	if (rc < 0)
 		kaas_warn("marker for %s/%d (transactional id %s) not written yet: %s (%s)", q.topic,

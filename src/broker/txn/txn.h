@@ -29,7 +29,9 @@
  * Named pause steps: txn.open.before-fence-claim (cluster/txn_store.c),
  * txn.end.after-prepare, txn.complete.before-markers,
  * txn.complete.after-marker, txn.complete.before-complete,
- * txn.marker.before-append (the leader's side of a requested marker).
+ * txn.marker.before-append (the leader's side of a requested marker),
+ * txn.marker.before-direct-append (a marker this broker writes on a
+ * partition it leads, before the coordinator epoch's fence check).
  */
 #ifndef KAAS_BROKER_TXN_H
 #define KAAS_BROKER_TXN_H
