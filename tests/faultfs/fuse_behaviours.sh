@@ -149,6 +149,26 @@ ffs_ctl dump | grep -q '"fault":"delay"' || kaas_fail "the delay is not in the e
 grep -q '"fault":"ENOSPC"' "$M/.faultfs-events.jsonl" || kaas_fail "no ENOSPC in the event log file"
 ffs_ctl clear >/dev/null
 
+# --- lost replies: applied on the server, answered what a re-sent request gets
+ffs_ctl set '{"op":"create","path":"lr/x","times":1,"fault":"lost_reply"}' >/dev/null
+ffs_ctl set '{"op":"rename","path":"lr/m","times":1,"fault":"lost_reply"}' >/dev/null
+ffs_ctl set '{"op":"unlink","path":"lr/u","times":1,"fault":"lost_reply"}' >/dev/null
+mkdir "$A/lr"
+# (bash's noclobber opens with O_CREAT|O_EXCL)
+expect_err "exclusive create with a lost reply" "exist" bash -c "set -o noclobber; echo x >'$A/lr/x'"
+[ -e "$FFS_LOWER/lr/x" ] || kaas_fail "the exclusive create whose reply was lost did not happen"
+expect "the other host sees it, empty" "$(stat -c %s "$B/lr/x")" 0
+echo m >"$A/lr/m"
+expect_err "rename with a lost reply" "No such file" mv "$A/lr/m" "$A/lr/n"
+expect "the rename landed (other host)" "$(cat "$B/lr/n")" m
+expect "the rename landed (the renaming host)" "$(cat "$A/lr/n")" m
+[ -e "$FFS_LOWER/lr/m" ] && kaas_fail "the old name is still there after the rename"
+echo u >"$A/lr/u"
+expect_err "unlink with a lost reply" "No such file" rm "$A/lr/u"
+[ -e "$FFS_LOWER/lr/u" ] && kaas_fail "the unlink whose reply was lost did not happen"
+ffs_ctl dump | grep -q '"fault":"lost_reply"' || kaas_fail "no lost_reply in the event log"
+ffs_ctl clear >/dev/null
+
 # --- control errors are named
 expect_err "bad ctl command" "unknown command" ffs_ctl '{"cmd":"fly"}'
 expect_err "bad rule" "bad or unknown key" ffs_ctl set '{"op":"nope","fault":"EIO"}'
