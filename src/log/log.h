@@ -302,13 +302,13 @@ int64_t kaas_log_append_sync(struct kaas_log *log, const struct kaas_log_batch *
  * for a recovery scan); a marker from a lower coordinator epoch is refused
  * (a coordinator that lost the transactional id must not close the
  * producer's next transaction, which runs at the same producer epoch).
- * Written once per coordinator: when the producer has no open transaction
- * here and the last marker the log holds for it has this epoch, kind and
- * coordinator epoch, the call writes nothing and completes with that
- * marker's offset (a re-drive).  The same marker from a newer coordinator
- * is written again, so the partition learns the newer epoch durably.  A
- * marker with no open transaction and no such earlier marker is written
- * (as Kafka does).
+ * Written once: when the producer has no open transaction here and the
+ * last marker the log holds for it has this epoch and kind, the call
+ * writes nothing and completes with that marker's offset (a re-drive, by
+ * this coordinator or a newer one: a newer one's raises the coordinator
+ * epoch kept for the producer, in memory and in the next producer
+ * snapshot).  A marker with no open transaction and no such earlier marker
+ * is written (as Kafka does).
  * producer_epoch above the producer's current epoch becomes its epoch (an
  * abort after a bump by the coordinator).
  * Returns 0 and cb is called later (on a log thread, as for

@@ -192,10 +192,19 @@ int kaas_log_append_marker(struct kaas_log *log, int64_t producer_id, int16_t pr
 		 * later transaction of the same (producer, epoch). */
 		rc = kaas_sub_fail(KAAS_ETXN_COORD_FENCED, "marker: producer %lld coordinator epoch"
 				   " %d below %d", (long long)producer_id, coordinator_epoch, v.coord);
-	} else if (!v.open && v.kind == commit && v.kind_epoch == producer_epoch &&
-		   coordinator_epoch == v.coord) {
-		/* Written already (a re-drive): answer that marker. */
+	} else if (!v.open && v.kind == commit && v.kind_epoch == producer_epoch) {
+		/* Written already (a re-drive): answer that marker.  A newer
+		 * coordinator's re-drive raises the epoch kept for the producer
+		 * (written with the next producer snapshot), so the old
+		 * coordinator's late marker is refused from now on. */
 		rc = v.in_flight ? kaas_sub_fail(EAGAIN, "marker: the same marker is in flight") : 0;
+		if (rc == 0 && coordinator_epoch > v.coord) {
+			kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
+			struct producer *p = kaas_pstate_find(&log->ps, producer_id);
+			if (p && coordinator_epoch > p->marker_coord)
+				p->marker_coord = coordinator_epoch;
+			kaas_unlock(&log->mu);
+		}
 		kaas_unlock(&log->txn_mu);
 		if (rc == 0 && cb)
 			cb(arg, v.at);
