@@ -32,9 +32,10 @@ TESTS += tests/kafka/kafka_python_versions.sh
 # The admin clients of kafka-python and confluent-kafka (issue 15).
 TESTS += tests/kafka/admin_clients.sh
 endif
-# A lost reply on a fence claim's exclusive create (issue 33, defect 6).
-TESTS += tests/kafka/fence_lost_reply.sh
-EXTRA_DIST += tests/kafka/fence_lost_reply.sh
+# A lost reply on a fence claim's exclusive create (issue 33, defect 6): one
+# broker on fault+, and two on faultfs with the controller on the other.
+TESTS += tests/kafka/fence_lost_reply.sh tests/multibroker/lost_epoch.sh
+EXTRA_DIST += tests/kafka/fence_lost_reply.sh tests/multibroker/lost_epoch.sh
 EXTRA_DIST += tests/kafka/txn_lso.sh tests/kafka/produce_isolation.sh
 EXTRA_DIST += tests/kafka/fetch_sessions.sh tests/kafka/fetch_sessions.py
 EXTRA_DIST += tests/kafka/large_frames.sh tests/kafka/large_frames.py
