@@ -12,6 +12,7 @@ libkaas_broker_a_SOURCES += src/broker/topic_config.h src/broker/topic_config.c
 libkaas_broker_a_SOURCES += src/broker/groups/groups.h src/broker/groups/internal.h \
 	src/broker/groups/coordinator.c src/broker/groups/rebalance.c \
 	src/broker/groups/membership.c src/broker/groups/offsets.c src/broker/groups/queries.c src/broker/groups/lag.c \
+	src/broker/groups/discover.c \
 	src/broker/idempotence.h src/broker/idempotence.c \
 	src/broker/authorizer.h src/broker/authorizer.c
 libkaas_broker_a_SOURCES += src/broker/txn/txn.h src/broker/txn/internal.h \

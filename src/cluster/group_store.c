@@ -77,9 +77,14 @@ static int parse_offsets_name(const char *name, uint64_t *e)
 	return kaas_claim_parse(tmp, "offsets", e);
 }
 
+/* The prefix of a group's pending transactional offsets documents
+ * (cluster/txn_offsets_store.c). */
+#define TXN_PENDING_PREFIX "txn-offsets-"
+
 struct scan {
 	uint64_t newest_offsets, newest_takeover;
 	int have_offsets, have_takeover;
+	int have_pending;         /* a txn-offsets-* document */
 };
 
 static int scan_cb(void *arg, const char *name, enum kaas_file_type t)
@@ -92,7 +97,10 @@ static int scan_cb(void *arg, const char *name, enum kaas_file_type t)
 	} else if (kaas_claim_parse(name, "takeover", &e) == 0 && (!s->have_takeover || e > s->newest_takeover)) {
 		s->newest_takeover = e;
 		s->have_takeover = 1;
+	} else if (strncmp(name, TXN_PENDING_PREFIX, strlen(TXN_PENDING_PREFIX)) == 0) {
+		s->have_pending = 1;
 	}
+	(void)t;
 	return 0;
 }
 
@@ -340,6 +348,99 @@ int kaas_group_peek(struct kaas_substrate *cluster, const char *group, struct ka
 	if (rc < 0)
 		kaas_group_offsets_free(g);
 	return rc;
+}
+
+/* The value of hex digit c, or -1. */
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The group name in the newest offsets document of groups/<enc>: 0 and
+ * *name, -ENOENT (none), or -errno. */
+static int name_from_doc(struct kaas_substrate *cluster, const char *enc, char **name)
+{
+	char dir[512], path[600];
+	snprintf(dir, sizeof dir, KAAS_GROUPS_DIR "/%s", enc);
+	struct scan s;
+	int rc = scan_dir(cluster, dir, &s);
+	if (rc < 0)
+		return rc;
+	if (!s.have_offsets)
+		return -ENOENT;
+	snprintf(path, sizeof path, "%s/offsets-%020" PRIu64 ".json", dir, s.newest_offsets);
+	cJSON *body;
+	rc = kaas_doc_read(cluster, path, DOC_KIND, DOC_VERSION, &body, NULL);
+	if (rc < 0)
+		return rc;
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(body, "group");
+	*name = cJSON_IsString(g) ? strdup(g->valuestring) : NULL;
+	rc = !cJSON_IsString(g) ? kaas_sub_fail(EBADMSG, "%s: no group name", path)
+	     : *name	       ? 0
+			       : -ENOMEM;
+	cJSON_Delete(body);
+	return rc;
+}
+
+int kaas_group_name_of_dir(struct kaas_substrate *cluster, const char *enc, char **name)
+{
+	*name = NULL;
+	if (strchr(enc, '~')) /* a long name, cut: only its documents tell it */
+		return name_from_doc(cluster, enc, name);
+	size_t n = strlen(enc), j = 0;
+	char *out = malloc(n + 1);
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && strcmp(enc, "%") != 0; i++) { /* "%": the empty name */
+		if (enc[i] != '%') {
+			out[j++] = enc[i];
+			continue;
+		}
+		int hi = i + 2 < n ? hexval(enc[i + 1]) : -1;
+		int lo = i + 2 < n ? hexval(enc[i + 2]) : -1;
+		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+			free(out);
+			return -EINVAL;
+		}
+		out[j++] = (char)(hi << 4 | lo);
+		i += 2;
+	}
+	out[j] = '\0';
+	/* Only a name kaas_group_dirname gives back exactly is a group's. */
+	char again[256];
+	if (kaas_group_dirname(out, again, sizeof again) < 0 || strcmp(again, enc) != 0) {
+		free(out);
+		return -EINVAL;
+	}
+	*name = out;
+	return 0;
+}
+
+int kaas_group_has_state(struct kaas_substrate *cluster, const char *group, size_t *noffsets)
+{
+	char dir[512];
+	struct scan s;
+	*noffsets = 0;
+	int rc = group_path(group, dir, sizeof dir);
+	if (rc == 0)
+		rc = scan_dir(cluster, dir, &s);
+	if (rc == -ENOENT)
+		return 0; /* no directory: nothing was ever committed */
+	if (rc < 0)
+		return rc;
+	if (s.have_offsets) {
+		struct kaas_group_offsets g = { 0 };
+		rc = load_as(cluster, dir, group, &s, s.newest_offsets, &g);
+		*noffsets = g.n;
+		kaas_group_offsets_free(&g);
+		if (rc < 0)
+			return rc;
+	}
+	return *noffsets > 0 || s.have_pending;
 }
 
 /* One committed offset as an entry of the document's "offsets" array (the

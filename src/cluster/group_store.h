@@ -79,6 +79,22 @@ int kaas_group_open(struct kaas_substrate *cluster, const char *group, uint64_t 
  * tools and tests).  -ENOENT if the group has none. */
 int kaas_group_peek(struct kaas_substrate *cluster, const char *group, struct kaas_group_offsets *g);
 
+/* Does the group have state on the volume, without taking it over: 1 if
+ * its newest offsets document holds a committed offset (*noffsets: how
+ * many) or a pending transactional offsets document exists, 0 if neither
+ * (no directory, no document, or one emptied by DeleteGroups, OffsetDelete
+ * or expiry), or -errno (-EBADMSG: the newest document is corrupt; -EEXIST:
+ * it belongs to another name).  Read-only: a request that only reads or
+ * erases a group (OffsetFetch, DeleteGroups, OffsetDelete) asks this before
+ * kaas_group_open, so a name nobody committed to leaves nothing behind. */
+int kaas_group_has_state(struct kaas_substrate *cluster, const char *group, size_t *noffsets);
+
+/* The group whose directory is groups/<enc> (an entry of a listing of
+ * groups/): 0 and *name (malloc'd; the caller frees), -EINVAL if `enc` is
+ * no name kaas_group_dirname gives (a temp, a stray), -ENOENT if it is a
+ * cut long name with no offsets document to tell it, or -errno. */
+int kaas_group_name_of_dir(struct kaas_substrate *cluster, const char *enc, char **name);
+
 /* Set (insert or update) one committed offset in memory.  0 or -ENOMEM. */
 int kaas_group_set(struct kaas_group_offsets *g, const char *topic, int32_t partition, int64_t offset,
 		   int32_t leader_epoch, const char *metadata, int64_t commit_ms);

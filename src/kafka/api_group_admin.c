@@ -7,6 +7,9 @@
  * the states filter, 5+ the types filter: every kaas group is "classic"; loop
  * thread: the groups' state is the loop's).  The
  * answers come from the group coordinator (broker/groups/groups.h).
+ * While a coordinator slot this broker took over is still being searched
+ * for its groups, DescribeGroups and ListGroups wait for it (up to
+ * LOAD_WAIT_MS), then answer COORDINATOR_LOAD_IN_PROGRESS as Kafka does.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -142,9 +145,37 @@ static void write_group(struct kaas_kw *w, int16_t v, int f, struct kaas_kslice 
 	kaas_kw_tags(w, f);
 }
 
+/* How long DescribeGroups and ListGroups wait for a coordinator that took
+ * slots over to find their groups before they answer
+ * COORDINATOR_LOAD_IN_PROGRESS (clients retry it). */
+#define LOAD_WAIT_MS 10000
+
+static void describe_groups(struct kaas_req *req, int waited);
+
+static void describe_after_load(void *ctx)
+{
+	describe_groups(ctx, 1);
+}
+
 void kaas_api_describe_groups(struct kaas_req *req)
 {
+	describe_groups(req, 0);
+}
+
+/* Wait for the takeover's load (once) when a slot is loading: 1 if the
+ * request now waits (handler(req) runs again later), 0 to answer now. */
+static int wait_for_load(struct kaas_req *req, int waited, void (*handler)(void *))
+{
 	struct kaas_groups *g = req->broker->groups;
+	return !waited && kaas_groups_loading(g, NULL) &&
+	       kaas_groups_await_load(g, handler, req, LOAD_WAIT_MS) == 0;
+}
+
+static void describe_groups(struct kaas_req *req, int waited)
+{
+	struct kaas_groups *g = req->broker->groups;
+	if (wait_for_load(req, waited, describe_after_load))
+		return;
 	KAAS_REQ_IO(req);
 	int32_t n = kaas_kr_array(r, f, f ? 1 : 2);
 	const uint8_t *at = r->p;
@@ -170,6 +201,8 @@ void kaas_api_describe_groups(struct kaas_req *req)
 			      : !s        ? KAAS_KERR_UNKNOWN_SERVER_ERROR
 			      : !kaas_req_allowed_slice(req, KAAS_OP_DESCRIBE, KAAS_RES_GROUP, id)
 					  ? KAAS_KERR_GROUP_AUTHORIZATION_FAILED /* ACLs */
+					  : kaas_groups_loading(g, s)
+					  ? KAAS_KERR_COORDINATOR_LOAD_IN_PROGRESS
 					  : kaas_group_kerr(kaas_groups_describe(g, s, &gi));
 		free(s);
 		write_group(w, v, f, id, err, &gi);
@@ -265,9 +298,23 @@ static int32_t read_filter(struct kaas_kr *r, int f, struct kaas_kr *kr)
 	return n;
 }
 
+static void list_groups(struct kaas_req *req, int waited);
+
+static void list_after_load(void *ctx)
+{
+	list_groups(ctx, 1);
+}
+
 void kaas_api_list_groups(struct kaas_req *req)
 {
+	list_groups(req, 0);
+}
+
+static void list_groups(struct kaas_req *req, int waited)
+{
 	struct kaas_groups *g = req->broker->groups;
+	if (wait_for_load(req, waited, list_after_load))
+		return;
 	KAAS_REQ_IO(req);
 	struct list_call c = { .req = req, .counting = 1 };
 	if (v >= 4)
@@ -281,7 +328,10 @@ void kaas_api_list_groups(struct kaas_req *req)
 	}
 	if (req->hdr.api_version >= 1)
 		kaas_kw_i32(w, 0);
-	kaas_kw_i16(w, KAAS_KERR_NONE);
+	/* Still loading after the wait: what is known, and the error
+	 * Kafka answers then (the client retries). */
+	kaas_kw_i16(w, kaas_groups_loading(g, NULL) ? KAAS_KERR_COORDINATOR_LOAD_IN_PROGRESS
+						    : KAAS_KERR_NONE);
 	c.check_acl = !kaas_req_allowed_cluster(req, KAAS_OP_DESCRIBE);
 	(void)kaas_groups_list(g, list_one, &c);
 	kaas_kw_array(w, f, c.count);

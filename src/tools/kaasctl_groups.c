@@ -1,7 +1,10 @@
-/* kaasctl_groups.c — `kaasctl groups`: every consumer group that has a
- * directory in <cluster>/groups/, its coordinator (slot, broker, epoch from
- * the assignment), and its committed offsets with the lag behind each
- * partition's high watermark.
+/* kaasctl_groups.c — `kaasctl groups`: every consumer group with committed
+ * offsets in <cluster>/groups/ (or, asked of its coordinator, with
+ * members), its coordinator (slot, broker, epoch from the assignment), and
+ * its committed offsets with the lag behind each partition's high
+ * watermark.  A group whose offsets are all gone (DeleteGroups, expiry) is
+ * not shown: Kafka no longer knows it either (its directory stays: the
+ * fence in it is never removed).
  *
  * The volume holds committed offsets only: a group's members and state live
  * in its coordinator's memory (src/broker/groups); they are asked of the
@@ -136,9 +139,19 @@ static void describe(struct kctl *k, cJSON *o, const cJSON *broker, const char *
 	}
 }
 
+/* The group as shown (NULL: a group without committed offsets or members,
+ * which a listing does not show; `named`: asked for by name, shown
+ * anyway). */
 static cJSON *group_json(struct kctl *k, const char *name, const struct kaas_assignment *as,
-			 const struct kctl_topic *t, size_t nt, int ask)
+			 const struct kctl_topic *t, size_t nt, int ask, int named)
 {
+	struct kaas_group_offsets g;
+	int rc = kaas_group_peek(k->cluster, name, &g);
+	size_t noffs = rc == 0 ? g.n : 0;
+	if (rc == 0)
+		kaas_group_offsets_free(&g);
+	if (rc == 0 && noffs == 0 && !ask && !named)
+		return NULL;
 	cJSON *o = cJSON_CreateObject();
 	kctl_add_text(o, "group", name);
 	int32_t slot = kaas_coordinator_slot_of(name, strlen(name), k->cfg.coordinator_slots);
@@ -151,8 +164,12 @@ static cJSON *group_json(struct kctl *k, const char *name, const struct kaas_ass
 		cJSON_AddNullToObject(o, "state");
 		cJSON_AddNullToObject(o, "members");
 	}
-	struct kaas_group_offsets g;
-	int rc = kaas_group_peek(k->cluster, name, &g);
+	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, "members");
+	if (rc == 0 && noffs == 0 && cJSON_GetArraySize(ms) == 0 && !named) {
+		cJSON_Delete(o); /* deleted, or never committed to, and nobody in it */
+		return NULL;
+	}
+	rc = kaas_group_peek(k->cluster, name, &g);
 	if (rc < 0) {
 		char why[600];
 		snprintf(why, sizeof why, "%s: %s", kaas_strerror(rc), kaas_sub_errdetail());
@@ -259,8 +276,10 @@ int kctl_cmd_groups(struct kctl *k, int argc, char **argv)
 		char *name = NULL;
 		if (l.types[i] == KAAS_FT_FILE || group_name_of(k, l.names[i], &name) < 0)
 			continue; /* a group without committed offsets, or not a group */
-		if (!only || strcmp(only, name) == 0) {
-			cJSON_AddItemToArray(arr, group_json(k, name, &as, t, nt, ask));
+		cJSON *o = !only || strcmp(only, name) == 0 ? group_json(k, name, &as, t, nt, ask, only != NULL)
+							    : NULL;
+		if (o) {
+			cJSON_AddItemToArray(arr, o);
 			found = 1;
 		}
 		free(name);

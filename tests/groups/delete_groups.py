@@ -13,6 +13,10 @@ from kafka.admin import KafkaAdminClient
 from kafka.structs import OffsetAndMetadata
 
 broker, step = sys.argv[1], sys.argv[2]
+# The cluster directory (groups/<name>/ must not appear for a group that
+# never existed) and kaasctl, which must not list a deleted group.
+CLUSTER = os.path.join(os.environ["KAAS_SCRATCH"], "data", "__cluster")
+KAASCTL = os.path.join(os.environ["KAAS_TOP_BUILDDIR"], "kaasctl")
 NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, GROUP_SUBSCRIBED = 68, 69, 86
 
 
@@ -35,6 +39,31 @@ def commit(group, offsets):
 def committed(group):
     return {tp.partition: om.offset
             for tp, om in admin().list_consumer_group_offsets(group).items()}
+
+
+def state(group):
+    d = admin().describe_consumer_groups([group])[0]
+    return d.state
+
+
+def kaasctl_groups():
+    """The group names kaasctl groups --volume-only --json shows."""
+    import json
+    import subprocess
+    out = subprocess.run([KAASCTL, "--data", os.path.dirname(CLUSTER), "groups", "--volume-only",
+                          "--json"], check=True, capture_output=True, timeout=60).stdout
+    return [g["group"] for g in json.loads(out)["groups"]]
+
+
+def no_trace(group, when):
+    """A group that does not exist (never did, or deleted): Dead, not
+    listed by ListGroups or kaasctl, no directory if it never existed."""
+    if state(group) != "Dead":
+        fail("%s: %s describes as %s, want Dead" % (when, group, state(group)))
+    if group in [g[0] for g in admin().list_consumer_groups()]:
+        fail("%s: %s listed by ListGroups" % (when, group))
+    if group in kaasctl_groups():
+        fail("%s: %s listed by kaasctl groups: %s" % (when, group, kaasctl_groups()))
 
 
 def delete_group(group):
@@ -101,9 +130,17 @@ elif step == "delete":
     groups = [g[0] for g in admin().list_consumer_groups()]
     if "g1" in groups:
         fail("g1 still listed: %s" % groups)
+    no_trace("g1", "deleted")
     err = delete_group("g1")
     if err != GROUP_ID_NOT_FOUND:
         fail("deleting g1 again: %s, want GROUP_ID_NOT_FOUND" % err)
+    # A group that never existed: GROUP_ID_NOT_FOUND, and nothing made.
+    err = delete_group("never")
+    if err != GROUP_ID_NOT_FOUND:
+        fail("deleting a group that never existed: %s, want GROUP_ID_NOT_FOUND" % err)
+    if os.path.exists(os.path.join(CLUSTER, "groups", "never")):
+        fail("DeleteGroups of a group that never existed made %s" % os.path.join(CLUSTER, "groups", "never"))
+    no_trace("never", "never existed, deleted")
     err, parts = offset_delete("g3", "t", [0, 7])
     if err or parts != {0: 0, 7: 3}:
         fail("OffsetDelete of g3 t/0 and t/7: %s %s" % (err, parts))
@@ -112,11 +149,17 @@ elif step == "delete":
     err, parts = offset_delete("nosuchgroup", "t", [0])
     if err != GROUP_ID_NOT_FOUND:
         fail("OffsetDelete of an unknown group: %s" % err)
+    if os.path.exists(os.path.join(CLUSTER, "groups", "nosuchgroup")):
+        fail("OffsetDelete of an unknown group made its directory")
+    if committed("nosuchgroup2") or os.path.exists(os.path.join(CLUSTER, "groups", "nosuchgroup2")):
+        fail("OffsetFetch of an unknown group made its directory")
     print("delete: NON_EMPTY_GROUP with a member, GROUP_SUBSCRIBED_TO_TOPIC, g1 deleted "
           "(not listed, no offsets, then GROUP_ID_NOT_FOUND), g3's t/0 deleted and t/1 kept")
 elif step == "after-restart":
     if committed("g1") or committed("g3") != {1: 2}:
         fail("after a restart: g1 %s g3 %s" % (committed("g1"), committed("g3")))
+    no_trace("g1", "deleted, after a restart")
+    no_trace("never", "never existed, after a restart")
     print("after-restart: the deletes were durable")
 else:
     fail("unknown step")

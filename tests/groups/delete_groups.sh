@@ -3,7 +3,10 @@
 # NON_EMPTY_GROUP, a topic a member subscribes to is GROUP_SUBSCRIBED_TO_TOPIC,
 # a deleted group is gone from ListGroups and OffsetFetch (durably: after a
 # restart too), an unknown one is GROUP_ID_NOT_FOUND; OffsetDelete erases
-# only the partitions named.
+# only the partitions named.  Issue 33: a deleted group, and one that never
+# existed, describe as Dead and are listed neither by ListGroups nor by
+# kaasctl groups (before and after a restart); DeleteGroups, OffsetDelete
+# and OffsetFetch of a group that never existed make no groups/<name>/.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
 PY=/usr/bin/python3

@@ -31,24 +31,33 @@ const char *kaas_groups_state_name(enum group_state s)
 /* Who coordinates `group` now: 0 with *epoch when this broker leads the
  * group's slot (and has taken its assignment up), else the status.  Any
  * thread (the agent's accessors lock). */
-static int slot_owner(struct kaas_groups *g, const char *group, uint64_t *epoch)
+int kaas_groups_slot_owner(struct kaas_groups *g, int32_t slot, uint64_t *epoch)
 {
 	struct kaas_broker *b = g->b;
 	int32_t leader;
 	uint32_t e;
 	*epoch = 0;
-	if (!b->agent || kaas_agent_coordinator(b->agent, group, strlen(group), &leader, &e) < 0)
+	if (!b->agent || kaas_agent_leader(b->agent, KAAS_COORDINATOR_TOPIC, slot, &leader, &e) < 0)
 		return KAAS_ENO_COORDINATOR;
 	if (leader != b->cfg.broker_id)
 		return KAAS_ENOT_COORDINATOR;
 	/* Led by this broker id: the lease says whether this life may serve it
 	 * (a restarted broker waits for an assignment naming its new epoch). */
-	int32_t slot = kaas_agent_coordinator_slot(b->agent, group, strlen(group));
 	if (!kaas_agent_lease(b->agent, KAAS_COORDINATOR_TOPIC, slot, &e) ||
 	    kaas_agent_fenced(b->agent))
 		return KAAS_ENO_COORDINATOR;
 	*epoch = e;
 	return 0;
+}
+
+static int slot_owner(struct kaas_groups *g, const char *group, uint64_t *epoch)
+{
+	if (!g->b->agent) {
+		*epoch = 0;
+		return KAAS_ENO_COORDINATOR;
+	}
+	return kaas_groups_slot_owner(
+		g, kaas_agent_coordinator_slot(g->b->agent, group, strlen(group)), epoch);
 }
 
 uint64_t kaas_groups_coordinator_epoch(struct kaas_groups *g, const char *group)
@@ -123,6 +132,7 @@ static void group_drop(struct group *gr, uint64_t epoch)
 	free(gr->protocol_type);
 	free(gr->protocol);
 	gr->protocol_type = gr->protocol = NULL;
+	gr->noffs = 0; /* not known at the new epoch (discover.c finds it) */
 	if (gr->op_running) {
 		gr->reload = 1; /* the work thread owns offs: the op's end unloads */
 	} else {
@@ -160,6 +170,7 @@ static void on_tick(uv_timer_t *t)
 	GROUPS_ON_LOOP(g);
 	if (g->b->draining) {
 		answer_all_for_shutdown(g);
+		kaas_groups_discover_flush(g);
 		if (!g->closed) {
 			g->closed = 1;
 			uv_close((uv_handle_t *)&g->tick, NULL);
@@ -171,6 +182,8 @@ static void on_tick(uv_timer_t *t)
 		gn = gr->next;
 		(void)kaas_groups_check(g, gr->id);
 	}
+	/* Slots taken over: find their groups. */
+	kaas_groups_discover_tick(g);
 	uint64_t now = kaas_now_ms();
 	for (struct group *gr = g->list, *gn; gr; gr = gn) {
 		gn = gr->next;
@@ -208,6 +221,11 @@ int kaas_groups_init(struct kaas_broker *b, struct kaas_groups **out)
 	g->retention_ms = b->cfg.offsets_retention_ms > 0 ? b->cfg.offsets_retention_ms
 							  : 7LL * 24 * 3600 * 1000;
 	g->loop_thread = pthread_self();
+	g->nslots = b->cfg.coordinator_slots > 0 ? b->cfg.coordinator_slots : 1;
+	if (!(g->slots = calloc((size_t)g->nslots, sizeof(*g->slots)))) {
+		free(g);
+		return -ENOMEM;
+	}
 	*out = g;
 	return 0;
 }
@@ -230,5 +248,11 @@ void kaas_groups_destroy(struct kaas_groups *g)
 		g->list = gr->next;
 		group_free(gr);
 	}
+	while (g->waiters) { /* answered while draining; none is left to call */
+		struct group_load_waiter *w = g->waiters;
+		g->waiters = w->next;
+		free(w);
+	}
+	free(g->slots);
 	free(g);
 }

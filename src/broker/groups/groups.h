@@ -99,6 +99,17 @@ uint64_t kaas_groups_coordinator_epoch(struct kaas_groups *g, const char *group)
 int kaas_groups_find_coordinator(struct kaas_groups *g, const char *key, size_t len,
 				 struct kaas_broker_info *out);
 
+/* Is this broker still finding the groups of a coordinator slot it took
+ * over (discover.c): the slot of `group`, or any slot when `group` is
+ * NULL?  1 or 0.  Until it has, DescribeGroups could call a group with
+ * committed offsets Dead and ListGroups miss it. */
+int kaas_groups_loading(struct kaas_groups *g, const char *group);
+/* Call fn(ctx) once no slot is loading, or after timeout_ms, or when the
+ * broker drains, whichever comes first: on the loop thread, exactly once,
+ * never before this returns.  0, or -ENOMEM (fn is not called). */
+int kaas_groups_await_load(struct kaas_groups *g, void (*fn)(void *ctx), void *ctx,
+			   int timeout_ms);
+
 /* ------------------------------------------------------------ membership */
 
 struct kaas_group_protocol {

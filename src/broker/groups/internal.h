@@ -79,9 +79,30 @@ struct group {
 	                             never seen with members here): expiry */
 };
 
+/* A coordinator slot as discover.c sees it. */
+struct group_slot {
+	uint64_t epoch;           /* the epoch this broker leads it at (0: not ours) */
+	uint64_t loaded_epoch;    /* its groups were found at this epoch (0: not yet) */
+	uint64_t job_epoch;       /* a discovery at this epoch is on the pool */
+};
+
+/* A request waiting for the slots' groups to be found (discover.c). */
+struct group_load_waiter {
+	struct group_load_waiter *next;
+	void (*fn)(void *ctx);
+	void *ctx;
+	uint64_t deadline_ms;
+};
+
 struct kaas_groups {
 	struct kaas_broker *b;
 	struct group *list;
+	/* discover.c: the groups of the slots this broker takes over */
+	int32_t nslots;
+	struct group_slot *slots;
+	int discovering;          /* a discovery is on the pool */
+	uint64_t discover_after_ms; /* a failed one is retried from then */
+	struct group_load_waiter *waiters;
 	uv_timer_t tick;
 	int started, closed;
 	uint64_t member_seq;
@@ -111,9 +132,29 @@ struct group *kaas_groups_lookup(struct kaas_groups *g, const char *id, int crea
  * operation. */
 void kaas_groups_maybe_free(struct group *gr);
 const char *kaas_groups_state_name(enum group_state s);
+/* Does this broker lead coordinator slot `slot` now: 0 and *epoch, else
+ * KAAS_ENOT_COORDINATOR or KAAS_ENO_COORDINATOR (*epoch 0).  Any thread. */
+int kaas_groups_slot_owner(struct kaas_groups *g, int32_t slot, uint64_t *epoch);
+
+/* ---- discover.c: a takeover finds the slot's groups (as Kafka loads a
+ * coordinator partition): every group of a slot this broker takes over
+ * whose newest offsets document holds a commit is loaded, so it is Empty
+ * (not Dead) in DescribeGroups, listed by ListGroups and its offsets
+ * expire, before anything else touches it. */
+
+/* Note slot epochs that changed and start the discovery a slot needs
+ * (the timer, and every kaas_groups_loading).  Answer waiters whose
+ * deadline passed. */
+void kaas_groups_discover_tick(struct kaas_groups *g);
+/* Answer every waiter now (draining, shutdown). */
+void kaas_groups_discover_flush(struct kaas_groups *g);
 
 /* ---- offsets.c */
 
+/* Load gr's committed offsets at the current epoch (queued; no answer),
+ * unless loaded; noffs: how many its document held when found (listed
+ * meanwhile). */
+void kaas_groups_load(struct group *gr, size_t noffs);
 /* Committed offsets expire (offsets.retention.minutes) in a group without
  * members: retention after their commit or after the group emptied,
  * whichever is later.  The timer queues the erasure of a loaded group's

@@ -30,6 +30,8 @@ struct group_op {
 	struct kaas_offset_batch *batch;  /* what to fetch or erase (NULL: all) */
 	int erase;                /* DeleteGroups / OffsetDelete */
 	int expire_only;          /* the timer's erasure of expired offsets */
+	int load_only;            /* a takeover's load of a group found with
+	                             offsets (discover.c), answered to nobody */
 	int64_t empty_since_ms;   /* the group had no members when queued: when
 	                             it emptied (0: unknown); -1: it had some */
 	int members;              /* an erase: the group had members when queued */
@@ -127,7 +129,7 @@ static void fetch_all_free(struct kaas_offset_batch *v)
 /* Complete op (loop thread): a fetch reads the group's loaded state now. */
 static void answer(struct group_op *op)
 {
-	if (op->expire_only)
+	if (op->expire_only || op->load_only)
 		return;
 	if (op->erase) {
 		op->done(op->ctx, op->status, op->batch);
@@ -268,6 +270,25 @@ static void op_work(void *arg)
 	struct group_op *op = gr->ops_head;
 	struct kaas_substrate *cluster = gr->reg->b->cluster;
 	op->rc = 0;
+	if (!gr->loaded && !op->commit && !op->txn && !op->load_only) {
+		/* An operation that only reads or erases takes nothing over
+		 * when the volume holds nothing for the group: a fetch or a
+		 * DeleteGroups of a name nobody committed to (or one deleted)
+		 * creates no groups/<name>/ and leaves no group behind. */
+		size_t n;
+		int st = kaas_group_has_state(cluster, gr->id, &n);
+		if (st < 0) {
+			kaas_warn("group %s: cannot read committed offsets: %s (%s)", gr->id,
+				  kaas_strerror(st), kaas_sub_errdetail());
+			op->rc = st;
+			return;
+		}
+		if (st == 0) {
+			if (op->erase && !op->members)
+				op->status = KAAS_EGROUP_UNKNOWN;
+			return;
+		}
+	}
 	if (!gr->loaded) {
 		kaas_group_offsets_free(&gr->offs);
 		memset(&gr->offs, 0, sizeof(gr->offs));
@@ -302,7 +323,7 @@ static void op_work(void *arg)
 	}
 	if (op->empty_since_ms >= 0 && (op->rc = expire_work(gr, op->empty_since_ms)) < 0)
 		return;
-	if (op->expire_only)
+	if (op->expire_only || op->load_only)
 		return;
 	if (op->erase) {
 		op->rc = erase_work(gr, op->batch, op->members);
@@ -358,7 +379,18 @@ static void op_done(void *arg, int status)
 		gr->reload = 0;
 		gr->loaded = 0; /* dropped meanwhile: the next op loads at the new epoch */
 	}
+	if (gr->loaded && gr->offs.n == 0 && !gr->ntxnp && !gr->members &&
+	    gr->state == GROUP_EMPTY && !gr->ops_head) {
+		/* Nothing committed, nothing pending, nobody in it (deleted,
+		 * expired, or never committed to): as in Kafka, the group is
+		 * gone (Dead, not listed) until someone uses it again. */
+		gr->loaded = 0;
+		kaas_group_offsets_free(&gr->offs);
+		memset(&gr->offs, 0, sizeof(gr->offs));
+	}
 	run_next(gr);
+	if (!gr->op_running && !gr->ops_head)
+		kaas_groups_maybe_free(gr); /* gr may be gone */
 }
 
 static void run_next(struct group *gr)
@@ -497,6 +529,18 @@ void kaas_groups_expire_offsets(struct group *gr)
 	if (!expiry_due(gr) || !(op = calloc(1, sizeof(*op))))
 		return;
 	op->expire_only = 1;
+	enqueue(gr, op);
+}
+
+void kaas_groups_load(struct group *gr, size_t noffs)
+{
+	GROUPS_ON_LOOP(gr->reg);
+	struct group_op *op;
+	if (gr->loaded || !(op = calloc(1, sizeof(*op))))
+		return; /* loaded already; or the first operation loads it */
+	if (!gr->noffs)
+		gr->noffs = noffs; /* listed (ListGroups) while it loads */
+	op->load_only = 1;
 	enqueue(gr, op);
 }
 

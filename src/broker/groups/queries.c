@@ -93,8 +93,9 @@ int kaas_groups_list(struct kaas_groups *g,
 	GROUPS_ON_LOOP(g);
 	int n = 0;
 	for (struct group *gr = g->list; gr; gr = gr->next) {
-		if (!gr->protocol_type && (!gr->loaded || gr->noffs == 0))
-			continue; /* neither members nor committed offsets */
+		if (!gr->protocol_type && gr->noffs == 0)
+			continue; /* neither members nor committed offsets (noffs
+			             is counted before a takeover's load ends) */
 		n++;
 		if (each)
 			each(ctx, gr->id, gr->protocol_type ? gr->protocol_type : "",
