@@ -246,15 +246,35 @@ int kaas_topics_config_get(struct kaas_topics *t, const char *name, struct kaas_
  * fixed after open). */
 const struct kaas_kvlist *kaas_topics_defaults(const struct kaas_topics *t);
 
-/* Replace topic `name`'s config overrides by `config` (AlterConfigs; an
- * incremental change is computed by the caller from kaas_topics_config_get):
- * checked (KAAS_EBADCONFIG, *why as for create), written to the document
- * while it names the listed incarnation, applied to the open logs here (and
- * by the next reconcile on every other broker).  0, KAAS_EINVALNAME,
- * KAAS_EUNKNOWN (not listed, or deleted or re-created elsewhere),
- * KAAS_EOFFLINE, KAAS_EBADCONFIG, or -errno (the document).  Blocks. */
+/* Replace topic `name`'s config overrides by `config`: kaas_topics_edit_config
+ * with an edit that ignores the current overrides. */
 int kaas_topics_alter_config(struct kaas_topics *t, const char *name,
 			     const struct kaas_kvlist *config, int validate_only, const char **why);
+
+/* A change to a topic's config overrides: *next (empty) from `cur`, the
+ * overrides the topic's document holds right now.  0, or a status with
+ * *why set (valid on this thread until its next call) that refuses it.  May
+ * be called more than once for one change (once per attempt, each on a
+ * fresh read): a pure function of its input and arg. */
+typedef int (*kaas_topics_config_edit_fn)(void *arg, const struct kaas_kvlist *cur,
+					  struct kaas_kvlist *next, const char **why);
+
+/* Change topic `name`'s config overrides (AlterConfigs,
+ * IncrementalAlterConfigs): `edit` is applied to the overrides of the
+ * document as re-read under a claim of its next revision
+ * (cluster/topic_store.h: kaas_topic_doc_update), never to this broker's
+ * copy, so a change made through another broker a moment earlier is kept;
+ * the result checked (KAAS_EBADCONFIG, *why as for create), written while
+ * the document names the listed incarnation, applied to the open logs here
+ * (and by the next reconcile on every other broker).  validate_only: the
+ * edit and the check on the document as read, nothing written.  0,
+ * KAAS_EINVALNAME, KAAS_EUNKNOWN (not listed, or deleted or re-created
+ * elsewhere), KAAS_EOFFLINE, KAAS_EBADCONFIG or the edit's status,
+ * KAAS_ECONTENDED (other admins kept changing the document: retry), or
+ * -errno (the document).  Blocks. */
+int kaas_topics_edit_config(struct kaas_topics *t, const char *name,
+			    kaas_topics_config_edit_fn edit, void *arg, int validate_only,
+			    const char **why);
 
 /* Delete a topic: 0 (its removal may finish later: housekeeping and the
  * next start re-drive it), KAAS_EINVALNAME, KAAS_EUNKNOWN (not listed, or
@@ -265,8 +285,11 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name);
 
 /* Grow a topic to `count` partitions: 0, KAAS_EINVALNAME, KAAS_EUNKNOWN
  * (not listed, or deleted or re-created elsewhere), KAAS_EOFFLINE,
- * KAAS_EINVALCOUNT (count not above the current count, or above 100000),
- * -ENOMEM, or -errno (the document).  *why as for create. */
+ * KAAS_EINVALCOUNT (count not above the current count, here or in the
+ * document as re-read under a claim of its next revision: a grow made
+ * through another broker counts; or above 100000), KAAS_ECONTENDED (other
+ * admins kept changing the document: retry), -ENOMEM, or -errno (the
+ * document).  *why as for create. */
 int kaas_topics_add_partitions(struct kaas_topics *t, const char *name, int32_t count,
 			       int validate_only, const char **why);
 

@@ -2,7 +2,7 @@
 noinst_LIBRARIES += libkaas_stores.a
 libkaas_stores_a_SOURCES = src/cluster/producer_ids.c src/cluster/producer_ids.h \
 	src/cluster/group_store.c src/cluster/group_store.h src/cluster/topic_store.c \
-	src/cluster/topic_store.h
+	src/cluster/topic_store.h src/cluster/topic_doc_update.c
 libkaas_stores_a_SOURCES += src/cluster/membership.c src/cluster/membership.h \
 	src/cluster/assignment.c src/cluster/assignment.h src/cluster/partition_entry.h \
 	src/cluster/acl_store.c src/cluster/acl_store.h

@@ -12,6 +12,7 @@
 #include "cluster/membership.h"
 #include "contract/contract.h"
 #include "contract/doc.h"
+#include "contract/epoch_fence.h"
 #include "util/status.h"
 #include "util/step.h"
 
@@ -21,6 +22,8 @@
 #define INCARNATION_DIR "topic-incarnations"
 #define INC_CLAIM "incarnation"
 #define INC_OVER "deleted"
+#define REV_DIR "revisions"
+#define REV_NOTE "topic document"
 
 int kaas_topic_name_valid(const char *name, int len)
 {
@@ -94,6 +97,11 @@ static void doc_path(const char *name, char out[300])
 	snprintf(out, 300, KAAS_TOPIC_DOC_DIR "/%s.json", name);
 }
 
+static void rev_dir(const char *name, char out[300])
+{
+	snprintf(out, 300, INCARNATION_DIR "/%s/" REV_DIR, name);
+}
+
 static void stamp_path(const char *name, char out[300])
 {
 	snprintf(out, 300, "%s/" STAMP_FILE, name);
@@ -163,6 +171,10 @@ int kaas_topic_doc_read_config(struct kaas_substrate *cluster, const char *name,
 	int64_t rf = 1;
 	(void)kaas_json_get_i64(body, "replication_factor", &rf);
 	d->rf = rf >= 1 && rf <= INT16_MAX ? (int32_t)rf : 1;
+	rc = kaas_json_get_u64(body, "revision", &d->rev);
+	if (rc < 0)
+		d->rev = 0;
+	bad = bad || (rc < 0 && rc != -ENOENT);
 	rc = 0;
 	if (config) {
 		kaas_kvlist_clear(config);
@@ -205,8 +217,8 @@ static cJSON *config_to_json(cJSON *b, const struct kaas_kvlist *config)
 	return o;
 }
 
-int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name,
-			 const struct kaas_topic_doc *d, const struct kaas_kvlist *config)
+int kaas_topic_doc_put(struct kaas_substrate *cluster, const char *name,
+		       const struct kaas_topic_doc *d, const struct kaas_kvlist *config)
 {
 	char hex[33], path[300];
 	kaas_topic_id_hex(d->id, hex);
@@ -218,7 +230,8 @@ int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name,
 	    cJSON_AddBoolToObject(b, "deleting", d->deleting) &&
 	    kaas_json_add_i64(b, "partitions", d->np) == 0 &&
 	    kaas_json_add_i64(b, "replication_factor", d->rf > 0 ? d->rf : 1) == 0 &&
-	    (!d->inc || kaas_json_add_u64(b, "incarnation", d->inc) == 0)) {
+	    (!d->inc || kaas_json_add_u64(b, "incarnation", d->inc) == 0) &&
+	    (!d->rev || kaas_json_add_u64(b, "revision", d->rev) == 0)) {
 		rc = kaas_sub_mkdirs(cluster, KAAS_TOPIC_DOC_DIR, 0755);
 		if (rc >= 0)
 			rc = kaas_doc_write(cluster, path, TOPIC_DOC_KIND, 1, b);
@@ -227,32 +240,21 @@ int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name,
 	return rc;
 }
 
-int kaas_topic_doc_rewrite(struct kaas_substrate *cluster, const char *name, const uint8_t id[16],
-			   int32_t np, int deleting, const struct kaas_kvlist *config)
+int kaas_topic_doc_write(struct kaas_substrate *cluster, const char *name,
+			 const struct kaas_topic_doc *d, const struct kaas_kvlist *config)
 {
-	struct kaas_topic_doc d;
-	struct kaas_kvlist kept = { 0 };
-	int rc = kaas_topic_doc_read_config(cluster, name, &d, config ? NULL : &kept);
-	if (rc < 0 && rc != -ENOENT)
-		return rc;
-	if (rc == -ENOENT || memcmp(d.id, id, 16) != 0 || d.deleting) {
-		kaas_kvlist_clear(&kept);
-		return kaas_sub_fail(KAAS_EFENCED, "topic %s: deleted or re-created elsewhere", name);
-	}
-	kaas_step("topics.doc.before-rewrite");
-	rc = d.inc ? kaas_topic_inc_over(cluster, name, d.inc) : 0;
-	if (rc != 0) {
-		kaas_kvlist_clear(&kept);
-		return rc < 0 ? rc : kaas_sub_fail(KAAS_EFENCED, "topic %s: deleted elsewhere", name);
-	}
-	if (np >= 0)
-		d.np = np;
-	d.deleting = deleting;
-	rc = kaas_topic_doc_write(cluster, name, &d, config ? config : &kept);
-	kaas_kvlist_clear(&kept);
-	if (rc == 0 && d.inc && kaas_topic_inc_over(cluster, name, d.inc) == 1)
-		return 1;
-	return rc;
+	char dir[300];
+	rev_dir(name, dir);
+	struct kaas_topic_doc w = *d;
+	uint64_t high;
+	int rc = kaas_fence_highest(cluster, dir, &high);
+	if (rc >= 0)
+		rc = kaas_sub_mkdirs(cluster, dir, 0755);
+	/* The next free revision (kaas_claim tries high+1, high+2, ...: the
+	 * names stay contiguous). */
+	if (rc >= 0)
+		rc = kaas_claim(cluster, dir, KAAS_FENCE_PREFIX, high + 1, 1000, REV_NOTE, &w.rev);
+	return rc < 0 ? rc : kaas_topic_doc_put(cluster, name, &w, config);
 }
 
 int kaas_topic_doc_remove(struct kaas_substrate *cluster, const char *name)
@@ -343,6 +345,53 @@ int kaas_topic_inc_claim(struct kaas_substrate *cluster, const char *name, uint6
 	if (rc >= 0)
 		rc = kaas_claim_exact(cluster, dir, INC_CLAIM, n, hex);
 	return rc;
+}
+
+/* ------------------------------------------------------------ revisions */
+
+int kaas_topic_rev_highest(struct kaas_substrate *cluster, const char *name, uint64_t *rev)
+{
+	char dir[300];
+	rev_dir(name, dir);
+	return kaas_fence_highest(cluster, dir, rev);
+}
+
+int kaas_topic_rev_claim(struct kaas_substrate *cluster, const char *name, uint64_t rev)
+{
+	/* The fence directory's rules (contiguous names, one owner each) with
+	 * the claim primitives: a revision lost to another writer is an
+	 * ordinary outcome here, not an epoch someone must hand out again
+	 * (kaas_fence_claim would remember it as a lost epoch). */
+	char dir[300];
+	rev_dir(name, dir);
+	uint64_t high;
+	int rc = kaas_fence_highest(cluster, dir, &high);
+	if (rc < 0)
+		return rc;
+	if (high >= rev)
+		return kaas_sub_fail(KAAS_EFENCED, "topic %s: revision %llu is claimed", name,
+				     (unsigned long long)rev);
+	if (rev - high > KAAS_FENCE_MAX_GAP)
+		return kaas_sub_fail(-EOVERFLOW, "topic %s: revision %llu is far above %llu", name,
+				     (unsigned long long)rev, (unsigned long long)high);
+	rc = kaas_sub_mkdirs(cluster, dir, 0755);
+	for (uint64_t n = high + 1; rc >= 0 && n < rev; n++) {
+		rc = kaas_claim_exact(cluster, dir, KAAS_FENCE_PREFIX, n, "skipped");
+		if (rc == -EEXIST)
+			rc = 0; /* someone else's claim or skip */
+	}
+	if (rc >= 0)
+		rc = kaas_claim_exact(cluster, dir, KAAS_FENCE_PREFIX, rev, REV_NOTE);
+	if (rc >= 0)
+		rc = kaas_fence_check(cluster, dir, rev, NULL);
+	return rc < 0 ? rc : 0;
+}
+
+int kaas_topic_rev_check(struct kaas_substrate *cluster, const char *name, uint64_t rev)
+{
+	char dir[300];
+	rev_dir(name, dir);
+	return kaas_fence_check(cluster, dir, rev, NULL);
 }
 
 /* ------------------------------------------------------------ stamps */

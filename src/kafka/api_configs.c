@@ -370,6 +370,16 @@ static int new_overrides(const struct alter_res *x, const struct kaas_kvlist *cu
 	return 0;
 }
 
+/* new_overrides as the topic registry's edit (arg: the resource): applied
+ * to the overrides the topic's document holds when it is rewritten, never
+ * to this broker's copy, which may not have followed a change made through
+ * another broker yet. */
+static int overrides_edit(void *arg, const struct kaas_kvlist *cur, struct kaas_kvlist *next,
+			  const char **why)
+{
+	return new_overrides(arg, cur, next, why);
+}
+
 /* Alter one resource: the Kafka error code, *why the message. */
 static int16_t alter_one(struct kaas_broker *b, const struct alter_res *x, int validate_only,
 			 const char **why)
@@ -385,16 +395,10 @@ static int16_t alter_one(struct kaas_broker *b, const struct alter_res *x, int v
 	char *name = kaas_kslice_dup(x->name);
 	if (!name)
 		return KAAS_KERR_UNKNOWN_SERVER_ERROR;
-	struct kaas_kvlist cur = { 0 }, next = { 0 };
 	int rc = kaas_topic_name_valid(name, x->name.len)
-			 ? kaas_topics_config_get(b->topics, name, &cur)
+			 ? kaas_topics_edit_config(b->topics, name, overrides_edit, (void *)x,
+						   validate_only, why)
 			 : KAAS_EINVALNAME;
-	if (rc == 0)
-		rc = new_overrides(x, &cur, &next, why);
-	if (rc == 0)
-		rc = kaas_topics_alter_config(b->topics, name, &next, validate_only, why);
-	kaas_kvlist_clear(&cur);
-	kaas_kvlist_clear(&next);
 	free(name);
 	if (rc == KAAS_EOFFLINE || rc == KAAS_EFENCED)
 		return KAAS_KERR_KAFKA_STORAGE_ERROR;

@@ -4,6 +4,11 @@ TOPICS_TESTS = tests/topics/test_topics_lifecycle
 check_PROGRAMS += $(TOPICS_TESTS)
 TESTS += $(TOPICS_TESTS)
 tests_topics_test_topics_lifecycle_SOURCES = tests/topics/test_topics_lifecycle.c
+# The topic document's read-modify-write (issue 33): racing writers, a
+# revision claimed and never written, a new incarnation; POSIX and fault+.
+check_PROGRAMS += tests/topics/test_topic_doc_update
+TESTS += tests/topics/test_topic_doc_update
+tests_topics_test_topic_doc_update_SOURCES = tests/topics/test_topic_doc_update.c
 # Topic configs through an admin client (kafka-python) and raw requests.
 TESTS += tests/topics/topic_configs.sh
 EXTRA_DIST += tests/topics/topic_configs.sh tests/topics/topic_configs.py

@@ -2,6 +2,7 @@
  * creator per incarnation, decided by exclusive create), delete (mark,
  * close, remove convergently) and grow (see broker/topics.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -266,15 +267,50 @@ struct kaas_topic *kaas_topics_admin_get(struct kaas_topics *t, const char *name
 	return tp;
 }
 
-int kaas_topics_change_doc(struct kaas_topics *t, const struct kaas_topic *tp, int32_t np,
-			   const struct kaas_kvlist *config, const char **why)
+int kaas_topics_update_doc(struct kaas_topics *t, const struct kaas_topic *tp,
+			   kaas_topic_edit_fn edit, void *arg, struct kaas_kvlist *out_config,
+			   const char **why)
 {
-	int rc = kaas_topics_rewrite_doc(t, tp, np, 0, config);
-	if (rc == KAAS_EFENCED) {
+	assert(kaas_topics_holds_admin(t));
+	int rc = kaas_topic_doc_update(t->cluster, tp->name, tp->id, edit, arg, NULL, out_config);
+	if (rc == 1) {
+		kaas_error("topic %s: incarnation %llu was deleted elsewhere while this broker "
+			   "rewrote its document; a newer incarnation's document may be overwritten",
+			   tp->name, (unsigned long long)tp->incarnation);
+		rc = 0;
+	} else if (rc == KAAS_EFENCED) {
 		*why = "the topic was deleted or re-created elsewhere";
 		rc = KAAS_EUNKNOWN;
+	} else if (rc == KAAS_ECONTENDED) {
+		*why = "other admins kept changing the topic at the same time; retry";
+		kaas_warn("topic %s: %s", tp->name, kaas_sub_errdetail());
+	} else if (rc < 0 && rc > -KAAS_STATUS_BASE) {
+		kaas_error("topic %s: rewriting its document failed: %s (%s)", tp->name,
+			   kaas_strerror(rc), kaas_sub_errdetail());
 	}
 	return rc;
+}
+
+/* CreatePartitions' change: at least `count` partitions, above the
+ * document's own count. */
+struct grow_edit {
+	int32_t count;
+	const char **why;
+};
+
+static int grow_doc(void *arg, struct kaas_topic_doc *d, struct kaas_kvlist *config)
+{
+	(void)config;
+	struct grow_edit *g = arg;
+	if (g->count <= d->np) {
+		static _Thread_local char msg[120];
+		snprintf(msg, sizeof msg, "the topic has %lld partitions (grown elsewhere), which is "
+			 "not below the requested %d", (long long)d->np, (int)g->count);
+		*g->why = msg;
+		return KAAS_EINVALCOUNT;
+	}
+	d->np = g->count;
+	return 0;
 }
 
 int kaas_topics_add_partitions(struct kaas_topics *t, const char *name, int32_t count,
@@ -292,7 +328,8 @@ int kaas_topics_add_partitions(struct kaas_topics *t, const char *name, int32_t 
 		rc = KAAS_EINVALCOUNT;
 	} else if (!validate_only) {
 		/* The document first (desired state), then the new logs. */
-		rc = kaas_topics_change_doc(t, tp, count, NULL, why);
+		struct grow_edit g = { count, why };
+		rc = kaas_topics_update_doc(t, tp, grow_doc, &g, NULL, why);
 		if (rc == 0) {
 			rc = kaas_topics_grow(t, tp, count);
 			if (rc == 0)

@@ -130,28 +130,79 @@ int kaas_topics_create_config(struct kaas_topics *t, const char *name, int32_t n
 	return kaas_topics_create_checked(t, name, npart, rf, config, validate_only, why);
 }
 
-int kaas_topics_alter_config(struct kaas_topics *t, const char *name,
-			     const struct kaas_kvlist *config, int validate_only, const char **why)
+/* kaas_topics_edit_config's change as a document edit: the caller's edit,
+ * then the check, on the overrides read. */
+struct config_edit {
+	kaas_topics_config_edit_fn edit;
+	void *arg;
+	const char **why;
+};
+
+static int doc_config_edit(void *arg, struct kaas_topic_doc *d, struct kaas_kvlist *config)
+{
+	(void)d;
+	struct config_edit *e = arg;
+	struct kaas_kvlist next = { 0 };
+	int rc = e->edit(e->arg, config, &next, e->why);
+	if (rc == 0)
+		rc = check(&next, e->why);
+	if (rc < 0) {
+		kaas_kvlist_clear(&next);
+		return rc;
+	}
+	kaas_kvlist_clear(config);
+	*config = next;
+	return 0;
+}
+
+int kaas_topics_edit_config(struct kaas_topics *t, const char *name,
+			    kaas_topics_config_edit_fn edit, void *arg, int validate_only,
+			    const char **why)
 {
 	const char *dummy;
 	int rc = kaas_topics_begin(name, &why, &dummy);
-	if (rc == 0)
-		rc = check(config, why);
 	if (rc < 0)
 		return rc;
 	struct kaas_topic *tp = kaas_topics_admin_get(t, name, why, &rc);
-	if (tp && !validate_only) {
+	struct config_edit e = { edit, arg, why };
+	struct kaas_kvlist written = { 0 };
+	if (tp && validate_only) {
+		struct kaas_topic_doc d;
+		rc = kaas_topic_doc_read_config(t->cluster, name, &d, &written);
+		if (rc == -ENOENT || (rc == 0 && (memcmp(d.id, tp->id, 16) != 0 || d.deleting))) {
+			*why = "the topic was deleted or re-created elsewhere";
+			rc = KAAS_EUNKNOWN;
+		}
+		if (rc == 0)
+			rc = doc_config_edit(&e, &d, &written);
+	} else if (tp) {
 		/* The document first (desired state: every broker follows it),
-		 * then this broker's logs. */
-		rc = kaas_topics_change_doc(t, tp, -1, config, why);
+		 * then this broker's logs, with what was written. */
+		rc = kaas_topics_update_doc(t, tp, doc_config_edit, &e, &written, why);
 		if (rc == 0) {
-			rc = kaas_topics_set_config(t, tp, config);
+			rc = kaas_topics_set_config(t, tp, &written);
 			if (rc == 0)
 				kaas_info("topic %s: config changed (%zu override(s))", name,
-					  config->n);
+					  written.n);
 		}
 	}
+	kaas_kvlist_clear(&written);
 	kaas_topic_put(tp);
 	kaas_topics_admin_unlock(t);
 	return rc;
+}
+
+/* kaas_topics_alter_config's edit: the overrides given, whatever is there. */
+static int replace_all(void *arg, const struct kaas_kvlist *cur, struct kaas_kvlist *next,
+		       const char **why)
+{
+	(void)cur;
+	(void)why;
+	return kaas_kvlist_copy(next, arg);
+}
+
+int kaas_topics_alter_config(struct kaas_topics *t, const char *name,
+			     const struct kaas_kvlist *config, int validate_only, const char **why)
+{
+	return kaas_topics_edit_config(t, name, replace_all, (void *)config, validate_only, why);
 }

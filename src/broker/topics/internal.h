@@ -108,11 +108,15 @@ static inline int kaas_topics_begin(const char *name, const char ***why, const c
 struct kaas_topic *kaas_topics_admin_get(struct kaas_topics *t, const char *name,
 					 const char **why, int *rc);
 
-/* Rewrite listed tp's document for a client's change (np < 0: keep the
- * count; config NULL: keep the overrides): 0, KAAS_EUNKNOWN with *why when
- * the incarnation is gone elsewhere, or -errno.  Caller holds admin_mu. */
-int kaas_topics_change_doc(struct kaas_topics *t, const struct kaas_topic *tp, int32_t np,
-			   const struct kaas_kvlist *config, const char **why);
+/* Change listed tp's document for a client (kaas_topic_doc_update with
+ * `edit`; *out_config, may be NULL, the overrides written): 0 (1, written
+ * but the incarnation found over right after, is logged and answered 0),
+ * KAAS_EUNKNOWN with *why when the incarnation is gone elsewhere,
+ * KAAS_ECONTENDED with *why, the edit's status, or -errno (logged).
+ * Caller holds admin_mu. */
+int kaas_topics_update_doc(struct kaas_topics *t, const struct kaas_topic *tp,
+			   kaas_topic_edit_fn edit, void *arg, struct kaas_kvlist *out_config,
+			   const char **why);
 
 /* kaas_topics_create after the overrides were checked (admin.c). */
 int kaas_topics_create_checked(struct kaas_topics *t, const char *name, int32_t npart,
