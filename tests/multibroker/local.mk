@@ -40,3 +40,7 @@ EXTRA_DIST += tests/multibroker/admin_leader.sh
 # left alone; POSIX and fault+.
 TESTS += tests/multibroker/topic_doc_race.sh
 EXTRA_DIST += tests/multibroker/topic_doc_race.sh tests/multibroker/topic_doc_admin.py
+# A coordinator that takes slots over finds their groups (issue 33):
+# Empty and listed after a failover and a restart, a deleted group Dead.
+TESTS += tests/multibroker/group_state_failover.sh
+EXTRA_DIST += tests/multibroker/group_state_failover.sh tests/multibroker/group_state.py
