@@ -610,11 +610,15 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 	return 0;
 }
 
+/* While rounds keep failing, the agent says so again this often. */
+#define AGENT_FAILING_REPEAT_MS 30000
+
 static void *agent_main(void *arg)
 {
 	struct kaas_agent *c = arg;
 	kaas_thread_name("kaas-agent");
 	int failing = 0;
+	uint64_t failing_since = 0, failing_told = 0;
 	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	while (!c->stop) {
 		kaas_unlock(&c->mu);
@@ -633,6 +637,15 @@ static void *agent_main(void *arg)
 			failing = 0;
 		} else if (!failing++) {
 			kaas_warn("cluster: round failed: %s (%s)", kaas_strerror(rc), kaas_sub_errdetail());
+			failing_since = failing_told = kaas_mono_ms();
+		} else if (kaas_mono_ms() - failing_told >= AGENT_FAILING_REPEAT_MS) {
+			/* Keep saying why this broker serves nothing (issue 33):
+			 * one line at the first failure was all a reader got. */
+			failing_told = kaas_mono_ms();
+			kaas_warn("cluster: rounds failing for %llu s (%d in a row), the last: %s (%s); "
+				  "no heartbeat, so this broker leads nothing",
+				  (unsigned long long)((failing_told - failing_since) / 1000), failing,
+				  kaas_strerror(rc), kaas_sub_errdetail());
 		}
 		kaas_lock(&c->mu, KAAS_RANK_AGENT);
 		c->rounds++;
@@ -676,6 +689,24 @@ static void wait_unassigned(void *arg, const char *name)
 	nanosleep(&ts, NULL);
 }
 
+/* Start refused: rc (a substrate error, its detail set) named, and why it
+ * stops kaasd when it is a volume this process may not write (a volume
+ * that will not become writable by waiting: before issue 33 kaasd started
+ * anyway and served nothing, silently).  Returns rc. */
+static int refuse_unwritable(const struct kaas_agent *c, int rc)
+{
+	if (rc == -EACCES || rc == -EPERM || rc == -EROFS)
+		kaas_error("cluster: cannot write the cluster directory: %s (%s); kaasd writes its "
+			   "heartbeat (brokers/%d.json) and the cluster's documents there, so it needs "
+			   "the volume mounted read-write and writable by this user (uid %ld); "
+			   "refusing to start", kaas_strerror(rc), kaas_sub_errdetail(), (int)c->me.id,
+			   (long)getuid());
+	else
+		kaas_error("cluster: cannot prepare the cluster directory: %s (%s)",
+			   kaas_strerror(rc), kaas_sub_errdetail());
+	return rc;
+}
+
 int kaas_agent_start(struct kaas_agent *c, struct kaas_topics *topics)
 {
 	c->topics = topics;
@@ -691,16 +722,21 @@ int kaas_agent_start(struct kaas_agent *c, struct kaas_topics *topics)
 	if (rc >= 0)
 		rc = kaas_sub_mkdirs(c->vol, KAAS_CONTROLLER_DIR, 0755);
 	if (rc < 0)
-		return rc;
+		return refuse_unwritable(c, rc);
 	/* Two rounds: claim and write, then apply what was written. */
+	int ok = 0;
 	for (int i = 0; i < 2; i++) {
 		uint64_t hb = kaas_mono_ms();
 		rc = round_once(c, &hb);
 		if (rc == 0)
 			__atomic_store_n(&c->last_ok_ms, hb, __ATOMIC_RELEASE);
 		else
-			kaas_warn("cluster: first round failed: %s", kaas_strerror(rc));
+			kaas_warn("cluster: first round failed: %s (%s)", kaas_strerror(rc),
+				  kaas_sub_errdetail());
+		ok |= rc == 0;
 	}
+	if (!ok && (rc == -EACCES || rc == -EPERM || rc == -EROFS))
+		return refuse_unwritable(c, rc);
 	rc = pthread_create(&c->thread, NULL, agent_main, c);
 	if (rc != 0)
 		return -rc;

@@ -65,7 +65,11 @@ int kaas_agent_new(struct kaas_substrate *cluster, const struct kaas_config *cfg
 int kaas_agent_lease(void *arg, const char *topic, int32_t partition, uint32_t *epoch);
 
 /* Run one round now (so a lone broker leads its partitions before it
- * serves), then start the agent's thread.  0 or -errno (thread). */
+ * serves), then start the agent's thread.  0 or -errno: the thread, or
+ * the cluster directory cannot be written (the first rounds all failed
+ * with -EACCES, -EPERM or -EROFS, or its directories cannot be made;
+ * logged as an error naming the path: kaasd refuses to start).  Rounds
+ * that keep failing later are logged again every 30 s. */
 int kaas_agent_start(struct kaas_agent *c, struct kaas_topics *topics);
 
 /* Stop the thread (no more heartbeats) and free the agent.  NULL is a

@@ -35,10 +35,6 @@ EXTRA_DIST += tests/multibroker/acl_follow.sh tests/multibroker/acl_follow.py
 # The partition admin APIs answered by the partition's leader only (issue 15).
 TESTS += tests/multibroker/admin_leader.sh
 EXTRA_DIST += tests/multibroker/admin_leader.sh
-# A coordinator that takes slots over finds their groups (issue 33):
-# Empty and listed after a failover and a restart, a deleted group Dead.
-TESTS += tests/multibroker/group_state_failover.sh
-EXTRA_DIST += tests/multibroker/group_state_failover.sh tests/multibroker/group_state.py
 # Two admins changing one topic document through two brokers (issue 33):
 # neither change lost, a stale grow refused, a re-created topic's document
 # left alone; POSIX and fault+.
@@ -48,3 +44,6 @@ EXTRA_DIST += tests/multibroker/topic_doc_race.sh tests/multibroker/topic_doc_ad
 # Empty and listed after a failover and a restart, a deleted group Dead.
 TESTS += tests/multibroker/group_state_failover.sh
 EXTRA_DIST += tests/multibroker/group_state_failover.sh tests/multibroker/group_state.py
+# A broker on a volume it cannot write refuses to start (issue 33).
+TESTS += tests/multibroker/unwritable_volume.sh
+EXTRA_DIST += tests/multibroker/unwritable_volume.sh
