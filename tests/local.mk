@@ -30,3 +30,4 @@ include tests/security/local.mk
 include tests/tools/local.mk
 include tests/metrics/local.mk
 include tests/txn/local.mk
+include tests/peer/local.mk
