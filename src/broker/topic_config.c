@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/logger.h"
 #include "util/status.h"
 
 #define NO_LIMIT "9223372036854775807"
@@ -32,7 +33,12 @@ struct topic_key {
 	const char *def;          /* the built-in default */
 	int applied;
 	struct broker_key broker[3]; /* most specific first */
+	int (*valid)(const char *value); /* strings: a check of their own, or NULL */
+	const char *ignored;      /* deprecated in Kafka 3.x, accepted and ignored:
+	                             why (logged when set), or NULL */
 };
+
+static int valid_format_version(const char *v);
 
 static const char *const cleanup_ok[] = { "delete", "compact", "compact,delete", "delete,compact",
 					   NULL };
@@ -43,68 +49,76 @@ static const char *const bool_false[] = { "false", NULL };
 static const struct topic_key keys[] = {
 	{ "cleanup.policy", KAAS_CONFIG_LIST, 0, 0, cleanup_ok,
 	  "cleanup.policy is delete, compact, or both (compact,delete)", "delete", 1,
-	  { { "log.cleanup.policy", 1 } } },
+	  { { "log.cleanup.policy", 1 } }, NULL, NULL },
 	{ "compression.type", KAAS_CONFIG_STRING, 0, 0, compression_ok,
 	  "kaas keeps batches as the producer compressed them: compression.type=producer only",
-	  "producer", 1, { { "compression.type", 1 } } },
+	  "producer", 1, { { "compression.type", 1 } }, NULL, NULL },
 	{ "delete.retention.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "86400000", 1,
-	  { { "log.cleaner.delete.retention.ms", 1 } } },
+	  { { "log.cleaner.delete.retention.ms", 1 } }, NULL, NULL },
 	{ "file.delete.delay.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "60000", 0,
-	  { { "log.segment.delete.delay.ms", 1 } } },
+	  { { "log.segment.delete.delay.ms", 1 } }, NULL, NULL },
 	{ "flush.messages", KAAS_CONFIG_LONG, 1, INT64_MAX, NULL, NULL, NO_LIMIT, 0,
-	  { { "log.flush.interval.messages", 1 } } },
+	  { { "log.flush.interval.messages", 1 } }, NULL, NULL },
 	{ "flush.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, NO_LIMIT, 0,
-	  { { "log.flush.interval.ms", 1 } } },
+	  { { "log.flush.interval.ms", 1 } }, NULL, NULL },
 	{ "follower.replication.throttled.replicas", KAAS_CONFIG_LIST, 0, 0, NULL, NULL, "", 0,
-	  { { NULL, 0 } } },
+	  { { NULL, 0 } }, NULL, NULL },
 	{ "index.interval.bytes", KAAS_CONFIG_INT, 0, INT32_MAX, NULL, NULL, "4096", 1,
-	  { { "log.index.interval.bytes", 1 } } },
+	  { { "log.index.interval.bytes", 1 } }, NULL, NULL },
 	{ "leader.replication.throttled.replicas", KAAS_CONFIG_LIST, 0, 0, NULL, NULL, "", 0,
-	  { { NULL, 0 } } },
+	  { { NULL, 0 } }, NULL, NULL },
 	{ "local.retention.bytes", KAAS_CONFIG_LONG, -2, INT64_MAX, NULL, NULL, "-2", 0,
-	  { { "log.local.retention.bytes", 1 } } },
+	  { { "log.local.retention.bytes", 1 } }, NULL, NULL },
 	{ "local.retention.ms", KAAS_CONFIG_LONG, -2, INT64_MAX, NULL, NULL, "-2", 0,
-	  { { "log.local.retention.ms", 1 } } },
+	  { { "log.local.retention.ms", 1 } }, NULL, NULL },
 	{ "max.compaction.lag.ms", KAAS_CONFIG_LONG, 1, INT64_MAX, NULL, NULL, NO_LIMIT, 1,
-	  { { "log.cleaner.max.compaction.lag.ms", 1 } } },
+	  { { "log.cleaner.max.compaction.lag.ms", 1 } }, NULL, NULL },
 	{ "max.message.bytes", KAAS_CONFIG_INT, 0, INT32_MAX, NULL, NULL, "1048588", 1,
-	  { { "message.max.bytes", 1 } } },
+	  { { "message.max.bytes", 1 } }, NULL, NULL },
 	{ "message.downconversion.enable", KAAS_CONFIG_BOOLEAN, 0, 0, NULL, NULL, "true", 0,
-	  { { "log.message.downconversion.enable", 1 } } },
+	  { { "log.message.downconversion.enable", 1 } }, NULL, NULL },
+	/* Deprecated since Kafka 3.0, which takes it as 3.0 whatever it is
+	 * (inter.broker.protocol.version 3.0 or later): every batch is record
+	 * format v2.  A value must still be a Kafka version. */
+	{ "message.format.version", KAAS_CONFIG_STRING, 0, 0, NULL,
+	  "not a Kafka version (0.10.0, 2.8, 3.0-IV1, ...)", "3.0-IV1", 0,
+	  { { "log.message.format.version", 1 } }, valid_format_version,
+	  "is deprecated since Kafka 3.0 and ignored: every batch is stored in record format v2 "
+	  "(message format 3.0)" },
 	{ "message.timestamp.after.max.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, NO_LIMIT, 0,
-	  { { "log.message.timestamp.after.max.ms", 1 } } },
+	  { { "log.message.timestamp.after.max.ms", 1 } }, NULL, NULL },
 	{ "message.timestamp.before.max.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, NO_LIMIT, 0,
-	  { { "log.message.timestamp.before.max.ms", 1 } } },
+	  { { "log.message.timestamp.before.max.ms", 1 } }, NULL, NULL },
 	{ "message.timestamp.difference.max.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL,
-	  NO_LIMIT, 0, { { "log.message.timestamp.difference.max.ms", 1 } } },
+	  NO_LIMIT, 0, { { "log.message.timestamp.difference.max.ms", 1 } }, NULL, NULL },
 	{ "message.timestamp.type", KAAS_CONFIG_STRING, 0, 0, tstype_ok,
 	  "kaas keeps the producer's timestamps: message.timestamp.type=CreateTime only",
-	  "CreateTime", 1, { { "log.message.timestamp.type", 1 } } },
+	  "CreateTime", 1, { { "log.message.timestamp.type", 1 } }, NULL, NULL },
 	{ "min.cleanable.dirty.ratio", KAAS_CONFIG_DOUBLE, 0, 1, NULL, NULL, "0.5", 1,
-	  { { "log.cleaner.min.cleanable.ratio", 1 } } },
+	  { { "log.cleaner.min.cleanable.ratio", 1 } }, NULL, NULL },
 	{ "min.compaction.lag.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "0", 1,
-	  { { "log.cleaner.min.compaction.lag.ms", 1 } } },
+	  { { "log.cleaner.min.compaction.lag.ms", 1 } }, NULL, NULL },
 	{ "min.insync.replicas", KAAS_CONFIG_INT, 1, INT32_MAX, NULL, NULL, "1", 0,
-	  { { "min.insync.replicas", 1 } } },
+	  { { "min.insync.replicas", 1 } }, NULL, NULL },
 	{ "preallocate", KAAS_CONFIG_BOOLEAN, 0, 0, NULL, NULL, "false", 0,
-	  { { "log.preallocate", 1 } } },
+	  { { "log.preallocate", 1 } }, NULL, NULL },
 	{ "remote.storage.enable", KAAS_CONFIG_BOOLEAN, 0, 0, bool_false,
-	  "kaas has no tiered storage: the volume is the storage", "false", 0, { { NULL, 0 } } },
+	  "kaas has no tiered storage: the volume is the storage", "false", 0, { { NULL, 0 } }, NULL, NULL },
 	{ "retention.bytes", KAAS_CONFIG_LONG, -1, INT64_MAX, NULL, NULL, "-1", 1,
-	  { { "log.retention.bytes", 1 } } },
+	  { { "log.retention.bytes", 1 } }, NULL, NULL },
 	{ "retention.ms", KAAS_CONFIG_LONG, -1, INT64_MAX, NULL, NULL, "604800000", 1,
 	  { { "log.retention.ms", 1 }, { "log.retention.minutes", 60000 },
-	    { "log.retention.hours", 3600000 } } },
+	    { "log.retention.hours", 3600000 } }, NULL, NULL },
 	{ "segment.bytes", KAAS_CONFIG_INT, 14, INT32_MAX, NULL, NULL, "1073741824", 1,
-	  { { "log.segment.bytes", 1 } } },
+	  { { "log.segment.bytes", 1 } }, NULL, NULL },
 	{ "segment.index.bytes", KAAS_CONFIG_INT, 4, INT32_MAX, NULL, NULL, "10485760", 0,
-	  { { "log.index.size.max.bytes", 1 } } },
+	  { { "log.index.size.max.bytes", 1 } }, NULL, NULL },
 	{ "segment.jitter.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "0", 0,
-	  { { "log.roll.jitter.ms", 1 }, { "log.roll.jitter.hours", 3600000 } } },
+	  { { "log.roll.jitter.ms", 1 }, { "log.roll.jitter.hours", 3600000 } }, NULL, NULL },
 	{ "segment.ms", KAAS_CONFIG_LONG, 1, INT64_MAX, NULL, NULL, "604800000", 1,
-	  { { "log.roll.ms", 1 }, { "log.roll.hours", 3600000 } } },
+	  { { "log.roll.ms", 1 }, { "log.roll.hours", 3600000 } }, NULL, NULL },
 	{ "unclean.leader.election.enable", KAAS_CONFIG_BOOLEAN, 0, 0, NULL, NULL, "false", 0,
-	  { { "unclean.leader.election.enable", 1 } } },
+	  { { "unclean.leader.election.enable", 1 } }, NULL, NULL },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -127,6 +141,36 @@ static const struct topic_key *find_broker_key(const char *name, int64_t *mult)
 				return &keys[i];
 			}
 	return NULL;
+}
+
+/* Is v a Kafka version as message.format.version takes one (Kafka's
+ * MetadataVersion.fromVersionString): "0.8.0" to "0.11.0" (three parts),
+ * "1.0" to "3.9" (two), either one with more parts after, or with an
+ * "-IV<n>" suffix instead.  1 or 0. */
+static int valid_format_version(const char *v)
+{
+	unsigned a, b, c;
+	int n = 0;
+	if (v[0] == '0') {
+		if (sscanf(v, "0.%u.%u%n", &b, &c, &n) != 2 || b < 8 || b > 11 || c > 2)
+			return 0;
+	} else if (sscanf(v, "%u.%u%n", &a, &b, &n) != 2 || a < 1 || a > 3 ||
+		   (a == 1 && b > 1) || (a == 2 && b > 8) || (a == 3 && b > 9)) {
+		return 0;
+	}
+	const char *rest = v + n;
+	if (rest[0] == '-') { /* -IV<n> */
+		unsigned iv;
+		int m = 0;
+		return sscanf(rest, "-IV%u%n", &iv, &m) == 1 && rest[m] == '\0';
+	}
+	while (rest[0] == '.') { /* further parts are ignored, as in Kafka */
+		int m = 0;
+		if (sscanf(rest, ".%u%n", &a, &m) != 1)
+			return 0;
+		rest += m;
+	}
+	return rest[0] == '\0';
 }
 
 /* A whole-string integer: 0 and *out, or -1. */
@@ -176,6 +220,10 @@ static int check_value(const struct topic_key *k, const char *name, const char *
 		return 0;
 	case KAAS_CONFIG_STRING:
 	case KAAS_CONFIG_LIST:
+		if (k->valid && !k->valid(value)) {
+			snprintf(msg, KAAS_CONFIG_MSG, "%s=%.60s: %s", name, value, k->refused);
+			return KAAS_EBADCONFIG;
+		}
 		if (!k->only)
 			return 0;
 		for (size_t i = 0; k->only[i]; i++)
@@ -281,6 +329,79 @@ void kaas_topic_settings_resolve(const struct kaas_kvlist *broker, const struct 
 	k = find_key("min.cleanable.dirty.ratio");
 	out->min_cleanable_dirty_ppm = (int64_t)(strtod(effective(k, broker, topic, &src, buf), NULL) *
 						 1e6);
+}
+
+const char *kaas_topic_config_ignored(const char *name)
+{
+	const struct topic_key *k = find_key(name);
+	return k ? k->ignored : NULL;
+}
+
+void kaas_topic_config_warn_ignored(const char *topic, const struct kaas_kvlist *overrides)
+{
+	for (size_t i = 0; i < overrides->n; i++) {
+		const char *why = kaas_topic_config_ignored(overrides->v[i].key);
+		if (why)
+			kaas_warn("topic %s: %s=%s %s", topic, overrides->v[i].key,
+				  overrides->v[i].value, why);
+	}
+}
+
+/* Append or remove the n bytes at item to or from the list out holds
+ * (len bytes): the new length, or -1 if it does not fit in size. */
+static int list_item(char *out, size_t len, size_t size, const char *item, size_t n, int append)
+{
+	size_t at = 0;
+	int found = 0;
+	while (at < len && !found) { /* find it */
+		const char *e = memchr(out + at, ',', len - at);
+		size_t l = e ? (size_t)(e - (out + at)) : len - at;
+		if (l == n && memcmp(out + at, item, n) == 0)
+			found = 1;
+		else
+			at += l + 1;
+	}
+	if (found && !append) { /* the first occurrence goes, with one comma */
+		size_t end = at + n < len ? at + n + 1 : at + n;
+		if (end == len && at > 0)
+			at--; /* the last one: the comma before it */
+		memmove(out + at, out + end, len - end);
+		len -= end - at;
+		out[len] = '\0';
+	} else if (!found && append) {
+		if (len + (len > 0) + n + 1 > size)
+			return -1;
+		if (len)
+			out[len++] = ',';
+		memcpy(out + len, item, n);
+		len += n;
+		out[len] = '\0';
+	}
+	return (int)len;
+}
+
+int kaas_topic_config_list_edit(const char *name, const char *cur, const char *value, int append,
+				char *out, size_t size)
+{
+	const struct topic_key *k = find_key(name);
+	assert(size > 0);
+	out[0] = '\0';
+	if (!cur)
+		cur = k ? k->def : ""; /* Kafka edits the default when unset */
+	size_t len = 0;
+	for (int pass = 0; pass < 2; pass++) { /* the list as it is, then the edit */
+		const char *p = pass ? value : cur;
+		while (*p) {
+			const char *e = strchr(p, ',');
+			size_t l = e ? (size_t)(e - p) : strlen(p);
+			int rc = l == 0 ? (int)len : list_item(out, len, size, p, l, pass ? append : 1);
+			if (rc < 0)
+				return -1;
+			len = (size_t)rc;
+			p = e ? e + 1 : p + l;
+		}
+	}
+	return 0;
 }
 
 enum kaas_config_type kaas_topic_config_type(const char *name)

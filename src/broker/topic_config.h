@@ -11,11 +11,12 @@
  * "synonyms").  Keys are "applied" (the log or the produce path honours
  * them) or "accepted" (checked and stored, with no effect on kaas: the
  * volume's durability makes min.insync.replicas moot; flush.* are kaas's
- * own group commit).  cleanup.policy=compact is refused until kaas has a
- * log cleaner; message.timestamp.type=LogAppendTime until the produce path
- * rewrites batch timestamps.
+ * own group commit; message.format.version, deprecated in Kafka 3.x, is
+ * accepted and ignored as there).  message.timestamp.type=LogAppendTime
+ * is refused until the produce path rewrites batch timestamps.
  *
- * Pure functions over their arguments: no locks, no volume, any thread.
+ * Pure functions over their arguments: no locks, no volume, any thread
+ * (kaas_topic_config_warn_ignored logs).
  * Statuses: 0, KAAS_EBADCONFIG (util/status.h) with a message naming the
  * key, or -ENOMEM.
  */
@@ -97,6 +98,24 @@ int kaas_topic_config_broker_key(const char *key, const char *value, char msg[KA
  * defaults (both already checked).  Never fails. */
 void kaas_topic_settings_resolve(const struct kaas_kvlist *broker, const struct kaas_kvlist *topic,
 				 struct kaas_topic_settings *out);
+
+/* Why topic key `name` is accepted and ignored (Kafka 3.x deprecated it:
+ * message.format.version), for a warning when a topic sets it; NULL for
+ * every other key. */
+const char *kaas_topic_config_ignored(const char *name);
+/* Log a warning for each such key a topic's new overrides set (a create, a
+ * change), as Kafka logs one: the only function here that logs. */
+void kaas_topic_config_warn_ignored(const char *topic, const struct kaas_kvlist *overrides);
+
+/* IncrementalAlterConfigs' APPEND (append 1) and SUBTRACT (0) of list key
+ * `name`, as Kafka does them: the list is the topic's override `cur`, or
+ * the key's default when it has none (APPEND compact to a topic without a
+ * cleanup.policy gives "delete,compact"); `value` is itself a list, each
+ * item appended unless present, or its first occurrence removed.  The
+ * result, comma-separated without empty items, in out[size] ("" for an
+ * empty list).  0, or -1 if it does not fit. */
+int kaas_topic_config_list_edit(const char *name, const char *cur, const char *value, int append,
+				char *out, size_t size);
 
 /* The type of topic key `name`, or 0 when it is not one. */
 enum kaas_config_type kaas_topic_config_type(const char *name);

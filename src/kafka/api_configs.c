@@ -294,33 +294,6 @@ struct alter_res {
 	} *cfg;
 };
 
-/* Apply APPEND or SUBTRACT of `item` to the comma list `cur` (NULL:
- * empty) into out[size]: 0, or -1 when it does not fit. */
-static int list_edit(const char *cur, const char *item, int append, char *out, size_t size)
-{
-	size_t len = 0, il = strlen(item);
-	int present = 0;
-	out[0] = '\0';
-	for (const char *p = cur; p && *p;) {
-		const char *e = strchr(p, ',');
-		size_t l = e ? (size_t)(e - p) : strlen(p);
-		int same = l == il && !strncmp(p, item, l);
-		present |= same;
-		if (l && !(same && !append)) {
-			if (len + l + 2 > size)
-				return -1;
-			len += (size_t)snprintf(out + len, size - len, "%s%.*s", len ? "," : "", (int)l, p);
-		}
-		p = e ? e + 1 : p + l;
-	}
-	if (append && !present) {
-		if (len + il + 2 > size)
-			return -1;
-		snprintf(out + len, size - len, "%s%s", len ? "," : "", item);
-	}
-	return 0;
-}
-
 /* The new overrides of a topic: its current ones changed by the request's
  * operations (or, for AlterConfigs, replaced by them).  0, or a status
  * with *why. */
@@ -348,8 +321,8 @@ static int new_overrides(const struct alter_res *x, const struct kaas_kvlist *cu
 			*why = msg;
 			rc = KAAS_EBADCONFIG;
 		} else if (rc == 0 && c->op != OP_SET && c->op != OP_REPLACE && c->op != OP_DELETE &&
-			   list_edit(kaas_kvlist_get(out, key), val, c->op == OP_APPEND, list,
-				     sizeof list) < 0) {
+			   kaas_topic_config_list_edit(key, kaas_kvlist_get(out, key), val,
+						       c->op == OP_APPEND, list, sizeof list) < 0) {
 			*why = "the list is too long";
 			rc = KAAS_EBADCONFIG;
 		} else if (rc == 0) {

@@ -5,7 +5,9 @@
 # across a restart, and honoured: retention.ms + segment.bytes delete old
 # segments within a housekeeping period, max.message.bytes refuses a larger
 # record with MESSAGE_TOO_LARGE.  Broker defaults by Kafka's names in the
-# --config file.
+# --config file.  Issue 33: Kafka 3.x's deprecated keys accepted
+# (message.format.version ignored, described as set or 3.0-IV1); APPEND to
+# a list without an override appends to its default (delete,compact).
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
 PY=/usr/bin/python3
@@ -19,6 +21,8 @@ kaasd_start --config "$KAAS_SCRATCH/kaasd.conf"
 step() { timeout 60 $PY "$KAAS_TOP_SRCDIR/tests/topics/topic_configs.py" "$BROKER" "$1" || kaas_fail "step $1"; }
 
 step create
+grep -q "WARN.*topic mfv: message.format.version=2.8 is deprecated since Kafka 3.0 and ignored" "$KAASD_LOG" ||
+	kaas_fail "no warning that mfv's message.format.version is ignored"
 grep -q '"replication_factor":3' "$KAAS_SCRATCH/data/__cluster/topics/rf3.json" ||
 	kaas_fail "replication factor 3 not recorded in the topic document"
 kc -L -t rf3 | grep -q "partition 0, leader 0, replicas: 0, isrs: 0" ||

@@ -127,7 +127,10 @@ int kaas_topics_create_config(struct kaas_topics *t, const char *name, int32_t n
 	int rc = check(config, why);
 	if (rc < 0)
 		return rc;
-	return kaas_topics_create_checked(t, name, npart, rf, config, validate_only, why);
+	rc = kaas_topics_create_checked(t, name, npart, rf, config, validate_only, why);
+	if (rc == 0 && config && !validate_only)
+		kaas_topic_config_warn_ignored(name, config);
+	return rc;
 }
 
 /* kaas_topics_edit_config's change as a document edit: the caller's edit,
@@ -181,6 +184,8 @@ int kaas_topics_edit_config(struct kaas_topics *t, const char *name,
 		rc = kaas_topics_update_doc(t, tp, doc_config_edit, &e, &written, why);
 		if (rc == 0) {
 			rc = kaas_topics_set_config(t, tp, &written);
+			if (rc == 0)
+				kaas_topic_config_warn_ignored(name, &written);
 			if (rc == 0)
 				kaas_info("topic %s: config changed (%zu override(s))", name,
 					  written.n);
