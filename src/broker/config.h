@@ -74,6 +74,7 @@ struct kaas_listener_cfg {
 	enum kaas_sec_protocol protocol;
 };
 
+#define KAAS_MAX_IP_OVERRIDES 64
 struct kaas_security_cfg {
 	char *listeners, *advertised, *protocol_map; /* the raw values, or NULL */
 	int listen_set;           /* --listen or --advertise was given */
@@ -85,7 +86,36 @@ struct kaas_security_cfg {
 	uint32_t handshake_timeout_ms;
 	unsigned sasl_mechanisms;  /* KAAS_SASL_* bits (0 until resolved: the default) */
 	uint32_t reauth_ms;        /* connections.max.reauth.ms (0: none) */
+	/* TLS (server/tls.c): the raw lists, NULL for the defaults. */
+	char *cipher_suites;       /* ssl.cipher.suites (IANA or OpenSSL names;
+	                              default: forward-secret AEAD suites only) */
+	int tls_min, tls_max;      /* ssl.enabled.protocols (default TLSv1.2,TLSv1.3):
+	                              12 or 13 */
+	/* Connection limits (server/limits.c; docs/BROKER.md, Security). */
+	uint32_t max_connections;  /* max.connections (default 2147483647) */
+	uint32_t max_connections_per_ip; /* max.connections.per.ip (same default) */
+	int n_ip_overrides;        /* max.connections.per.ip.overrides: "addr:n,..." */
+	struct kaas_ip_limit {
+		char addr[64];
+		uint32_t n;
+	} ip_overrides[KAAS_MAX_IP_OVERRIDES];
+	int64_t idle_ms;           /* connections.max.idle.ms (600000; < 0: never) */
+	uint32_t sasl_max_receive; /* sasl.server.max.receive.size (524288): a frame
+	                              larger than this before SASL authentication
+	                              closes the connection */
+	uint32_t sasl_timeout_ms;  /* sasl.authentication.timeout.ms (10000): a SASL
+	                              listener's connection not authenticated this long
+	                              after accept is closed */
+	uint32_t failed_auth_delay_ms; /* connection.failed.authentication.delay.ms (100) */
+	unsigned limits_set;       /* which of the above were given (KAAS_LIM_*) */
 };
+#define KAAS_LIM_MAX_CONN 1u
+#define KAAS_LIM_MAX_PER_IP 2u
+#define KAAS_LIM_IDLE 4u
+#define KAAS_LIM_SASL_RECV 8u
+#define KAAS_LIM_SASL_TIMEOUT 16u
+#define KAAS_LIM_AUTH_DELAY 32u
+#define KAAS_LIM_PROTOCOLS 64u
 
 /* Is `key` one of the listener/TLS keys?  Apply it: 0, -EINVAL (message
  * printed) or -ENOMEM. */

@@ -41,7 +41,12 @@ static const char *const keys[] = {
 	"listeners", "advertised.listeners", "listener.security.protocol.map",
 	"ssl.keystore.type", "ssl.keystore.location", "ssl.truststore.type",
 	"ssl.truststore.location", "ssl.client.auth", "ssl.handshake.timeout.ms",
-	"sasl.enabled.mechanisms", "connections.max.reauth.ms", NULL,
+	"sasl.enabled.mechanisms", "connections.max.reauth.ms",
+	/* issue 35: limits before and after login, TLS suites and protocols */
+	"max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
+	"connections.max.idle.ms", "sasl.server.max.receive.size",
+	"sasl.authentication.timeout.ms", "connection.failed.authentication.delay.ms",
+	"ssl.cipher.suites", "ssl.enabled.protocols", NULL,
 };
 
 int kaas_config_security_key(const char *key)
@@ -90,9 +95,154 @@ static int sasl_mechanisms(struct kaas_security_cfg *sc, const char *v)
 	return 0;
 }
 
+static char *next_item(char **s);
+
+/* A whole number in [min, max]: 0 and *out, or -EINVAL (printed). */
+static int limit_num(const char *key, const char *v, long long min, long long max, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(v, &end, 10);
+	if (errno || *end || end == v || x < min || x > max) {
+		fprintf(stderr, "kaasd: bad value '%s' for %s (%lld..%lld)\n", v, key, min, max);
+		return -EINVAL;
+	}
+	*out = x;
+	return 0;
+}
+
+/* max.connections.per.ip.overrides: "addr:n,addr:n" (the last ':' ends
+ * the address, so an IPv6 address may stand in it; [v6] too). */
+static int ip_overrides(struct kaas_security_cfg *sc, const char *key, const char *v)
+{
+	char *copy = strdup(v);
+	if (!copy)
+		return -ENOMEM;
+	char *rest = copy, *item;
+	int n = 0, rc = 0;
+	while (rc == 0 && (item = next_item(&rest))) {
+		char *colon = strrchr(item, ':');
+		long long x;
+		if (!colon || colon == item || n == KAAS_MAX_IP_OVERRIDES) {
+			fprintf(stderr, "kaasd: %s: '%s' is not address:count (at most %d)\n", key,
+				item, KAAS_MAX_IP_OVERRIDES);
+			rc = -EINVAL;
+			break;
+		}
+		*colon = '\0';
+		if ((rc = limit_num(key, colon + 1, 0, INT32_MAX, &x)) < 0)
+			break;
+		size_t al = strlen(item);
+		if (al >= 2 && item[0] == '[' && item[al - 1] == ']') {
+			item[al - 1] = '\0';
+			item++;
+		}
+		if (strlen(item) >= sizeof(sc->ip_overrides[0].addr)) {
+			fprintf(stderr, "kaasd: %s: address '%s' too long\n", key, item);
+			rc = -EINVAL;
+			break;
+		}
+		snprintf(sc->ip_overrides[n].addr, sizeof(sc->ip_overrides[n].addr), "%s", item);
+		sc->ip_overrides[n++].n = (uint32_t)x;
+	}
+	if (rc == 0)
+		sc->n_ip_overrides = n;
+	free(copy);
+	return rc;
+}
+
+/* ssl.enabled.protocols: TLSv1.2 and/or TLSv1.3 (older ones are not
+ * served). */
+static int tls_protocols(struct kaas_security_cfg *sc, const char *key, const char *v)
+{
+	int min = 99, max = 0;
+	const char *p = v;
+	while (*p) {
+		while (*p == ',' || isspace((unsigned char)*p))
+			p++;
+		size_t n = strcspn(p, ", \t");
+		if (!n)
+			break;
+		int ver = n == 7 && strncmp(p, "TLSv1.2", 7) == 0   ? 12
+			  : n == 7 && strncmp(p, "TLSv1.3", 7) == 0 ? 13
+								    : 0;
+		if (!ver) {
+			fprintf(stderr, "kaasd: %s: '%.*s' is not served (TLSv1.2, TLSv1.3)\n", key,
+				(int)n, p);
+			return -EINVAL;
+		}
+		min = ver < min ? ver : min;
+		max = ver > max ? ver : max;
+		p += n;
+	}
+	if (!max) {
+		fprintf(stderr, "kaasd: %s is empty\n", key);
+		return -EINVAL;
+	}
+	sc->tls_min = min;
+	sc->tls_max = max;
+	sc->limits_set |= KAAS_LIM_PROTOCOLS;
+	return 0;
+}
+
+/* The issue-35 keys: 1 taken (0 or < 0 in *rc), 0 not one of them. */
+static int apply_limit(struct kaas_security_cfg *sc, const char *key, const char *v, int *rc)
+{
+	long long x = 0;
+	if (strcmp(key, "ssl.cipher.suites") == 0) {
+		*rc = kaas_config_set_str(&sc->cipher_suites, v);
+		return 1;
+	}
+	if (strcmp(key, "ssl.enabled.protocols") == 0) {
+		*rc = tls_protocols(sc, key, v);
+		return 1;
+	}
+	if (strcmp(key, "max.connections.per.ip.overrides") == 0) {
+		*rc = ip_overrides(sc, key, v);
+		return 1;
+	}
+	if (strcmp(key, "max.connections") == 0) {
+		if ((*rc = limit_num(key, v, 0, INT32_MAX, &x)) == 0) {
+			sc->max_connections = (uint32_t)x;
+			sc->limits_set |= KAAS_LIM_MAX_CONN;
+		}
+	} else if (strcmp(key, "max.connections.per.ip") == 0) {
+		if ((*rc = limit_num(key, v, 0, INT32_MAX, &x)) == 0) {
+			sc->max_connections_per_ip = (uint32_t)x;
+			sc->limits_set |= KAAS_LIM_MAX_PER_IP;
+		}
+	} else if (strcmp(key, "connections.max.idle.ms") == 0) {
+		if ((*rc = limit_num(key, v, -1, INT64_MAX / 2, &x)) == 0) {
+			sc->idle_ms = x;
+			sc->limits_set |= KAAS_LIM_IDLE;
+		}
+	} else if (strcmp(key, "sasl.server.max.receive.size") == 0) {
+		if ((*rc = limit_num(key, v, 64, INT32_MAX, &x)) == 0) {
+			sc->sasl_max_receive = (uint32_t)x;
+			sc->limits_set |= KAAS_LIM_SASL_RECV;
+		}
+	} else if (strcmp(key, "sasl.authentication.timeout.ms") == 0) {
+		if ((*rc = limit_num(key, v, 100, 3600000, &x)) == 0) {
+			sc->sasl_timeout_ms = (uint32_t)x;
+			sc->limits_set |= KAAS_LIM_SASL_TIMEOUT;
+		}
+	} else if (strcmp(key, "connection.failed.authentication.delay.ms") == 0) {
+		if ((*rc = limit_num(key, v, 0, 600000, &x)) == 0) {
+			sc->failed_auth_delay_ms = (uint32_t)x;
+			sc->limits_set |= KAAS_LIM_AUTH_DELAY;
+		}
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
 int kaas_config_security_apply(struct kaas_config *c, const char *key, const char *v)
 {
 	struct kaas_security_cfg *sc = &c->sec;
+	int lrc;
+	if (apply_limit(sc, key, v, &lrc))
+		return lrc;
 	if (strcmp(key, "listeners") == 0)
 		return kaas_config_set_str(&sc->listeners, v);
 	if (strcmp(key, "advertised.listeners") == 0)
@@ -331,6 +481,23 @@ int kaas_config_security_resolve(struct kaas_config *c)
 		sc->handshake_timeout_ms = DEFAULT_HANDSHAKE_TIMEOUT_MS;
 	if (!sc->sasl_mechanisms)
 		sc->sasl_mechanisms = KAAS_SASL_SCRAM_SHA_256 | KAAS_SASL_SCRAM_SHA_512;
+	/* Kafka's defaults for the limits it has (kaas's own: the SASL deadline). */
+	if (!(sc->limits_set & KAAS_LIM_MAX_CONN))
+		sc->max_connections = INT32_MAX;
+	if (!(sc->limits_set & KAAS_LIM_MAX_PER_IP))
+		sc->max_connections_per_ip = INT32_MAX;
+	if (!(sc->limits_set & KAAS_LIM_IDLE))
+		sc->idle_ms = 600000;
+	if (!(sc->limits_set & KAAS_LIM_SASL_RECV))
+		sc->sasl_max_receive = 524288;
+	if (!(sc->limits_set & KAAS_LIM_SASL_TIMEOUT))
+		sc->sasl_timeout_ms = 10000;
+	if (!(sc->limits_set & KAAS_LIM_AUTH_DELAY))
+		sc->failed_auth_delay_ms = 100;
+	if (!(sc->limits_set & KAAS_LIM_PROTOCOLS)) {
+		sc->tls_min = 12;
+		sc->tls_max = 13;
+	}
 	sc->n = 0;
 	if (!sc->listeners) {
 		if (sc->advertised) {
@@ -406,6 +573,8 @@ void kaas_config_security_free(struct kaas_config *c)
 	free(sc->protocol_map);
 	free(sc->keystore_location);
 	free(sc->truststore_location);
+	free(sc->cipher_suites);
+	sc->cipher_suites = NULL;
 	sc->listeners = sc->advertised = sc->protocol_map = NULL;
 	sc->keystore_location = sc->truststore_location = NULL;
 }

@@ -30,10 +30,10 @@ int kaas_api_describe_cluster(struct kaas_req *req)
 		return KAAS_REQ_CLOSE;
 	int16_t err = KAAS_KERR_NONE;
 	const char *why = NULL;
-	if (!kaas_req_allowed_cluster(req, KAAS_OP_DESCRIBE)) { /* ACLs */
-		err = KAAS_KERR_CLUSTER_AUTHORIZATION_FAILED;
-		why = "not authorized to DESCRIBE the cluster";
-	} else if (endpoint == ENDPOINT_CONTROLLERS) {
+	/* No ACL: Kafka answers DescribeCluster to any principal (DESCRIBE on
+	 * the cluster only decides the authorized operations, not computed
+	 * here); AdminClient.describeCluster() must work for every user. */
+	if (endpoint == ENDPOINT_CONTROLLERS) {
 		err = KAAS_KERR_MISMATCHED_ENDPOINT_TYPE;
 		why = "kaas brokers answer for endpoint type 1 (brokers); there are no controller "
 		      "endpoints";

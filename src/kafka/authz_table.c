@@ -57,7 +57,7 @@ const struct kaas_authz_api kaas_authz_table[] = {
 	{ KAAS_API_DELETE_RECORDS, H, "DELETE topic (TOPIC_AUTHORIZATION_FAILED per partition)" },
 	{ KAAS_API_OFFSET_FOR_LEADER_EPOCH, H, "DESCRIBE topic" },
 	{ KAAS_API_DESCRIBE_LOG_DIRS, H, "DESCRIBE cluster" },
-	{ KAAS_API_DESCRIBE_CLUSTER, H, "DESCRIBE cluster" },
+	{ KAAS_API_DESCRIBE_CLUSTER, KAAS_AUTHZ_NONE, "nothing (as Kafka)" },
 	{ KAAS_API_DESCRIBE_PRODUCERS, H, "READ topic" },
 	{ KAAS_API_DESCRIBE_TOPIC_PARTITIONS, H, "DESCRIBE topic (hidden when listing all)" },
 	/* SCRAM credentials (issue 17). */

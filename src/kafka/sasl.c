@@ -1,6 +1,7 @@
 /* sasl.c — SASL exchanges: PLAIN and SCRAM.  See sasl.h. */
 #include "kafka/sasl.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -92,14 +93,24 @@ unsigned kaas_sasl_mech_bit(const char *name)
 	return 0;
 }
 
-int kaas_sasl_wants_token(struct kaas_sasl *s)
+unsigned kaas_sasl_settled(struct kaas_sasl *s)
 {
 	if (!s)
 		return 0;
-	kaas_lock(&s->mu, KAAS_RANK_SASL);
-	int wants = s->state == S_MECH || s->state == S_SCRAM_FINAL;
+	/* Never waits: the caller (the loop) asks only when no step of this
+	 * exchange is on the pool, so the lock is free.  Were it held, that
+	 * contract is broken: answer "nothing awaited" rather than block. */
+	int rc = kaas_trylock(&s->mu, KAAS_RANK_SASL);
+	assert(rc == 0);
+	if (rc != 0)
+		return 0;
+	unsigned f = 0;
+	if (s->state == S_MECH || s->state == S_SCRAM_FINAL)
+		f |= KAAS_SASL_WANTS_TOKEN;
+	if (s->state == S_FAILED)
+		f |= KAAS_SASL_FAILED;
 	kaas_unlock(&s->mu);
-	return wants;
+	return f;
 }
 
 int16_t kaas_sasl_handshake(struct kaas_conn_security *sec, unsigned enabled, const char *mech,
@@ -159,11 +170,40 @@ static int may_log(void)
 	return log;
 }
 
+void kaas_sasl_escape(const char *in, char *out, size_t outsz)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t j = 0;
+	if (!outsz)
+		return;
+	for (; *in && j + 1 < outsz; in++) {
+		unsigned char c = (unsigned char)*in;
+		if (c >= 0x20 && c != 0x7f && c != '\\') {
+			out[j++] = (char)c;
+			continue;
+		}
+		if (j + 5 > outsz)
+			break;
+		out[j++] = '\\';
+		if (c == '\\') {
+			out[j++] = '\\';
+			continue;
+		}
+		out[j++] = 'x';
+		out[j++] = hex[c >> 4];
+		out[j++] = hex[c & 15];
+	}
+	out[j] = '\0';
+}
+
 static void log_failure(const char *peer, const char *mech, const char *user, const char *why)
 {
-	if (may_log())
-		kaas_warn("sasl: authentication failed from %s (mechanism %s, user '%s'): %s", peer,
-			  mech ? mech : "?", user && *user ? user : "?", why);
+	if (!may_log())
+		return;
+	char u[4 * KAAS_CRED_USER_MAX + 1];
+	kaas_sasl_escape(user && *user ? user : "?", u, sizeof(u));
+	kaas_warn("sasl: authentication failed from %s (mechanism %s, user '%s'): %s", peer,
+		  mech ? mech : "?", u, why);
 }
 
 void kaas_sasl_log_refused(const char *peer, int16_t api_key, int expired)
@@ -212,14 +252,43 @@ static void succeed(struct kaas_conn_security *sec, struct kaas_sasl *s,
 	s->done_mech = s->mech;
 	s->state = S_START;
 	scram_forget(s);
-	kaas_debug("sasl: %s authenticated as %s (%s)", peer, sec->principal,
-		   kaas_sasl_mech_name(s->mech));
+	if (kaas_logger_enabled(KAAS_LOGGER_DEBUG)) {
+		char p[4 * KAAS_PRINCIPAL_MAX];
+		kaas_sasl_escape(sec->principal, p, sizeof(p));
+		kaas_debug("sasl: %s authenticated as %s (%s)", peer, p, kaas_sasl_mech_name(s->mech));
+	}
 }
 
 /* --------------------------------------------------------------- PLAIN */
 
+/* The credential an unknown user's PLAIN password is hashed against: made
+ * once from random bytes at the default iterations (it matches nothing). */
+static struct kaas_scram_cred dummy;
+static int dummy_rc;
+static pthread_once_t dummy_once = PTHREAD_ONCE_INIT;
+
+static void dummy_init(void)
+{
+	uint8_t pw[32];
+	dummy_rc = kaas_scram_random(pw, sizeof(pw));
+	if (dummy_rc == 0)
+		dummy_rc = kaas_scram_from_password(KAAS_SCRAM_SHA_512, (const char *)pw, sizeof(pw),
+						    KAAS_SCRAM_DEFAULT_ITERATIONS, &dummy);
+	OPENSSL_cleanse(pw, sizeof(pw));
+}
+
+static int dummy_cred(struct kaas_scram_cred *out)
+{
+	pthread_once(&dummy_once, dummy_init);
+	if (dummy_rc < 0)
+		return dummy_rc;
+	*out = dummy;
+	return 0;
+}
+
 /* "authzid NUL authcid NUL password"; the password is checked against the
- * user's SCRAM credential (PBKDF2 at its iterations). */
+ * user's SCRAM credential (PBKDF2 at its iterations): SCRAM-SHA-512's when
+ * the user has one, else SCRAM-SHA-256's. */
 static void plain(struct kaas_conn_security *sec, struct kaas_sasl *s, struct kaas_broker *b,
 		  const char *peer, const uint8_t *tok, size_t n, struct kaas_sasl_step *st)
 {
@@ -243,23 +312,29 @@ static void plain(struct kaas_conn_security *sec, struct kaas_sasl *s, struct ka
 	}
 	const char *pw = (const char *)z2 + 1;
 	size_t pwlen = n - (size_t)(z2 + 1 - tok);
+	/* One credential (SCRAM-SHA-512's, else SCRAM-SHA-256's), and for an
+	 * unknown user the dummy one: a known user costs one PBKDF2 as an
+	 * unknown one does, so the answer's timing names no user. */
 	static const enum kaas_scram_mech order[] = { KAAS_SCRAM_SHA_512, KAAS_SCRAM_SHA_256 };
-	int ok = 0, any = 0;
-	for (size_t i = 0; !ok && i < 2; i++) {
-		struct kaas_scram_cred cred;
+	struct kaas_scram_cred cred;
+	int known = 0;
+	for (size_t i = 0; !known && i < 2; i++) {
 		int rc = b && b->creds ? kaas_creds_lookup(b->creds, s->user, order[i], &cred) : 0;
 		if (rc < 0) {
+			OPENSSL_cleanse(&cred, sizeof(cred));
 			fail(s, st, peer, "credentials unreadable on the volume");
 			return;
 		}
-		if (rc == 1) {
-			any = 1;
-			ok = kaas_scram_check_password(&cred, pw, pwlen) == 1;
-		}
-		OPENSSL_cleanse(&cred, sizeof(cred));
+		known = rc == 1;
 	}
+	if (!known && dummy_cred(&cred) < 0) {
+		fail(s, st, peer, "no random bytes");
+		return;
+	}
+	int ok = kaas_scram_check_password(&cred, pw, pwlen) == 1 && known;
+	OPENSSL_cleanse(&cred, sizeof(cred));
 	if (!ok) {
-		fail(s, st, peer, any ? "wrong password" : "unknown user");
+		fail(s, st, peer, known ? "wrong password" : "unknown user");
 		return;
 	}
 	succeed(sec, s, b, peer, st);

@@ -46,13 +46,25 @@ void kaas_sasl_free(struct kaas_sasl *s);
 int16_t kaas_sasl_handshake(struct kaas_conn_security *sec, unsigned enabled, const char *mech,
 			    int16_t version);
 
-/* Does the exchange wait for a client token (a handshake done, the
- * exchange not finished)?  NULL: no. */
-int kaas_sasl_wants_token(struct kaas_sasl *s);
+/* The state of an exchange between steps, for the loop: KAAS_SASL_WANTS_TOKEN
+ * (a handshake done, the exchange not finished: the next frame after a v0
+ * handshake is a bare token), KAAS_SASL_FAILED (the exchange failed; the
+ * connection closes).  Contract: no step of `s` is running (the server
+ * reads no frame of a connection while one of its SASL requests is on the
+ * pool), so this never waits on the lock a step holds through PBKDF2 or a
+ * credential read; it asserts that.  NULL: 0. */
+#define KAAS_SASL_WANTS_TOKEN 1u
+#define KAAS_SASL_FAILED 2u
+unsigned kaas_sasl_settled(struct kaas_sasl *s);
 
 /* Log (rate-limited with the failures) a request the gate refused on a
  * SASL listener: before authentication, or after the session's end. */
 void kaas_sasl_log_refused(const char *peer, int16_t api_key, int expired);
+
+/* A name a peer chose (a SASL user, a principal) as it may be logged: a
+ * control byte or DEL as \xNN, a backslash doubled, the rest as is;
+ * truncated to fit `outsz` (4 x the input + 1 always fits). */
+void kaas_sasl_escape(const char *in, char *out, size_t outsz);
 
 /* What one SaslAuthenticate step answers. */
 struct kaas_sasl_step {

@@ -54,9 +54,10 @@ struct kaas_conn_security *kaas_conn_security_rw(struct kaas_conn *c)
 
 int kaas_conn_raw_next(struct kaas_conn *c)
 {
-	/* The client sends a token only after the answer to the last one,
-	 * so the exchange's state is settled when its frame arrives. */
-	return c->sasl_v0 && kaas_sasl_wants_token(c->sec.sasl);
+	/* Loop-owned: no frame is cut while a SASL step runs (c->sasl_req),
+	 * so this is the state the last step left, and nothing is locked. */
+	assert(!c->sasl_req);
+	return c->sasl_raw;
 }
 
 /* ------------------------------------------------------ connections */
@@ -68,6 +69,7 @@ void kaas_conn_unref(struct kaas_conn *c)
 	c->prev->next = c->next;
 	c->next->prev = c->prev;
 	c->s->nconns--;
+	kaas_limits_release(c);
 	kaas_tls_conn_free(c->tls);
 	kaas_sasl_free(c->sec.sasl);
 	free(c->rbuf);
@@ -98,7 +100,8 @@ void kaas_conn_close(struct kaas_conn *c, const char *why)
 {
 	if (c->closing)
 		return;
-	if (why)
+	/* Rate-limited: a peer decides how often this happens. */
+	if (why && kaas_ratelog_ok(&c->s->rl_close, "connection close warnings"))
 		kaas_warn("closing connection %s: %s", c->peer, why);
 	c->closing = 1;
 	/* Requests already finished but unsent are dropped; the others are
@@ -180,6 +183,7 @@ static void on_written(uv_write_t *w, int status)
 		kaas_conn_close(c, uv_strerror(status));
 	c->refs++; /* keep c while the request goes */
 	c->writes--;
+	c->last_active_ms = kaas_now_ms();
 	if (wc->req)
 		kaas_conn_req_free(wc->req);
 	else
@@ -237,7 +241,8 @@ int kaas_conn_send(struct kaas_conn *c, struct kaas_req *req, const uv_buf_t *bu
 /* Send every finished request at the head of the queue, in order. */
 void kaas_conn_flush(struct kaas_conn *c)
 {
-	while (!c->closing && !c->close_after && !c->zc_busy && c->head && c->head->done) {
+	while (!c->closing && !c->close_after && !c->zc_busy && !c->auth_delay && c->head &&
+	       c->head->done) {
 		struct kaas_req *req = c->head;
 		if (req->zc && req->status == KAAS_REQ_RESPOND && !req->w.err) {
 			if (c->writes > 0)
@@ -303,12 +308,66 @@ void kaas_conn_flush(struct kaas_conn *c)
 	conn_maybe_resume(c);
 }
 
+/* connection.failed.authentication.delay.ms: the answer to a failed
+ * authentication (and the close after it) is held that long, on a timer of
+ * the loop (no pool thread waits). */
+struct auth_delay {
+	uv_timer_t t;
+	struct kaas_conn *c;
+};
+
+static void auth_delay_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void on_auth_delay(uv_timer_t *t)
+{
+	struct auth_delay *d = t->data;
+	struct kaas_conn *c = d->c;
+	assert(c->auth_delay);
+	c->auth_delay = 0;
+	uv_close((uv_handle_t *)&d->t, auth_delay_closed);
+	if (!c->closing)
+		kaas_conn_flush(c);
+	kaas_conn_unref(c);
+}
+
+static void auth_delay_start(struct kaas_conn *c, uint32_t ms)
+{
+	struct auth_delay *d = calloc(1, sizeof(*d));
+	if (!d)
+		return; /* answered at once */
+	uv_timer_init(c->s->loop, &d->t);
+	d->t.data = d;
+	d->c = c;
+	c->refs++;
+	c->auth_delay = 1;
+	kaas_server_conn_count(c->s, KAAS_CONN_AUTH_DELAYED);
+	uv_timer_start(&d->t, on_auth_delay, ms, 0);
+}
+
+/* A SASL request of c has finished: what its exchange awaits next is read
+ * now, once, on the loop (the worker is done with the state), and a
+ * failure's answer is held. */
+static void sasl_step_done(struct kaas_conn *c)
+{
+	c->sasl_req = NULL;
+	unsigned f = kaas_sasl_settled(c->sec.sasl);
+	c->sasl_raw = c->sasl_v0 && (f & KAAS_SASL_WANTS_TOKEN);
+	uint32_t delay = c->s->b->cfg.sec.failed_auth_delay_ms;
+	if ((f & KAAS_SASL_FAILED) && delay && !c->closing && !c->auth_delay)
+		auth_delay_start(c, delay);
+}
+
 void kaas_req_finish(struct kaas_req *req, int status)
 {
 	req->done = 1;
 	req->status = status;
 	kaas_server_metrics_request(req, status);
 	struct kaas_conn *c = req->conn;
+	if (c->sasl_req == req)
+		sasl_step_done(c);
 	if (kaas_logger_enabled(KAAS_LOGGER_DEBUG))
 		kaas_debug("api %d v%d corr %d from %s finished (%d) in %llu ms", req->hdr.api_key,
 			   req->hdr.api_version, req->hdr.correlation_id, c->peer, status,
@@ -330,9 +389,23 @@ void kaas_req_finish(struct kaas_req *req, int status)
 
 static void conn_frames(struct kaas_conn *c);
 
+/* The largest frame c may send now: sasl.server.max.receive.size on a SASL
+ * listener until the connection has authenticated (CVE-2022-34917: a
+ * stranger's frame is not buffered whole), else max_request_bytes.  No
+ * SASL step is on the pool when frames are cut, so `authenticated` is
+ * settled. */
+static size_t frame_max(const struct kaas_conn *c)
+{
+	const struct kaas_config *cfg = &c->s->b->cfg;
+	if (c->sec.sasl && !__atomic_load_n(&c->sec.authenticated, __ATOMIC_ACQUIRE) &&
+	    cfg->sec.sasl_max_receive < cfg->max_request_bytes)
+		return cfg->sec.sasl_max_receive;
+	return cfg->max_request_bytes;
+}
+
 static void conn_maybe_resume(struct kaas_conn *c)
 {
-	if (c->closing || c->close_after || c->reading || c->s->b->draining)
+	if (c->closing || c->close_after || c->reading || c->sasl_req || c->s->b->draining)
 		return;
 	if (c->queued < MAX_QUEUED_REQS / 2 &&
 	    uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) < MAX_QUEUED_WRITE / 2) {
@@ -390,6 +463,12 @@ static bool conn_dispatch_frame(struct kaas_conn *c, uint8_t *frame, size_t size
 	kaas_server_dispatch(c, req);
 	if (c->closing)
 		return false;
+	if (c->sasl_req) {
+		/* Its exchange's state is the worker's until it finishes:
+		 * nothing more is read (kaas_req_finish resumes). */
+		kaas_conn_read_stop(c);
+		return false;
+	}
 	if (c->queued >= MAX_QUEUED_REQS ||
 	    uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) >= MAX_QUEUED_WRITE) {
 		kaas_conn_read_stop(c);
@@ -413,10 +492,15 @@ static void conn_frames(struct kaas_conn *c)
 		const uint8_t *p = c->rbuf + pos;
 		int32_t size = (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
 					 ((uint32_t)p[2] << 8) | p[3]);
-		if (size < (kaas_conn_raw_next(c) ? 0 : 10) || (size_t)size > b->cfg.max_request_bytes) {
-			char why[96];
-			snprintf(why, sizeof(why), "frame size %d outside [10, %zu]", size,
-				 b->cfg.max_request_bytes);
+		size_t max = frame_max(c);
+		if (size < (kaas_conn_raw_next(c) ? 0 : 10) || (size_t)size > max) {
+			char why[160];
+			int prelogin = max < b->cfg.max_request_bytes;
+			snprintf(why, sizeof(why), "frame size %d outside [10, %zu]%s", size, max,
+				 prelogin ? " before SASL authentication (sasl.server.max.receive.size)"
+					  : "");
+			if (prelogin && size > 0 && (size_t)size > max)
+				kaas_server_conn_count(sv, KAAS_CONN_CLOSED_SASL_RECV);
 			kaas_conn_close(c, why);
 			c->in_frames = 0;
 			return;
@@ -545,6 +629,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	}
 	if (nread == 0)
 		return;
+	c->last_active_ms = kaas_now_ms();
 	if (buf->base == NULL) {
 		kaas_conn_close(c, "out of memory");
 		return;
@@ -583,7 +668,7 @@ void kaas_conn_accept(uv_stream_t *listener, int status)
 	c->s = s;
 	c->refs = 1;
 	c->lst = lst;
-	c->accepted_ms = kaas_now_ms();
+	c->accepted_ms = c->last_active_ms = kaas_now_ms();
 	c->sec.listener = lst->cfg->name;
 	c->sec.protocol = lst->cfg->protocol;
 	c->sec.authenticated = !lst->tls && !kaas_conn_sasl_listener(&c->sec);
@@ -615,6 +700,11 @@ void kaas_conn_accept(uv_stream_t *listener, int status)
 			port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 		}
 		snprintf(c->peer, sizeof(c->peer), "%s:%d", ip, port);
+		snprintf(c->ip, sizeof(c->ip), "%s", ip);
+	}
+	if (!kaas_limits_admit(c)) {
+		kaas_conn_close(c, NULL);
+		return;
 	}
 	if (kaas_conn_sasl_listener(&c->sec) && !(c->sec.sasl = kaas_sasl_new())) {
 		kaas_conn_close(c, "out of memory for a SASL exchange");

@@ -162,6 +162,7 @@ void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
 		 * v0 framing of Kafka's SASL; kafka-python uses it). */
 		req->raw = 1;
 		req->hdr.api_key = KAAS_API_SASL_AUTHENTICATE;
+		c->sasl_req = req;
 		if (kaas_pool_queue(req->broker, pool_work, pool_done, req) < 0)
 			kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
@@ -173,13 +174,15 @@ void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
 	}
 	const struct api_entry *e = find_handler(req->hdr.api_key);
 	if (!e) {
-		kaas_warn("connection %s: unknown API key %d", c->peer, req->hdr.api_key);
+		if (kaas_ratelog_ok(&c->s->rl_request, "refused request warnings"))
+			kaas_warn("connection %s: unknown API key %d", c->peer, req->hdr.api_key);
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
 	if (!kaas_api_answered(req->hdr.api_key, req->hdr.api_version)) {
-		kaas_warn("connection %s: unsupported version %d of API %d", c->peer,
-			  req->hdr.api_version, req->hdr.api_key);
+		if (kaas_ratelog_ok(&c->s->rl_request, "refused request warnings"))
+			kaas_warn("connection %s: unsupported version %d of API %d", c->peer,
+				  req->hdr.api_version, req->hdr.api_key);
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
 	}
@@ -190,8 +193,12 @@ void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
 					      __atomic_load_n(&c->sec.authenticated, __ATOMIC_ACQUIRE));
 			kaas_conn_close(c, NULL);
 		} else {
-			kaas_warn("connection %s: %s may not send API %d", c->peer,
-				  c->sec.principal, req->hdr.api_key);
+			if (kaas_ratelog_ok(&c->s->rl_request, "refused request warnings")) {
+				char p[4 * KAAS_PRINCIPAL_MAX];
+				kaas_sasl_escape(c->sec.principal, p, sizeof(p));
+				kaas_warn("connection %s: %s may not send API %d", c->peer, p,
+					  req->hdr.api_key);
+			}
 		}
 		kaas_req_finish(req, KAAS_REQ_CLOSE);
 		return;
@@ -202,6 +209,9 @@ void kaas_server_dispatch(struct kaas_conn *c, struct kaas_req *req)
 	}
 	if (req->hdr.api_key == KAAS_API_SASL_HANDSHAKE)
 		c->sasl_v0 = req->hdr.api_version == 0;
+	if (req->hdr.api_key == KAAS_API_SASL_HANDSHAKE ||
+	    req->hdr.api_key == KAAS_API_SASL_AUTHENTICATE)
+		c->sasl_req = req; /* no frame is read until it finishes (conn.c) */
 	if (e->loop) {
 		e->loop(req);
 		return;

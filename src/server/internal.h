@@ -25,6 +25,39 @@
 #include "kafka/security.h"
 #include "server/tls.h"
 
+/* Connections refused or closed by a limit (limits.c), counted per server
+ * and in /metrics. */
+enum kaas_conn_event {
+	KAAS_CONN_REFUSED_MAX,        /* max.connections */
+	KAAS_CONN_REFUSED_PER_IP,     /* max.connections.per.ip (+ overrides) */
+	KAAS_CONN_REFUSED_FD_RESERVE, /* the descriptors kept for the volume */
+	KAAS_CONN_CLOSED_IDLE,        /* connections.max.idle.ms */
+	KAAS_CONN_CLOSED_SASL_TIMEOUT,/* sasl.authentication.timeout.ms */
+	KAAS_CONN_CLOSED_SSL_TIMEOUT, /* ssl.handshake.timeout.ms */
+	KAAS_CONN_CLOSED_SASL_RECV,   /* sasl.server.max.receive.size */
+	KAAS_CONN_AUTH_DELAYED,       /* a failed authentication's answer held */
+	KAAS_CONN_EVENTS
+};
+
+/* A log line's window (loop only): at most KAAS_RATELOG_LINES lines per
+ * KAAS_RATELOG_WINDOW_MS, then one line counting what was left out. */
+#define KAAS_RATELOG_LINES 10
+#define KAAS_RATELOG_WINDOW_MS 10000
+struct kaas_ratelog {
+	uint64_t window_start;
+	uint64_t logged, dropped;
+};
+/* May one more line of this kind be logged now?  (what: how the count of
+ * the lines left out is named when a window ends.) */
+int kaas_ratelog_ok(struct kaas_ratelog *r, const char *what);
+/* End the window if it is over, logging its count of lines left out. */
+void kaas_ratelog_flush(struct kaas_ratelog *r, const char *what, uint64_t now);
+
+/* Descriptors kept for the broker's own work besides the segment handle
+ * cache (max-open-files): rounds, credential and ACL reads, listeners,
+ * the HTTP endpoint, libraries. */
+#define KAAS_FD_SLACK 256
+
 /* One listening socket (config.h: struct kaas_listener_cfg). */
 struct kaas_listener {
 	uv_tcp_t tcp;
@@ -54,6 +87,19 @@ struct kaas_conn {
 	int sasl_v0;              /* the last SaslHandshake was v0: while its
 	                             exchange wants a token, frames are raw SASL
 	                             tokens (Kafka's v0 framing; kaas_conn_raw_next) */
+	int sasl_raw;             /* the next frame is a raw token: the loop's own
+	                             copy, set when a SASL step has finished
+	                             (kaas_sasl_settled), never read under the
+	                             exchange's lock while a step runs */
+	struct kaas_req *sasl_req; /* the SaslHandshake / SaslAuthenticate (or raw
+	                             token) on the pool, or NULL: while set no
+	                             further frame of this connection is cut or
+	                             read (the exchange's state is the worker's) */
+	int auth_delay;           /* a failed authentication's answer is held for
+	                             connection.failed.authentication.delay.ms */
+	uint64_t last_active_ms;  /* last read or completed write (idle timeout) */
+	char ip[48];              /* the peer's address, no port */
+	int ip_counted;           /* counted in the server's per-address table */
 	int close_after;          /* a RESPOND_CLOSE answer is being written:
 	                             closed when the writes are done */
 	int reading;
@@ -73,7 +119,17 @@ struct kaas_server {
 	struct kaas_tls_ctx *tls; /* the SSL listeners' context (reloaded on SIGHUP) */
 	uint8_t *tls_inbuf;       /* ciphertext read buffer, shared (loop only) */
 	uv_signal_t sighup;
-	uv_timer_t handshake_timer; /* closes TLS handshakes that take too long */
+	uv_timer_t sweep_timer;   /* closes idle connections, unfinished TLS
+	                             handshakes and SASL exchanges (limits.c) */
+	uint64_t fd_ceiling;      /* an accepted descriptor at or above it is
+	                             refused (the reserve for volume work) */
+	uint64_t ip_salt;
+	struct ip_count **ip_tab; /* connections per peer address, when a
+	                             per-address limit is set (else NULL) */
+	uint64_t conn_events[KAAS_CONN_EVENTS];
+	struct kaas_ratelog rl[KAAS_CONN_EVENTS];
+	struct kaas_ratelog rl_close;   /* "closing connection X: why" */
+	struct kaas_ratelog rl_request; /* unknown API, unsupported version */
 	int reloading;            /* a SIGHUP reload is on the pool */
 	uv_async_t async;         /* completions and data arrivals */
 	uv_signal_t sigterm, sigint;
@@ -101,6 +157,22 @@ void kaas_server_metrics_request(struct kaas_req *req, int status);
 void kaas_server_metrics_start(struct kaas_server *s);
 void kaas_server_metrics_stop(struct kaas_server *s);
 void kaas_server_metrics_volume(struct kaas_broker *b);
+
+/* limits.c (loop thread) */
+/* Read the descriptor limit (raising the soft one to the hard one) and
+ * size the reserve; the per-address table when a per-address limit is set. */
+void kaas_limits_init(struct kaas_server *s);
+void kaas_limits_free(struct kaas_server *s);
+/* May c (accepted, in s->conns, c->ip and c->peer set) stay?  1, or 0
+ * (refused: counted and logged; the caller closes it).  Counts c against
+ * its address (kaas_limits_release undoes it when c is freed). */
+int kaas_limits_admit(struct kaas_conn *c);
+void kaas_limits_release(struct kaas_conn *c);
+/* Start / close the sweep timer. */
+void kaas_limits_arm(struct kaas_server *s);
+void kaas_limits_stop(struct kaas_server *s);
+/* Count one event (and its /metrics series). */
+void kaas_server_conn_count(struct kaas_server *s, enum kaas_conn_event e);
 
 /* conn.c */
 /* Accept a connection on a listener (the uv_listen callback; the

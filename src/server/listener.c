@@ -1,10 +1,11 @@
 /*
  * listener.c — kaasd's listening sockets (one per configured listener,
  * config.h "Listeners and TLS"), the TLS context of the SSL listeners and
- * its reload on SIGHUP, and the bound on TLS handshakes: a connection
- * whose handshake has not finished ssl.handshake.timeout.ms after accept
- * is closed (a flood of half-open handshakes costs bounded time and
- * memory: an SSL object and no read buffer until the handshake is done).
+ * its reload on SIGHUP.  The bound on TLS handshakes (a connection whose
+ * handshake has not finished ssl.handshake.timeout.ms after accept is
+ * closed: a flood of half-open handshakes costs bounded time and memory,
+ * an SSL object and no read buffer until the handshake is done) is the
+ * sweep of limits.c, armed here.
  */
 #include "server/internal.h"
 
@@ -167,42 +168,16 @@ static void on_sighup(uv_signal_t *sig, int signum)
 	}
 }
 
-/* --------------------------------------------- the handshake timeout */
-
-static void on_handshake_tick(uv_timer_t *t)
-{
-	struct kaas_server *s = t->data;
-	uint64_t now = kaas_now_ms();
-	uint64_t limit = s->b->cfg.sec.handshake_timeout_ms;
-	int closed = 0;
-	for (struct kaas_conn *c = s->conns.next; c != &s->conns;) {
-		struct kaas_conn *n = c->next;
-		if (c->tls && !c->tls_ready && !c->closing && now - c->accepted_ms >= limit) {
-			kaas_conn_close(c, NULL);
-			closed++;
-		}
-		c = n;
-	}
-	if (closed)
-		kaas_warn("closed %d connection(s) whose TLS handshake did not finish in %llu ms",
-			  closed, (unsigned long long)limit);
-}
-
 void kaas_listeners_arm(struct kaas_server *s)
 {
 	uv_signal_init(s->loop, &s->sighup);
 	s->sighup.data = s;
 	uv_signal_start(&s->sighup, on_sighup, SIGHUP);
-	uv_timer_init(s->loop, &s->handshake_timer);
-	s->handshake_timer.data = s;
-	if (s->tls) {
-		uint64_t every = s->b->cfg.sec.handshake_timeout_ms / 4;
-		uv_timer_start(&s->handshake_timer, on_handshake_tick, every, every);
-	}
+	kaas_limits_arm(s); /* the TLS handshake timeout among the others */
 }
 
 void kaas_listeners_stop(struct kaas_server *s)
 {
 	uv_close((uv_handle_t *)&s->sighup, NULL);
-	uv_close((uv_handle_t *)&s->handshake_timer, NULL);
+	kaas_limits_stop(s);
 }

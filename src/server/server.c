@@ -226,11 +226,13 @@ static int serve(struct kaas_broker *b)
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		return rc;
 	}
+	kaas_limits_init(s);
 	rc = kaas_listeners_start(s);
 	if (rc < 0) {
 		uv_close((uv_handle_t *)&s->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		free_tls(s);
+		kaas_limits_free(s);
 		stop_services(b);
 		return rc;
 	}
@@ -242,6 +244,7 @@ static int serve(struct kaas_broker *b)
 		uv_close((uv_handle_t *)&s->async, NULL);
 		uv_run(b->loop, UV_RUN_DEFAULT);
 		free_tls(s);
+		kaas_limits_free(s);
 		stop_services(b);
 		return rc;
 	}
@@ -263,6 +266,7 @@ static int serve(struct kaas_broker *b)
 		  b->cfg.broker_id);
 	uv_run(b->loop, UV_RUN_DEFAULT);
 	free_tls(s);
+	kaas_limits_free(s);
 	stop_services(b);
 	return 0;
 }

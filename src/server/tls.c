@@ -190,6 +190,90 @@ static int load_truststore(SSL_CTX *ctx, const char *path, char *why, size_t why
 	return rc < 0 ? rc : 0;
 }
 
+/* The default TLS 1.2 suites: ECDHE key exchange (forward secrecy) and an
+ * AEAD cipher only.  TLS 1.3's suites all are both (OpenSSL's default). */
+#define DEFAULT_TLS12_SUITES "ECDHE+AESGCM:ECDHE+CHACHA20"
+
+/* Is `name` one of TLS 1.3's suites (they have no key exchange in their
+ * name)? */
+static int tls13_suite(const char *name)
+{
+	static const char *const v13[] = { "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
+					   "TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_CCM_SHA256",
+					   "TLS_AES_128_CCM_8_SHA256" };
+	for (size_t i = 0; i < sizeof(v13) / sizeof(v13[0]); i++)
+		if (strcmp(name, v13[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* ssl.cipher.suites: Kafka's (JSSE, that is IANA) names such as
+ * TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, or OpenSSL's
+ * (ECDHE-RSA-AES128-GCM-SHA256), comma-separated; each must name a suite
+ * this OpenSSL has, and each enabled protocol must keep one.  Unset: the
+ * defaults above. */
+static int set_suites(SSL_CTX *ctx, const struct kaas_security_cfg *cfg, char *why,
+		      size_t whysz)
+{
+	if (!cfg->cipher_suites) {
+		if (SSL_CTX_set_cipher_list(ctx, DEFAULT_TLS12_SUITES) != 1) {
+			ossl_reason(why, whysz, "ssl.cipher.suites", "the default suites");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	size_t cap = strlen(cfg->cipher_suites) * 2 + 64;
+	char *l12 = calloc(1, cap), *l13 = calloc(1, cap), *copy = strdup(cfg->cipher_suites);
+	int rc = l12 && l13 && copy ? 0 : -ENOMEM;
+	if (rc < 0)
+		snprintf(why, whysz, "out of memory");
+	for (char *save = NULL, *item = copy ? strtok_r(copy, ", \t", &save) : NULL; rc == 0 && item;
+	     item = strtok_r(NULL, ", \t", &save)) {
+		const char *name = item;
+		char *list = l12;
+		if (tls13_suite(item)) {
+			list = l13;
+			if (SSL_CTX_set_ciphersuites(ctx, item) != 1)
+				name = NULL;
+		} else {
+			if (strncmp(item, "TLS_", 4) == 0 || strncmp(item, "SSL_", 4) == 0) {
+				name = OPENSSL_cipher_name(item); /* IANA -> OpenSSL */
+				if (!name || strcmp(name, "(NONE)") == 0)
+					name = NULL;
+			}
+			if (name && (strchr(name, ':') || SSL_CTX_set_cipher_list(ctx, name) != 1))
+				name = NULL;
+		}
+		if (!name) {
+			snprintf(why, whysz, "ssl.cipher.suites: '%s' is not a suite this OpenSSL serves",
+				 item);
+			rc = -EINVAL;
+			break;
+		}
+		if (*list)
+			strcat(list, ":");
+		strcat(list, name);
+	}
+	ERR_clear_error();
+	if (rc == 0 && cfg->tls_min <= 12 && !*l12) {
+		snprintf(why, whysz, "ssl.cipher.suites names no TLS 1.2 suite, and TLSv1.2 is enabled");
+		rc = -EINVAL;
+	}
+	if (rc == 0 && cfg->tls_max >= 13 && !*l13) {
+		snprintf(why, whysz, "ssl.cipher.suites names no TLS 1.3 suite, and TLSv1.3 is enabled");
+		rc = -EINVAL;
+	}
+	if (rc == 0 && ((*l12 && SSL_CTX_set_cipher_list(ctx, l12) != 1) ||
+			(*l13 && SSL_CTX_set_ciphersuites(ctx, l13) != 1))) {
+		ossl_reason(why, whysz, "ssl.cipher.suites", "rejected");
+		rc = -EINVAL;
+	}
+	free(l12);
+	free(l13);
+	free(copy);
+	return rc;
+}
+
 int kaas_tls_ctx_build(const struct kaas_security_cfg *cfg, struct kaas_tls_ctx **out,
 		       char *why, size_t whysz)
 {
@@ -201,15 +285,25 @@ int kaas_tls_ctx_build(const struct kaas_security_cfg *cfg, struct kaas_tls_ctx 
 		snprintf(why, whysz, "out of memory");
 		return -ENOMEM;
 	}
-	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
-					 SSL_OP_NO_COMPRESSION);
-	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	/* ssl.enabled.protocols (TLSv1.2, TLSv1.3; nothing older). */
+	SSL_CTX_set_min_proto_version(ctx, cfg->tls_min == 13 ? TLS1_3_VERSION : TLS1_2_VERSION);
+	SSL_CTX_set_max_proto_version(ctx, cfg->tls_max == 12 ? TLS1_2_VERSION : TLS1_3_VERSION);
 	/* No resumption: every connection presents (and checks) the current
-	 * certificates, and nothing per session is kept. */
+	 * certificates, and nothing per session is kept.  The session cache
+	 * is off, TLS 1.3 issues no ticket (num_tickets 0) and TLS 1.2 none
+	 * either (SSL_OP_NO_TICKET: without it a ticket was issued and
+	 * resumed, and with client authentication its resumption failed for
+	 * want of a session id context, which is set too). */
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+					 SSL_OP_NO_COMPRESSION | SSL_OP_NO_TICKET);
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_num_tickets(ctx, 0);
-	int rc = load_keystore(ctx, cfg->keystore_location, why, whysz);
+	static const unsigned char sid_ctx[] = "kaas";
+	SSL_CTX_set_session_id_context(ctx, sid_ctx, sizeof(sid_ctx) - 1);
+	int rc = set_suites(ctx, cfg, why, whysz);
+	if (rc == 0)
+		rc = load_keystore(ctx, cfg->keystore_location, why, whysz);
 	if (rc == 0 && cfg->client_auth != KAAS_SSL_AUTH_NONE)
 		rc = load_truststore(ctx, cfg->truststore_location, why, whysz);
 	if (rc < 0) {

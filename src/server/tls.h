@@ -25,7 +25,10 @@
 struct kaas_tls_ctx;   /* an SSL_CTX: certificate, key, trust, settings */
 struct kaas_tls_conn;  /* one connection's SSL object and BIOs */
 
-/* Build a server context from the settings: TLS 1.2 and up, the key and
+/* Build a server context from the settings: the protocols of
+ * ssl.enabled.protocols (TLS 1.2 and 1.3 at most), the suites of
+ * ssl.cipher.suites (default: forward-secret AEAD suites only), no session
+ * resumption (no cache, no ticket in either version), the key and
  * certificate chain of ssl.keystore.location, the CAs of
  * ssl.truststore.location and ssl.client.auth.  0 and *out, or -EINVAL /
  * -ENOMEM / -errno of reading a file, with the reason in why. */

@@ -32,6 +32,16 @@ refused "named twice" "listeners = PLAINTEXT://127.0.0.1:0,plaintext://127.0.0.1
 refused "is not in listeners" "listeners = PLAINTEXT://127.0.0.1:0" "advertised.listeners = SSL://x:1"
 refused "only PEM" "ssl.keystore.type = JKS"
 refused "expected none, requested or required" "ssl.client.auth = maybe"
+# Issue 35's limits: Kafka's keys, values in range.
+refused "bad value '-5' for max.connections " "max.connections = -5"
+refused "bad value 'x' for max.connections.per.ip " "max.connections.per.ip = x"
+refused "'10.0.0.1' is not address:count" "max.connections.per.ip.overrides = 10.0.0.1"
+refused "bad value '-2' for connections.max.idle.ms" "connections.max.idle.ms = -2"
+refused "bad value '10' for sasl.server.max.receive.size" "sasl.server.max.receive.size = 10"
+refused "bad value '50' for sasl.authentication.timeout.ms" "sasl.authentication.timeout.ms = 50"
+refused "bad value '-1' for connection.failed.authentication.delay.ms" \
+	"connection.failed.authentication.delay.ms = -1"
+refused "'TLSv1.1' is not served" "ssl.enabled.protocols = TLSv1.1,TLSv1.2"
 # A keystore that does not load: the TLS error, and a non-zero exit.
 echo garbage >"$KAAS_SCRATCH/bad.pem"
 printf '%s\n' "listeners = SSL://127.0.0.1:0" "ssl.keystore.location = $KAAS_SCRATCH/bad.pem" >"$KAAS_SCRATCH/c.conf"

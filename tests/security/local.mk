@@ -17,7 +17,15 @@ if !SANITIZERS
 SECURITY_TESTS += tests/security/sasl_kcat.sh tests/security/sasl_confluent.sh \
 	tests/security/sasl_kafka_python.sh
 endif
+# Issue 35: the hostile-load suite (hostile.py: each attack and its bound),
+# TLS suites and resumption, the secrets' modes; in both suites (the
+# ceilings leave room for the sanitizer build on a loaded 2-core machine).
+SECURITY_TESTS += tests/security/hostile_plain_stall.sh tests/security/hostile_prelogin_memory.sh \
+	tests/security/hostile_idle_trickle.sh tests/security/hostile_conn_flood.sh \
+	tests/security/hostile_auth_delay.sh tests/security/hostile_log_flood.sh \
+	tests/security/tls_suites_resume.sh
 TESTS += tests/security/test_broker_listeners tests/security/test_authz $(SECURITY_TESTS)
 EXTRA_DIST += tests/security/tls-lib.sh $(SECURITY_TESTS) tests/security/sasl_wire.py \
 	tests/security/sasl_confluent.py tests/security/sasl_kcat.sh tests/security/sasl_confluent.sh \
-	tests/security/acl_matrix.py tests/security/sasl_kafka_python.sh tests/security/sasl_kafka_python.py
+	tests/security/acl_matrix.py tests/security/sasl_kafka_python.sh tests/security/sasl_kafka_python.py \
+	tests/security/hostile.py
