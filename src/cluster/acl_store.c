@@ -9,6 +9,7 @@
 
 #include "contract/contract.h"
 #include "contract/doc.h"
+#include "cluster/credential_store.h"
 
 #define ACL_DOC_VERSION 1
 
@@ -257,13 +258,14 @@ int kaas_acl_store_add(struct kaas_substrate *cluster, const struct kaas_acl *a)
 	}
 	if (rc != -ENOENT && rc != -EBADMSG)
 		return rc;
-	rc = kaas_sub_mkdirs(cluster, KAAS_ACLS_DIR, 0755);
+	rc = kaas_sub_mkdirs(cluster, KAAS_ACLS_DIR, KAAS_SECRET_DIR_MODE);
 	if (rc < 0 && rc != -EEXIST)
 		return rc;
 	cJSON *body = to_json(a);
 	if (!body)
 		return -ENOMEM;
-	rc = kaas_doc_write(cluster, path, KAAS_ACL_DOC_KIND, ACL_DOC_VERSION, body);
+	rc = kaas_doc_write_mode(cluster, path, KAAS_ACL_DOC_KIND, ACL_DOC_VERSION, body,
+				 KAAS_SECRET_FILE_MODE);
 	cJSON_Delete(body);
 	return rc;
 }

@@ -76,9 +76,11 @@ int kaas_cred_put(struct kaas_substrate *cluster, const char *user,
 		return -ENOMEM;
 	}
 	(void)mech_dir(cred->mech, dir, sizeof(dir));
-	rc = kaas_sub_mkdirs(cluster, dir, 0755);
+	/* Secrets: the directories 0700, the documents 0600 (issue 35). */
+	rc = kaas_sub_mkdirs(cluster, dir, KAAS_SECRET_DIR_MODE);
 	if (rc == 0 || rc == -EEXIST)
-		rc = kaas_doc_write(cluster, path, DOC_KIND, DOC_VERSION, o);
+		rc = kaas_doc_write_mode(cluster, path, DOC_KIND, DOC_VERSION, o,
+					 KAAS_SECRET_FILE_MODE);
 	cJSON_Delete(o);
 	return rc;
 }

@@ -26,6 +26,11 @@
 #include "substrate/substrate.h"
 
 #define KAAS_CRED_DIR "credentials"
+/* The modes of what only the brokers and their operators may read: the
+ * credential and ACL directories and documents (kaasctl verify warns on
+ * looser ones; a backend without modes ignores them). */
+#define KAAS_SECRET_DIR_MODE 0700
+#define KAAS_SECRET_FILE_MODE 0600
 #define KAAS_CRED_USER_MAX 256 /* bytes of a user name, NUL excluded */
 
 /* Write (create or replace) the credential of `user` for cred->mech.

@@ -40,6 +40,10 @@
  * the last caller wins: callers must be the single (epoch-fenced) writer of
  * `path`. */
 int kaas_replace(struct kaas_substrate *sub, const char *path, const void *buf, size_t len);
+/* The same with the file's permission bits (kaas_replace: 0644; secrets,
+ * credentials and ACLs: 0600, on backends that keep modes). */
+int kaas_replace_mode(struct kaas_substrate *sub, const char *path, const void *buf, size_t len,
+		      uint32_t mode);
 
 enum kaas_sweep_scope {
 	/* Only temps and exclusive-create private names made on this host

@@ -99,12 +99,18 @@ out:
 int kaas_doc_write(struct kaas_substrate *sub, const char *path, const char *kind, int version,
 		   const cJSON *body)
 {
+	return kaas_doc_write_mode(sub, path, kind, version, body, 0644);
+}
+
+int kaas_doc_write_mode(struct kaas_substrate *sub, const char *path, const char *kind,
+			int version, const cJSON *body, uint32_t mode)
+{
 	char *buf;
 	size_t len;
 	int rc = kaas_doc_encode(kind, version, body, &buf, &len);
 	if (rc < 0)
 		return kaas_sub_fail(rc, "%s: cannot encode document", path);
-	rc = kaas_replace(sub, path, buf, len);
+	rc = kaas_replace_mode(sub, path, buf, len, mode);
 	free(buf);
 	return rc;
 }

@@ -33,6 +33,9 @@
  * Returns 0 or -errno (see kaas_replace). */
 int kaas_doc_write(struct kaas_substrate *sub, const char *path, const char *kind, int version,
 		   const cJSON *body);
+/* The same with the file's permission bits (kaas_doc_write: 0644). */
+int kaas_doc_write_mode(struct kaas_substrate *sub, const char *path, const char *kind,
+			int version, const cJSON *body, uint32_t mode);
 
 /* Read and verify `path`.  On success returns 0, *body is the parsed body
  * (free with cJSON_Delete) and *version the stored format version.

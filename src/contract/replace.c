@@ -15,6 +15,12 @@ int kaas_is_temp_name(const char *name)
 
 int kaas_replace(struct kaas_substrate *sub, const char *path, const void *buf, size_t len)
 {
+	return kaas_replace_mode(sub, path, buf, len, 0644);
+}
+
+int kaas_replace_mode(struct kaas_substrate *sub, const char *path, const void *buf, size_t len,
+		      uint32_t mode)
+{
 	int rc = kaas_path_check(path);
 	if (rc < 0 || !*path)
 		return kaas_sub_fail(rc < 0 ? rc : -EINVAL, "replace: invalid path '%s'", path);
@@ -39,7 +45,7 @@ int kaas_replace(struct kaas_substrate *sub, const char *path, const void *buf, 
 		return -ENOMEM;
 	}
 	struct kaas_file *f = NULL;
-	rc = kaas_sub_open(sub, tmp, KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_EXCL, 0644, &f);
+	rc = kaas_sub_open(sub, tmp, KAAS_O_WRITE | KAAS_O_CREAT | KAAS_O_EXCL, mode, &f);
 	if (rc < 0)
 		goto fail;
 	rc = kaas_sub_pwrite_full(f, buf, len, 0);

@@ -179,6 +179,8 @@ int kctl_cmd_verify(struct kctl *k, int argc, char **argv)
 		return rc;
 	}
 	kv_cluster(&r, only);
+	if (!only)
+		kv_secret_modes(&r);
 	int status = r.errors ? KCTL_EXIT_CORRUPT : KCTL_EXIT_OK;
 	if (k->json) {
 		cJSON *root = cJSON_CreateObject();

@@ -36,4 +36,8 @@ void kv_partition(struct kv_report *r, const char *pdir);
  * it is not NULL). */
 void kv_cluster(struct kv_report *r, const char *topic);
 
+/* Warn on a credential or ACL directory looser than 0700, or a document in
+ * one looser than 0600 (kaasctl_verify_modes.c; backends with modes). */
+void kv_secret_modes(struct kv_report *r);
+
 #endif

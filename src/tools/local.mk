@@ -3,7 +3,7 @@ kaasctl_SOURCES = src/tools/kaasctl.c src/tools/kaasctl.h src/tools/kaasctl_comm
 	src/tools/kaasctl_status.c src/tools/kaasctl_groups.c src/tools/kaasctl_dump.c \
 	src/tools/kaasctl_records.c src/tools/kaasctl_records.h src/tools/kaasctl_verify.c \
 	src/tools/kaasctl_verify.h src/tools/kaasctl_verify_part.c \
-	src/tools/kaasctl_verify_docs.c src/tools/kaasctl_trash.c \
+	src/tools/kaasctl_verify_docs.c src/tools/kaasctl_verify_modes.c src/tools/kaasctl_trash.c \
 	src/tools/kaasctl_describe.c src/tools/kaasctl_describe.h src/tools/kaasctl_user.c \
 	src/tools/kaasctl_acl.c
 kaasctl_LDADD = libkaas_check.a $(KAAS_LIBS) $(KAAS_EXT_LIBS)

@@ -23,7 +23,7 @@ endif
 SECURITY_TESTS += tests/security/hostile_plain_stall.sh tests/security/hostile_prelogin_memory.sh \
 	tests/security/hostile_idle_trickle.sh tests/security/hostile_conn_flood.sh \
 	tests/security/hostile_auth_delay.sh tests/security/hostile_log_flood.sh \
-	tests/security/tls_suites_resume.sh
+	tests/security/tls_suites_resume.sh tests/security/secret_modes.sh
 TESTS += tests/security/test_broker_listeners tests/security/test_authz $(SECURITY_TESTS)
 EXTRA_DIST += tests/security/tls-lib.sh $(SECURITY_TESTS) tests/security/sasl_wire.py \
 	tests/security/sasl_confluent.py tests/security/sasl_kcat.sh tests/security/sasl_confluent.sh \
