@@ -357,6 +357,19 @@ def apiversions(s):
 
 
 @scenario
+def retention_start(s):
+    """A topic whose records all pass retention.ms (2 s) while the other
+    scenarios run; retention_end looks at what is left."""
+    t = "rt-%s" % s.level
+    s.create(t, 1, {"retention.ms": "2000"})
+    s.x("produce", "Produce", produce_req(t, 0, batch(vals("a", "b", "c"))))
+    RETENTION_T0[(s.hp, s.level)] = time.time()
+
+
+RETENTION_T0 = {}
+
+
+@scenario
 def topics(s):
     L = s.level
 
@@ -828,6 +841,20 @@ def security_plain(s):
         "Deletions": [{"Name": "nobody", "Mechanism": 1}], "Upsertions": []})
     s.x("scram-delete", "AlterUserScramCredentials", {
         "Deletions": [{"Name": user, "Mechanism": 1}], "Upsertions": []})
+
+
+@scenario
+def retention_end(s):
+    t = "rt-%s" % s.level
+    # Kafka's retention check runs every 5 s: 12 s after the produce at most.
+    end = RETENTION_T0.get((s.hp, s.level), 0) + 12
+    while time.time() < end:
+        d = s.raw("ListOffsets", list_offsets_req(t, 0, -2))
+        if d["Topics"][0]["Partitions"][0]["Offset"] == 3:
+            break
+        time.sleep(0.2)
+    s.x("list-earliest", "ListOffsets", list_offsets_req(t, 0, -2))
+    s.x("fetch", "Fetch", fetch_req(t, 0, 0))
 
 
 # ------------------------------------------------------------- differences
