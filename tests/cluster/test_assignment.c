@@ -7,6 +7,7 @@
 
 #include "cluster/assignment.h"
 #include "cluster/membership.h"
+#include "contract/doc.h"
 #include "util/step.h"
 #include "util/status.h"
 
@@ -374,6 +375,50 @@ static void many_claims_each_once(void **state)
 	kaas_testdir_remove(dir);
 }
 
+/* A broker's lost epochs (issue 33) round-trip through its document; a
+ * malformed list makes the document unreadable, as a malformed listener
+ * does. */
+static void lost_epochs_in_broker_document(void **state)
+{
+	(void)state;
+	char *dir;
+	struct kaas_substrate *s = unit_open_tmp(&dir);
+	struct kaas_broker_info b = {.id = 4, .port = 9092, .incarnation = 9, .counter = 3};
+	snprintf(b.host, sizeof b.host, "127.0.0.1");
+	b.nlost = 2;
+	snprintf(b.lost[0].topic, sizeof b.lost[0].topic, "t");
+	b.lost[0].partition = 3;
+	b.lost[0].epoch = 7;
+	snprintf(b.lost[1].topic, sizeof b.lost[1].topic, "__coordinator");
+	b.lost[1].partition = 11;
+	b.lost[1].epoch = 4000000000u;
+	assert_int_equal(kaas_broker_publish(s, &b), 0);
+	struct kaas_broker_info got;
+	assert_int_equal(kaas_broker_read(s, 4, &got), 0);
+	assert_int_equal(got.nlost, 2);
+	assert_string_equal(got.lost[0].topic, "t");
+	assert_int_equal(got.lost[0].partition, 3);
+	assert_int_equal(got.lost[0].epoch, 7);
+	assert_string_equal(got.lost[1].topic, "__coordinator");
+	assert_int_equal(got.lost[1].partition, 11);
+	assert_true(got.lost[1].epoch == 4000000000u);
+	/* none: no field, read as none */
+	b.nlost = 0;
+	assert_int_equal(kaas_broker_publish(s, &b), 0);
+	assert_int_equal(kaas_broker_read(s, 4, &got), 0);
+	assert_int_equal(got.nlost, 0);
+	/* malformed */
+	cJSON *o = cJSON_Parse("{\"id\":5,\"host\":\"h\",\"port\":1,\"incarnation\":\"1\","
+			       "\"counter\":1,\"lost_epochs\":[{\"topic\":\"t\",\"partition\":-1,"
+			       "\"epoch\":1}]}");
+	assert_non_null(o);
+	assert_int_equal(kaas_doc_write(s, "brokers/5.json", "broker", 1, o), 0);
+	cJSON_Delete(o);
+	assert_int_equal(kaas_broker_read(s, 5, &got), -EBADMSG);
+	kaas_substrate_close(s);
+	kaas_testdir_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,6 +429,7 @@ int main(void)
 		cmocka_unit_test(placement_fails_over_and_rebalances_gradually),
 		cmocka_unit_test(many_slots_are_found_by_index),
 		cmocka_unit_test(many_claims_each_once),
+		cmocka_unit_test(lost_epochs_in_broker_document),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
