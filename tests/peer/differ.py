@@ -22,6 +22,7 @@ reported as KNOWN-WRONG.  An unlisted difference fails the run.
 
 Exit 0 when every difference is listed; 1 otherwise."""
 import fnmatch
+import gzip
 import os
 import re
 import struct
@@ -43,8 +44,13 @@ TS = int(time.time()) * 1000
 # --------------------------------------------------------------- records
 
 
-def batch(values, pid=-1, epoch=-1, seq=-1, txn=False, ts=TS, keys=None):
-    """A RecordBatch v2 of the values, deterministic to the byte."""
+def batch(values, pid=-1, epoch=-1, seq=-1, txn=False, ts=TS, keys=None, gzip_records=False,
+          raw_records=None, count=None, magic=2):
+    """A RecordBatch v2 of the values, deterministic to the byte.
+    gzip_records: the records gzip-compressed (attributes codec 1);
+    raw_records: these bytes instead of the records (the CRC still right);
+    count: a record count other than the records'; magic: the magic byte
+    (after the CRC's start, so the CRC still matches)."""
     recs = bytearray()
     for i, val in enumerate(values):
         k = keys[i] if keys else None
@@ -52,9 +58,15 @@ def batch(values, pid=-1, epoch=-1, seq=-1, txn=False, ts=TS, keys=None):
         body = b"\x00" + varint(i) + varint(i) + kb + varint(len(val)) + val + varint(0)
         recs += varint(len(body)) + body
     attrs = 0x10 if txn else 0
+    if gzip_records:
+        recs = gzip.compress(bytes(recs), mtime=0)
+        attrs |= 1
+    if raw_records is not None:
+        recs = raw_records
+    n = len(values) if count is None else count
     after_crc = struct.pack(">hiqqqhii", attrs, len(values) - 1, ts, ts + len(values) - 1,
-                            pid, epoch, seq, len(values)) + bytes(recs)
-    head = struct.pack(">qii", 0, 4 + 1 + 4 + len(after_crc), -1) + b"\x02"
+                            pid, epoch, seq, n) + bytes(recs)
+    head = struct.pack(">qii", 0, 4 + 1 + 4 + len(after_crc), -1) + bytes([magic])
     return head + struct.pack(">I", crc32c(after_crc)) + after_crc
 
 
@@ -77,9 +89,11 @@ def batches(raw):
             r = Reader(body[40:])
             r.uvarint()
             b["Control"] = "marker"
+        elif attrs & 7 not in (0, 1):
+            b["Values"] = "compressed with codec %d" % (attrs & 7)
         else:
             vals = []
-            r = Reader(body[40:])
+            r = Reader(body[40:] if not attrs & 7 else gzip.decompress(body[40:]))
             for _ in range(n):
                 ln = (lambda u: (u >> 1) ^ -(u & 1))(r.uvarint())
                 rec = Reader(r.take(ln))
@@ -437,11 +451,33 @@ def produce_fetch(s):
     s.x("produce-invalid-acks", "Produce", produce_req(t, 0, batch(vals("y")), acks=2))
     s.x("produce-unknown-partition", "Produce", produce_req(t, 9, batch(vals("y"))))
     s.x("produce-unknown-topic", "Produce", produce_req("pf-nosuch-%s" % L, 0, batch(vals("y"))))
+    md = {"Topics": [{"Name": "pf-nosuch-%s" % L}], "AllowAutoTopicCreation": False,
+          "IncludeTopicAuthorizedOperations": False}
+    end = time.time() + 1
+    while time.time() < end:  # kaas creates it (KAFKA-DIFFERENCES.md): a moment
+        d = s.raw("Metadata", md)
+        if d["Topics"][0]["ErrorCode"] == 0:
+            break
+        time.sleep(0.1)
+    s.x("metadata-after-produce-unknown-topic", "Metadata", md,
+        pick=lambda d: {"ErrorCode": d["Topics"][0]["ErrorCode"]})
     bad = bytearray(batch(vals("y")))
     bad[17] ^= 0xFF  # a byte of the CRC
     s.x("produce-bad-crc", "Produce", produce_req(t, 0, bytes(bad)))
     s.x("produce-oversized", "Produce", produce_req("pf-big-%s" % L, 0, batch([b"z" * 2000])))
     s.x("produce-fits", "Produce", produce_req("pf-big-%s" % L, 0, batch([b"z" * 100])))
+    # Compressed, and batches whose CRC is right but whose content is not.
+    g = "pf-gz-%s" % L
+    s.create(g, 1)
+    s.x("produce-gzip", "Produce", produce_req(g, 0, batch(vals("g1", "g2"), gzip_records=True)))
+    s.x("produce-gzip-garbage", "Produce", produce_req(g, 0, batch(
+        vals("g3"), gzip_records=True, raw_records=b"\x1f\x8b\x08\x00garbage-not-deflate")))
+    s.x("produce-count-mismatch", "Produce", produce_req(g, 0, batch(vals("c1", "c2"), count=3)))
+    s.x("produce-record-garbage", "Produce", produce_req(g, 0, batch(
+        vals("r1"), raw_records=b"\x7f" * 12)))
+    s.x("produce-magic-1", "Produce", produce_req(g, 0, batch(vals("m1"), magic=1)))
+    s.x("produce-empty-records", "Produce", produce_req(g, 0, b""))
+    s.x("fetch-gzip", "Fetch", fetch_req(g, 0, 0))
     s.x("fetch", "Fetch", fetch_req(t, 0, 0))
     s.x("fetch-middle", "Fetch", fetch_req(t, 0, 4))
     s.x("fetch-at-end", "Fetch", fetch_req(t, 0, 5, wait=50))
