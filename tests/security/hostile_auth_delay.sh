@@ -41,6 +41,9 @@ k=$(fig known_median_ms "$KAAS_SCRATCH/t2")
 u=$(fig unknown_median_ms "$KAAS_SCRATCH/t2")
 atleast "$u" "$(awk -v k="$k" 'BEGIN { print k / 2 }')" ||
 	kaas_fail "an unknown user answered in $u ms, a known one in $k ms: users can be told apart"
-atleast "$k" 100 && kaas_fail "a known user's failure took $k ms with no delay set"
+# (The delay is off: the fastest failure is faster than with it; the
+# medians are the hash's alone, which a loaded machine slows.)
+atleast "$(fig known_min_ms "$KAAS_SCRATCH/t2")" "$(fig known_min_ms "$KAAS_SCRATCH/t1")" &&
+	kaas_fail "with connection.failed.authentication.delay.ms = 0 no failure was faster than with 100"
 kaasd_stop
 exit 0
