@@ -339,6 +339,7 @@ ROWS_LIMITS=()
 ROWS_E2E=()
 ROWS_REBALANCE=()
 ROWS_VIEWS=()
+ROWS_KERNEL_NFS=()
 
 # Start kaasd on URL; sets KAASD_PID, BROKER.
 kaasd_start() {
@@ -754,20 +755,27 @@ for v in "${want_views[@]}"; do
 		;;
 	kernel-nfs)
 		# A real Linux NFS client and knfsd: scripts/nfs-lab (a User-mode
-		# Linux guest, ext4 export, NFSv3); its own raw limits on the same
-		# mount in the same run (bench/kernel-nfs.sh).
-		progress "kernel-nfs: booting the lab (bench/kernel-nfs.sh)"
+		# Linux or qemu guest, ext4 export, NFSv3); its own raw limits on the
+		# same mount in the same run (bench/kernel-nfs.sh).  The rows' view
+		# names the lab's kernel (kernel-nfs:uml, kernel-nfs:qemu-tcg, ...):
+		# figures of different lab kernels do not compare.
+		progress "kernel-nfs: booting the lab (bench/kernel-nfs.sh; $("$top/scripts/nfs-lab" check 2>/dev/null | sed 's/^nfs-lab: ready: //'))"
 		if KAAS_BUILD_DIR=$build "$top/bench/kernel-nfs.sh" >"$logs/kernel-nfs.log" 2>&1; then
 			kj() { sed -n "s/^kernel-nfs $1 //p" "$logs/kernel-nfs.log"; }
 			kw=$(kj raw-write-16KiB) kp=$(kj produce-1KiB) kr=$(kj raw-read-segments) kc=$(kj consume-1KiB)
-			row kernel-nfs write-lim 16384 - - "$(jget "$kw" MBps)" "$(jget "$kw" fsync_p50_ms)" "$(jget "$kw" fsync_p99_ms)" \
+			kv=kernel-nfs:$(kj kernel)
+			for k in raw-write-1MiB raw-write-16KiB produce-1KiB fill-1KiB-4-producers raw-read-segments consume-1KiB; do
+				j=$(kj "$k")
+				[ -n "$j" ] && ROWS_KERNEL_NFS+=("{\"lab_kernel\":$(jstr "${kv#kernel-nfs:}"),\"kind\":\"$k\",\"figures\":$j}")
+			done
+			row "$kv" write-lim 16384 - - "$(jget "$kw" MBps)" "$(jget "$kw" fsync_p50_ms)" "$(jget "$kw" fsync_p99_ms)" \
 				"$(jget "$kw" fsync_p999_ms)" - - - -
-			row kernel-nfs produce 1024 1 "$(jget "$kp" msgs_per_s)" "$(jget "$kp" MBps)" "$(jget "$kp" p50_ms)" \
+			row "$kv" produce 1024 1 "$(jget "$kp" msgs_per_s)" "$(jget "$kp" MBps)" "$(jget "$kp" p50_ms)" \
 				"$(jget "$kp" p99_ms)" "$(jget "$kp" p999_ms)" - - "$(jget "$kw" MBps)" "$(ratio "$(jget "$kp" MBps)" "$(jget "$kw" MBps)")"
-			row kernel-nfs read-lim - - - "$(jget "$kr" MBps)" - - - - - - -
-			row kernel-nfs consume 1024 1 "$(jget "$kc" msgs_per_s)" "$(jget "$kc" MBps)" - - - - - "$(jget "$kr" MBps)" \
+			row "$kv" read-lim - - - "$(jget "$kr" MBps)" - - - - - - -
+			row "$kv" consume 1024 1 "$(jget "$kc" msgs_per_s)" "$(jget "$kc" MBps)" - - - - - "$(jget "$kr" MBps)" \
 				"$(ratio "$(jget "$kc" MBps)" "$(jget "$kr" MBps)")"
-			VIEW_STATUS+=("\"kernel-nfs\":\"measured (scripts/nfs-lab: knfsd, ext4 export, NFSv3 mount; see logs/kernel-nfs.log)\"")
+			VIEW_STATUS+=("\"kernel-nfs\":\"measured (scripts/nfs-lab, kernel ${kv#kernel-nfs:}: knfsd, ext4 export, NFSv3 mount; see logs/kernel-nfs.log)\"")
 		else
 			row kernel-nfs - - - "the lab did not run (see $logs/kernel-nfs.log)" - - - - - - - -
 			VIEW_STATUS+=("\"kernel-nfs\":\"lab did not run\"")
@@ -894,6 +902,7 @@ join() { local IFS=,; printf '%s' "$*"; }
 	printf '"rebalance":[%s],' "$(join "${ROWS_REBALANCE[@]}")"
 	printf '"tls":[%s],' "$(join "${ROWS_TLS[@]}")"
 	printf '"failover":[%s],' "$(join "${ROWS_FAILOVER[@]}")"
+	printf '"kernel_nfs":[%s],' "$(join "${ROWS_KERNEL_NFS[@]}")"
 	printf '"goals":[%s]}\n' "$(join "${GOALS[@]}")"
 } >"$out/results.json"
 
@@ -975,4 +984,4 @@ fi
 
 printf '\nduration %d s (load average %s before, %s after); results in %s\n' \
 	$((t_end - t_start)) "$load_before" "$load_after" "$out/results.json"
-ls "$out"/*.png 2>/dev/null | sed 's/^/plot: /'
+ls "$out"/*.png 2>/dev/null | sed 's/^/plot: /' || true  # (a run of views without plots has none)

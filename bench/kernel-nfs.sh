@@ -12,9 +12,12 @@
 #   fill       the same from four producers, into a second topic
 #   raw-read   a plain sequential read of that topic's segment files
 #   consume    the same messages read back through kaasd
-# Prints one "VIEW KIND {json}" line per measurement, then a table.  The
-# guest is one slow UML CPU on a shared machine: compare the rows with each
-# other (same run, same mount), not with other machines.  Needs build/.
+# Prints one "VIEW KIND {json}" line per measurement (the first,
+# "kernel-nfs kernel LABEL", names the lab's kernel: uml, qemu-kvm or
+# qemu-tcg), then a table.  The guest's CPU is slow (UML on a shared
+# machine, or qemu's software emulation, several times slower again):
+# compare the rows with each other (same run, same mount), not with other
+# machines or with figures of another lab kernel.  Needs build/.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${KAAS_BUILD_DIR:-$top/build}
@@ -28,6 +31,7 @@ fi
 diskb=$build/bench/kaas-disk-bench kafkab=$build/bench/kaas-kafka-bench
 jget() { sed -n "s/.*\"$2\":\(-\{0,1\}[0-9][0-9.eE+-]*\).*/\1/p" <<<"$1"; }
 vol=$HOST0
+echo "kernel-nfs kernel ${KAAS_LAB_KERNEL:-unknown}"
 mkdir -p "$vol/kaas"
 log=$(mktemp "${TMPDIR:-/tmp}/kaas-bench-knfs.XXXXXX")
 trap 'kill -9 $kpid 2>/dev/null; rm -f "$log"' EXIT
@@ -59,7 +63,7 @@ cj=$("$kafkab" consume "$b" kc "$n") || echo "warning: consume came up short" >&
 echo "kernel-nfs consume-1KiB $cj"
 kill -TERM $kpid; wait $kpid 2>/dev/null
 
-printf '\n%-22s %10s %9s %8s %8s %s\n' "kernel-nfs (NFSv3)" "msgs/s" "MB/s" "p50 ms" "p99 ms" "vs"
+printf '\n%-22s %10s %9s %8s %8s %s\n' "kernel-nfs (NFSv3, ${KAAS_LAB_KERNEL:-?})" "msgs/s" "MB/s" "p50 ms" "p99 ms" "vs"
 printf '%-22s %10s %9s %8s %8s\n' "raw write, 1 MiB/fsync" - "$(jget "$w1" MBps)" "$(jget "$w1" fsync_p50_ms)" "$(jget "$w1" fsync_p99_ms)"
 printf '%-22s %10s %9s %8s %8s\n' "raw write, 16 KiB/fsync" - "$(jget "$w16" MBps)" "$(jget "$w16" fsync_p50_ms)" "$(jget "$w16" fsync_p99_ms)"
 printf '%-22s %10s %9s %8s %8s %s\n' "produce 1 KiB acks=-1" "$(jget "$pj" msgs_per_s)" "$(jget "$pj" MBps)" "$(jget "$pj" p50_ms)" "$(jget "$pj" p99_ms)" \
