@@ -219,8 +219,11 @@ static void lost_add(struct kaas_agent *c, const char *topic, int32_t partition,
 		    strcmp(c->me.lost[i].topic, topic) == 0)
 			return;
 	if (c->me.nlost == KAAS_BROKER_LOST_MAX) {
-		kaas_warn("cluster: more than %d lost epochs at once; %s/%d (epoch %u) waits for the next round",
-			  KAAS_BROKER_LOST_MAX, topic, (int)partition, (unsigned)epoch);
+		/* Reported when its claim is refused again (the open's or the
+		 * request's retry), once the controller raised some of these. */
+		kaas_warn("cluster: more than %d lost epochs at once; %s/%d (epoch %u) is reported at "
+			  "its next refused claim", KAAS_BROKER_LOST_MAX, topic, (int)partition,
+			  (unsigned)epoch);
 		return;
 	}
 	struct kaas_lost_epoch *e = &c->me.lost[c->me.nlost++];
