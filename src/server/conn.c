@@ -405,7 +405,11 @@ static size_t frame_max(const struct kaas_conn *c)
 
 static void conn_maybe_resume(struct kaas_conn *c)
 {
-	if (c->closing || c->close_after || c->reading || c->sasl_req || c->s->b->draining)
+	/* (Nothing more is read while a failed authentication's answer is
+	 * held: a frame behind it would close the connection at once and
+	 * tell the client what the delay is to hide.) */
+	if (c->closing || c->close_after || c->reading || c->sasl_req || c->auth_delay ||
+	    c->s->b->draining)
 		return;
 	if (c->queued < MAX_QUEUED_REQS / 2 &&
 	    uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) < MAX_QUEUED_WRITE / 2) {
