@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include "contract/doc.h"
 #include "contract/epoch_fence.h"
 #include "cluster/partition_entry.h"
+#include "util/fnv.h"
+#include "util/lock_rank.h"
 #include "util/parallel.h"
 #include "util/step.h"
 #include "util/status.h"
@@ -231,6 +234,78 @@ int kaas_slot_epoch_dir(const char *topic, int32_t partition, char *out, size_t 
 	return 0;
 }
 
+/* ---- to whom this process handed each slot epoch ----
+ *
+ * kaas_fence_claim says 0 for an epoch this process claimed before (its
+ * held shortcut): "I claimed E", not "E is given to nobody else".  A plan
+ * made from a stale base (the last good assignment after a write whose
+ * rename landed but reported failure, issue 33 defect 7a) can hand the
+ * same E to another leader; both would then lead at E.  So the leader each
+ * claimed slot epoch went to is remembered, per (substrate handle, slot),
+ * the last claim only, and an epoch held for another leader (or for none
+ * remembered) is never handed again: the next free one is claimed.  Never
+ * freed: one entry per slot this process ever claimed for. */
+struct handed {
+	struct handed *next;
+	const struct kaas_substrate *sub;
+	uint64_t epoch;
+	int32_t leader;
+	char dir[];
+};
+#define HANDED_BUCKETS 1024u
+static pthread_mutex_t handed_mu = PTHREAD_MUTEX_INITIALIZER; /* leaf */
+static struct handed *handed_tab[HANDED_BUCKETS];
+
+static size_t handed_bucket(const struct kaas_substrate *sub, const char *dir)
+{
+	uint64_t h = kaas_fnv64(KAAS_FNV64_INIT, &sub, sizeof sub);
+	return (size_t)(kaas_fnv64(h, dir, strlen(dir)) % HANDED_BUCKETS);
+}
+
+/* Did this process hand `epoch` of the slot fenced in `dir` to `leader`?
+ * 1 or 0 (another leader, another epoch, or nothing remembered). */
+static int handed_to(const struct kaas_substrate *sub, const char *dir, uint64_t epoch,
+		     int32_t leader)
+{
+	int same = 0;
+	kaas_lock(&handed_mu, KAAS_RANK_LEAF);
+	for (struct handed *h = handed_tab[handed_bucket(sub, dir)]; h; h = h->next)
+		if (h->sub == sub && strcmp(h->dir, dir) == 0) {
+			same = h->epoch == epoch && h->leader == leader;
+			break;
+		}
+	kaas_unlock(&handed_mu);
+	return same;
+}
+
+/* Remember that `epoch` of the slot in `dir` went to `leader`: 0 or
+ * -ENOMEM (then handed_to says 0 and the epoch is never handed again). */
+static int handed_set(const struct kaas_substrate *sub, const char *dir, uint64_t epoch,
+		      int32_t leader)
+{
+	size_t n = strlen(dir) + 1;
+	struct handed *fresh = malloc(sizeof *fresh + n);
+	if (!fresh)
+		return -ENOMEM;
+	kaas_lock(&handed_mu, KAAS_RANK_LEAF);
+	struct handed **b = &handed_tab[handed_bucket(sub, dir)], *h = *b;
+	while (h && !(h->sub == sub && strcmp(h->dir, dir) == 0))
+		h = h->next;
+	if (!h) {
+		h = fresh;
+		fresh = NULL;
+		h->sub = sub;
+		memcpy(h->dir, dir, n);
+		h->next = *b;
+		*b = h;
+	}
+	h->epoch = epoch;
+	h->leader = leader;
+	kaas_unlock(&handed_mu);
+	free(fresh);
+	return 0;
+}
+
 /* One kaas_assignment_claim_epochs over many slots, for kaas_parallel_for. */
 struct claim_job {
 	struct kaas_substrate *cluster;
@@ -257,7 +332,10 @@ static void claim_one(void *arg, size_t i)
 		return; /* handed out (and claimed) before */
 	char dir[320];
 	int rc = kaas_slot_epoch_dir(e->topic, e->partition, dir, sizeof dir);
-	if (rc >= 0)
+	if (rc >= 0 && e->leader_epoch && kaas_fence_held(j->cluster, dir, e->leader_epoch) &&
+	    !handed_to(j->cluster, dir, e->leader_epoch, e->leader))
+		rc = KAAS_FENCE_SUPERSEDED; /* ours, but another leader's: never twice */
+	else if (rc >= 0)
 		rc = e->leader_epoch ? kaas_fence_claim(j->cluster, dir, e->leader_epoch, j->note, NULL)
 				     : KAAS_FENCE_SUPERSEDED;
 	if (rc == KAAS_FENCE_SUPERSEDED || rc == -EEXIST) {
@@ -272,6 +350,8 @@ static void claim_one(void *arg, size_t i)
 			atomic_fetch_add(&j->raised, 1);
 		}
 	}
+	if (rc == 0)
+		rc = handed_set(j->cluster, dir, e->leader_epoch, e->leader);
 	if (rc < 0 && !atomic_exchange(&j->failed, 1)) {
 		j->err = rc;
 		snprintf(j->detail, sizeof j->detail, "%s", kaas_sub_errdetail());

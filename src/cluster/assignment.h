@@ -109,7 +109,11 @@ int kaas_slot_epoch_dir(const char *topic, int32_t partition, char *out, size_t 
 /* Claim, in slot-epochs/, every leader epoch of `next` that `prev` did not
  * already hand to the same leader.  An epoch someone already claimed (an
  * older controller, a stale plan) is replaced in `next` by the lowest one
- * above every claimed epoch of the slot.  Call before writing `next`.
+ * above every claimed epoch of the slot.  So is an epoch this process
+ * claimed (kaas_fence_claim's held shortcut) for another leader than the
+ * one `next` names: each claimed epoch goes to one leader only, whatever
+ * base `prev` the plan was made from (a write reported failed that landed,
+ * issue 33).  Call before writing `next`.
  * Returns the number of epochs raised (>= 0), or -errno. */
 int kaas_assignment_claim_epochs(struct kaas_substrate *cluster, const struct kaas_assignment *prev,
 				 struct kaas_assignment *next, uint64_t controller_epoch);

@@ -222,6 +222,79 @@ static void paused_controller_never_shares_an_epoch(void **state)
 	kaas_testdir_remove(dir);
 }
 
+/* Issue 33, defect 7a: two rare faults, made on purpose.  Controller A
+ * hands t/0 to broker 3 at epoch 2 and claims it; its assignment write
+ * lands, but the rename's reply is lost (faultfs lost_reply: ENOENT), so
+ * A's last good plan stays t/0 -> 1 at epoch 1 (broker 3 meanwhile reads
+ * the landed file and serves t/0 at 2).  A then re-plans from that (an
+ * older controller's late rename, the second fault, makes it do so) and
+ * picks broker 2.  Epoch 2 is held by A's process, but it was handed to
+ * broker 3: handing it to broker 2 makes two leaders of one epoch.  The
+ * same plan again (broker 3 at 2) keeps its epoch. */
+static void lost_assignment_reply_never_rehands_an_epoch(void **state)
+{
+	(void)state;
+	char *dir = kaas_testdir_make("assignlost");
+	assert_non_null(dir);
+	char cfg[600], url[1400];
+	snprintf(cfg, sizeof cfg, "%s/rules.json", dir);
+	FILE *f = fopen(cfg, "w");
+	assert_non_null(f);
+	/* The second rename of the assignment (the first is v1's). */
+	fputs("{\"rules\":[{\"op\":\"rename\",\"path\":\"*assignment.json*\",\"after\":1,"
+	      "\"times\":1,\"fault\":\"lost_reply\"}]}\n", f);
+	fclose(f);
+	struct kaas_substrate *a, *b;
+	snprintf(url, sizeof url, "fault+%s?seed=5&host=1&config=%s", dir, cfg);
+	assert_int_equal(kaas_substrate_open(url, &a), 0);
+	snprintf(url, sizeof url, "fault+%s?seed=5&host=2", dir);
+	assert_int_equal(kaas_substrate_open(url, &b), 0);
+	uint64_t e1;
+	assert_int_equal(kaas_controller_claim_next(a, &e1), 0);
+	struct kaas_assign_entry slot = {.topic = "t", .partition = 0, .leader = 1, .leader_epoch = 1};
+	struct kaas_assignment none = { 0 };
+	struct kaas_assignment v1 = {.controller_epoch = e1, .version = 1, .n = 1, .e = &slot};
+	assert_int_equal(kaas_assignment_claim_epochs(a, &none, &v1, e1), 0);
+	assert_int_equal(kaas_assignment_write(a, &v1), 0);
+	/* t/0 -> broker 3 at 2: claimed, written, the reply lost. */
+	struct kaas_assign_entry to3 = slot;
+	to3.leader = 3;
+	to3.leader_epoch = 2;
+	struct kaas_assignment v2 = {.controller_epoch = e1, .version = 2, .n = 1, .e = &to3};
+	assert_int_equal(kaas_assignment_claim_epochs(a, &v1, &v2, e1), 0);
+	assert_int_equal(to3.leader_epoch, 2);
+	assert_true(kaas_assignment_write(a, &v2) < 0);
+	/* It landed: broker 3 (another host) is told t/0 at epoch 2. */
+	struct kaas_assignment seen;
+	assert_int_equal(kaas_assignment_read(b, &seen, NULL), 0);
+	const struct kaas_assign_entry *s3 = kaas_assignment_find(&seen, "t", 0);
+	assert_non_null(s3);
+	assert_int_equal(s3->leader, 3);
+	assert_int_equal(s3->leader_epoch, 2);
+	kaas_assignment_free(&seen);
+	/* The same plan again (A retries what it thinks failed): epoch 2 kept. */
+	struct kaas_assign_entry again3 = to3;
+	struct kaas_assignment v2b = {.controller_epoch = e1, .version = 2, .n = 1, .e = &again3};
+	assert_int_equal(kaas_assignment_claim_epochs(a, &v1, &v2b, e1), 0);
+	assert_int_equal(again3.leader_epoch, 2);
+	/* A re-plans from its last good plan (t/0 -> 1 at 1): broker 2 at 2.
+	 * Epoch 2 is broker 3's: raised above it. */
+	struct kaas_assign_entry to2 = slot;
+	to2.leader = 2;
+	to2.leader_epoch = 2;
+	struct kaas_assignment v3 = {.controller_epoch = e1, .version = 3, .n = 1, .e = &to2};
+	assert_int_equal(kaas_assignment_claim_epochs(a, &v1, &v3, e1), 1);
+	assert_int_equal(to2.leader_epoch, 3);
+	/* And broker 3 at 2 once more, after broker 2 was given 3: superseded. */
+	struct kaas_assign_entry back3 = to3;
+	struct kaas_assignment v4 = {.controller_epoch = e1, .version = 4, .n = 1, .e = &back3};
+	assert_int_equal(kaas_assignment_claim_epochs(a, &v1, &v4, e1), 1);
+	assert_int_equal(back3.leader_epoch, 4);
+	kaas_substrate_close(b);
+	kaas_substrate_close(a);
+	kaas_testdir_remove(dir);
+}
+
 static size_t count_led(const struct kaas_assignment *a, int32_t id)
 {
 	size_t n = 0;
@@ -426,6 +499,7 @@ int main(void)
 		cmocka_unit_test(one_controller_per_epoch),
 		cmocka_unit_test(stale_assignment_is_ignored_and_fenced),
 		cmocka_unit_test(paused_controller_never_shares_an_epoch),
+		cmocka_unit_test(lost_assignment_reply_never_rehands_an_epoch),
 		cmocka_unit_test(placement_fails_over_and_rebalances_gradually),
 		cmocka_unit_test(many_slots_are_found_by_index),
 		cmocka_unit_test(many_claims_each_once),
