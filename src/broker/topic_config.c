@@ -43,7 +43,10 @@ static int valid_format_version(const char *v);
 static const char *const cleanup_ok[] = { "delete", "compact", "compact,delete", "delete,compact",
 					   NULL };
 static const char *const tstype_ok[] = { "CreateTime", NULL };
-static const char *const compression_ok[] = { "producer", NULL };
+/* In the order of the batch attribute's codec (0 none .. 4 zstd), then
+ * Kafka's "producer" (keep the producer's). */
+static const char *const compression_ok[] = { "uncompressed", "gzip", "snappy", "lz4", "zstd",
+					       "producer", NULL };
 static const char *const bool_false[] = { "false", NULL };
 
 static const struct topic_key keys[] = {
@@ -51,7 +54,7 @@ static const struct topic_key keys[] = {
 	  "cleanup.policy is delete, compact, or both (compact,delete)", "delete", 1,
 	  { { "log.cleanup.policy", 1 } }, NULL, NULL },
 	{ "compression.type", KAAS_CONFIG_STRING, 0, 0, compression_ok,
-	  "kaas keeps batches as the producer compressed them: compression.type=producer only",
+	  "compression.type is producer, uncompressed, gzip, snappy, lz4 or zstd",
 	  "producer", 1, { { "compression.type", 1 } }, NULL, NULL },
 	{ "delete.retention.ms", KAAS_CONFIG_LONG, 0, INT64_MAX, NULL, NULL, "86400000", 1,
 	  { { "log.cleaner.delete.retention.ms", 1 } }, NULL, NULL },
@@ -316,6 +319,15 @@ void kaas_topic_settings_resolve(const struct kaas_kvlist *broker, const struct 
 	out->segment_ms = effective_i64("segment.ms", broker, topic);
 	out->max_message_bytes = effective_i64("max.message.bytes", broker, topic);
 	out->index_interval_bytes = effective_i64("index.interval.bytes", broker, topic);
+	/* compression.type: the codec batches are stored in (issue 33). */
+	const struct topic_key *ck = find_key("compression.type");
+	enum kaas_config_source csrc;
+	char cbuf[32];
+	const char *codec = effective(ck, broker, topic, &csrc, cbuf);
+	out->compression = -1;
+	for (int64_t i = 0; i < 5; i++)
+		if (strcmp(codec, compression_ok[i]) == 0)
+			out->compression = i;
 	/* Compaction (issue 21). */
 	const struct topic_key *k = find_key("cleanup.policy");
 	enum kaas_config_source src;

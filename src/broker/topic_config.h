@@ -14,6 +14,8 @@
  * own group commit; message.format.version, deprecated in Kafka 3.x, is
  * accepted and ignored as there).  message.timestamp.type=LogAppendTime
  * is refused until the produce path rewrites batch timestamps.
+ * compression.type other than producer makes the produce path recompress
+ * a batch sent in another codec (kafka/recompress.c).
  *
  * Pure functions over their arguments: no locks, no volume, any thread
  * (kaas_topic_config_warn_ignored logs).
@@ -53,6 +55,9 @@ struct kaas_topic_settings {
 	int64_t segment_ms;
 	int64_t max_message_bytes;    /* largest batch a produce may append */
 	int64_t index_interval_bytes;
+	int64_t compression;          /* compression.type: the batch codec to store
+	                                 (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd),
+	                                 -1 producer (as sent) */
 	/* cleanup.policy and compaction (issue 21) */
 	int64_t cleanup_compact;      /* 1: the policy has "compact" */
 	int64_t cleanup_delete;       /* 1: the policy has "delete" */

@@ -38,6 +38,7 @@
  *                            batch of the producer is missing; not written,
  *                            retry.
  */
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -75,6 +76,8 @@ struct pp {                       /* one partition of the request */
 	size_t pos;               /* the next batch to check and append */
 	bool started;             /* validated, log_start read */
 	bool have_base;           /* base_offset is the first batch's */
+	uint8_t *recompressed;    /* records, recompressed to the topic's
+	                             compression.type (owned; NULL: as sent) */
 	struct kaas_log_waiter room; /* kaas_log_append_nowait: resumes the lane */
 };
 
@@ -123,8 +126,11 @@ static void ctx_free(void *arg)
 	struct produce_ctx *ctx = arg;
 	if (!ctx)
 		return;
-	for (int32_t i = 0; i < ctx->nt; i++)
+	for (int32_t i = 0; i < ctx->nt; i++) {
 		kaas_topic_put(ctx->topics[i].topic);
+		for (int32_t j = 0; ctx->topics[i].parts && j < ctx->topics[i].n; j++)
+			free(ctx->topics[i].parts[j].recompressed);
+	}
 	kaas_wire_topics_free(ctx->topics, ctx->nt, &produce_shape);
 	free(ctx);
 }
@@ -414,6 +420,37 @@ static void auto_create(struct kaas_broker *b, struct kaas_kslice name)
 		create_done(j, 0);
 }
 
+/* Lane thread, after validation: the partition's batches in the topic's
+ * compression.type (issue 33: Kafka recompresses a batch in another codec
+ * on append; "producer" keeps them as sent).  The new record set is
+ * validated as a produced one would be (max.message.bytes applies to the
+ * batch as stored).  0 or a Kafka error code. */
+static int16_t recompress(struct pt *t, struct pp *p, size_t max)
+{
+	int64_t codec = kaas_topic_setting(t->topic, compression);
+	if (codec < 0 || !kaas_batch_needs_recompress(p->records.p, (size_t)p->records.len, (int)codec))
+		return 0;
+	uint8_t *nb = NULL;
+	size_t nl = 0;
+	struct kaas_batch_summary sum;
+	const char *why = "out of memory";
+	int rc = kaas_batch_recompress(p->records.p, (size_t)p->records.len, (int)codec, &nb, &nl);
+	int16_t e = rc < 0 || nl > INT32_MAX ? KAAS_KERR_UNKNOWN_SERVER_ERROR
+					      : (int16_t)kaas_batch_validate(nb, nl, max, &sum, &why);
+	if (rc < 0 || e) {
+		kaas_warn("produce to %.*s/%d: recompressing for compression.type failed (error %d): %s",
+			  t->name.len, (const char *)t->name.p, p->index, e,
+			  rc < 0 ? kaas_strerror(rc) : why);
+		free(nb);
+		return e ? e : KAAS_KERR_UNKNOWN_SERVER_ERROR;
+	}
+	assert(!p->recompressed);
+	p->recompressed = nb;
+	p->records.p = nb;
+	p->records.len = (int32_t)nl;
+	return 0;
+}
+
 /* Lane thread: validate the partition's batches (once), then append them.
  * The topic is referenced by the request, so its log stays open. */
 static int part_run(struct kaas_lane_item *it)
@@ -435,6 +472,11 @@ static int part_run(struct kaas_lane_item *it)
 			kaas_warn("produce to %.*s/%d rejected (error %d): %s", t->name.len,
 				  (const char *)t->name.p, p->index, e, why);
 			p->err = e;
+			goto done;
+		}
+		int16_t rerr = recompress(t, p, max);
+		if (rerr) {
+			p->err = rerr;
 			goto done;
 		}
 		p->log_start = kaas_log_start_offset(kp->log);

@@ -56,6 +56,20 @@ int kaas_batch_validate(const uint8_t *buf, size_t len, size_t max_batch,
 int kaas_batch_decompress(int codec, const uint8_t *in, size_t inlen, size_t limit,
 			  uint8_t **out, size_t *outlen);
 
+/* compression.type (issue 33): does the validated record set buf[0..len)
+ * hold a batch with records, not a control batch, whose codec is not
+ * `codec` (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)?  1 or 0. */
+int kaas_batch_needs_recompress(const uint8_t *buf, size_t len, int codec);
+
+/* The validated record set buf[0..len) with every such batch's records
+ * decompressed and compressed again in `codec` (recompress.c): the codec
+ * bits of its attributes, its batchLength and CRC rewritten, nothing else
+ * (records, offsets, timestamps, producer fields as sent); other batches
+ * copied.  0 and a malloc'd *out of *outlen bytes, or -ENOMEM, -EBADMSG,
+ * -EOVERFLOW (a codec failed). */
+int kaas_batch_recompress(const uint8_t *buf, size_t len, int codec, uint8_t **out,
+			  size_t *outlen);
+
 /* Write into out an empty RecordBatch v2 (KAAS_BATCH_HEADER bytes, no
  * records) covering offsets [base, last] (base <= last; a range longer
  * than INT32_MAX + 1 offsets is covered from base up to that many): no

@@ -4,7 +4,7 @@ noinst_LIBRARIES += libkaas_kafka.a
 libkaas_kafka_a_SOURCES = src/kafka/codec.h src/kafka/codec.c src/kafka/protocol.h \
 	src/kafka/header.h src/kafka/header.c src/kafka/api_table.c \
 	src/kafka/wire_topics.h src/kafka/wire_topics.c src/kafka/batch.h src/kafka/batch.c \
-	src/kafka/decompress.c src/kafka/batch_time.c src/kafka/request.h src/kafka/api_versions.c \
+	src/kafka/decompress.c src/kafka/recompress.c src/kafka/batch_time.c src/kafka/request.h src/kafka/api_versions.c \
 	src/kafka/api_metadata.c src/kafka/api_produce.c src/kafka/api_fetch.c \
 	src/kafka/api_list_offsets.c src/kafka/api_admin.c \
 	src/kafka/fetch_session.h src/kafka/fetch_session.c \

@@ -21,3 +21,7 @@ TESTS += tests/topics/compact_e2e.sh
 endif
 TESTS += tests/topics/compact_tail.sh
 EXTRA_DIST += tests/topics/compact_e2e.sh tests/topics/compact_e2e.py tests/topics/compact_tail.sh
+# compression.type (issue 33): the broker recompresses batches of another
+# codec; three producer codecs into six topic settings, read back whole.
+TESTS += tests/topics/compression.sh
+EXTRA_DIST += tests/topics/compression.sh

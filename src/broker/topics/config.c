@@ -31,6 +31,7 @@ static void store_settings(struct kaas_topic *tp, const struct kaas_topic_settin
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&tp->settings.min_cleanable_dirty_ppm, s->min_cleanable_dirty_ppm,
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(&tp->settings.compression, s->compression, __ATOMIC_RELAXED);
 }
 
 void kaas_topics_log_config(const struct kaas_topic *tp, struct kaas_log_config *cfg)
