@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/config_kafka_keys.h"
 #include "broker/topic_config.h"
 #include "util/logger.h"
 #include "substrate/substrate.h"
@@ -68,7 +69,9 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 
 /* A setting given by its Kafka broker name: the broker defaults of topic
  * settings (log.retention.hours, log.segment.bytes, ...; broker/
- * topic_config.h) and the Kafka names of kaasd's own options.  1 taken, 0
+ * topic_config.h), the Kafka names of kaasd's own options, log.dirs (the
+ * data directory) and the keys kaas accepts and ignores
+ * (broker/config_kafka_keys.h).  1 taken, 0
  * not such a key, -EINVAL (message printed) or -ENOMEM. */
 static int apply_kafka_name(struct kaas_config *c, const char *key, const char *v)
 {
@@ -88,6 +91,18 @@ static int apply_kafka_name(struct kaas_config *c, const char *key, const char *
 			int rc = apply(c, alias[i].kaas, v, &adv_set);
 			return rc < 0 ? rc : 1;
 		}
+	if (kaas_config_is_log_dirs(key)) {
+		if (kaas_config_log_dirs_value(key, v) < 0)
+			return -EINVAL;
+		int adv_set = 0;
+		int rc = apply(c, "data", v, &adv_set);
+		return rc < 0 ? rc : 1;
+	}
+	const char *why = kaas_config_ignored_kafka_key(key);
+	if (why) {
+		fprintf(stderr, "kaasd: ignoring %s = %s: %s\n", key, v, why);
+		return 1;
+	}
 	char msg[KAAS_CONFIG_MSG];
 	int rc = kaas_topic_config_broker_key(key, v, msg);
 	if (rc == 0)

@@ -2,7 +2,8 @@
 # cluster agent, the produce lanes, the sweep, groups, idempotence.
 noinst_LIBRARIES += libkaas_broker.a
 libkaas_broker_a_SOURCES = src/broker/config.h \
-	src/broker/config.c src/broker/config_listeners.c src/broker/topics.h src/broker/broker.h \
+	src/broker/config.c src/broker/config_listeners.c \
+	src/broker/config_kafka_keys.h src/broker/config_kafka_keys.c src/broker/topics.h src/broker/broker.h \
 	src/broker/lanes.h src/broker/lanes.c src/broker/agent.h src/broker/agent_internal.h src/broker/agent_view.c \
 	src/broker/agent.c src/broker/agent_metrics.c src/broker/sweep.h src/broker/sweep.c
 libkaas_broker_a_SOURCES += src/broker/topics/internal.h src/broker/topics/registry.c \
