@@ -23,7 +23,7 @@ tls_kaasd_start "listeners = PT://127.0.0.1:0,SP://127.0.0.1:0" \
 	"sasl.enabled.mechanisms = PLAIN,SCRAM-SHA-512" \
 	"connection.failed.authentication.delay.ms = 0"
 timeout 120 python3 "$KAAS_TOP_SRCDIR/tests/security/hostile.py" plainstall "$(port SP)" "$(port PT)" \
-	slow 5 4 "${HOSTILE_STALL_CEILING_MS:-80}" || { tail -20 "$KAASD_LOG" >&2; kaas_fail "PLAIN stall"; }
+	slow 6 4 "${HOSTILE_STALL_CEILING_MS:-80}" || { tail -20 "$KAASD_LOG" >&2; kaas_fail "PLAIN stall"; }
 kill -0 "$KAASD_PID" || kaas_fail "kaasd died"
 kaasd_stop
 exit 0
