@@ -7,7 +7,8 @@
 # never idle but is cut off.  69fd79e kept both for ever.  Each close is
 # counted in /metrics (kaas_connections_closed_total{reason}) and logged
 # once per sweep, rate-limited.  A client that authenticates in time and
-# keeps talking is not touched.
+# keeps talking is not touched.  Then max.connections (Kafka's key): one
+# connection past it is closed at accept and counted.
 . "$KAAS_TOP_SRCDIR/tests/security/tls-lib.sh"
 command -v python3 >/dev/null || kaas_skip "no python3"
 command -v curl >/dev/null || kaas_skip "no curl"
@@ -51,5 +52,20 @@ grep -q "idle for 1500 ms (connections.max.idle.ms)" "$KAASD_LOG" || kaas_fail "
 grep -q "SASL authentication did not finish in 2000 ms" "$KAASD_LOG" || kaas_fail "no SASL timeout logged"
 lines=$(grep -c "connection(s) idle for\|SASL authentication did not finish" "$KAASD_LOG")
 [ "$lines" -le 20 ] || kaas_fail "$lines lines for 70 closes"
+kaasd_stop
+
+# max.connections: 30 connections to a broker that takes 20 (every
+# listener together): 20 stay open, 10 are refused and counted.
+TLS_KAASD_ARGS=(--http-listen 127.0.0.1:0)
+tls_kaasd_start "listeners = PT://127.0.0.1:0" "listener.security.protocol.map = PT:PLAINTEXT" \
+	"max.connections = 20"
+timeout 60 python3 "$H" flood "$(port PT)" 127.0.0.9 30 0 0 </dev/null >"$KAAS_SCRATCH/max.out" ||
+	{ cat "$KAAS_SCRATCH/max.out"; kaas_fail "max.connections flood"; }
+grep -q "^figure flood_kept_open 20$" "$KAAS_SCRATCH/max.out" ||
+	{ cat "$KAAS_SCRATCH/max.out"; kaas_fail "max.connections = 20 did not hold 30 connections to 20"; }
+http=$(sed -n 's/.*http: .* on \([0-9.]*:[0-9]*\).*/\1/p' "$KAASD_LOG" | head -n1)
+n=$(curl -s "http://$http/metrics" |
+	sed -n 's/^kaas_connections_refused_total{reason="max_connections"} \([0-9]*\).*/\1/p')
+[ "${n:-0}" -ge 10 ] || kaas_fail "max_connections refusals counted: '$n'"
 kaasd_stop
 exit 0
