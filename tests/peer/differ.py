@@ -243,6 +243,7 @@ class Session:
         v = self.v(name) if v is None else v
         c = conn or self.c
         end = time.time() + 10
+        SENT.add((name, v))
         while True:
             d = c.call(name, v, values)
             if d is None:
@@ -302,6 +303,7 @@ class Session:
 
 
 RETRIABLE = {6, 14, 15, 51}
+SENT = set()  # (API, version) pairs sent
 
 
 def errors(x):
@@ -984,6 +986,12 @@ def main():
                 print("  %-14s %-3s %-6s %3d answers in %.1f s%s" % (
                     sc.__name__, level, who, len(s.obs), time.time() - t1,
                     " (%d retried)" % s.retries if s.retries else ""), flush=True)
+    ends = [(n, v) for n, (lo, hi) in sorted(versions.items()) for v in sorted({lo, hi})]
+    missed = [x for x in ends if x not in SENT]
+    if not only:
+        print("%d APIs served by both, each sent at its lowest and highest common version%s"
+              % (len(versions), (": not sent: " + ", ".join("%s v%d" % x for x in missed))
+                 if missed else ""))
     dump = os.environ.get("KAAS_PEER_DUMP")  # every compared answer, for a reader
     if dump:
         import json
