@@ -27,8 +27,8 @@ import os
 import re
 import struct
 import sys
+import threading
 import time
-import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "kafka"))
@@ -115,7 +115,7 @@ def batches(raw):
 
 ANY = "*"
 KEYS = ("Name", "Topic", "TopicName", "GroupId", "TransactionalId", "PartitionIndex",
-        "Partition", "ApiKey", "Key", "User", "Index", "ProducerId")
+        "Partition", "ApiKey", "Key", "User", "Index", "ProducerId", "MemberId")
 KEYNAME = {("ApiKey", k): n for n, (k, _f, _q, _r) in API.items()}
 # Fields whose value is the broker's own choice: compared as a placeholder.
 OPAQUE = {"ErrorMessage", "BatchIndexErrorMessage", "Documentation", "ClusterId", "Host",
@@ -674,6 +674,114 @@ def groups(s):
     s.x("delete", "DeleteGroups", {"GroupsNames": [g, "g-nosuch-%s" % L]})
     s.x("describe-deleted", "DescribeGroups", {"Groups": [g],
                                                "IncludeAuthorizedOperations": False})
+
+
+def in_thread(s, name, values):
+    """Send a request that blocks (a JoinGroup or SyncGroup waiting for the
+    others) on a connection of its own; .join() gives its answer."""
+    out = {}
+
+    def run():
+        try:
+            out["d"] = s.raw(name, values, conn=Conn(s.hp))
+        except Exception as e:  # noqa: BLE001 — recorded as the answer
+            out["d"] = {"exception": type(e).__name__}
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+
+    def join(secs=30):
+        th.join(secs)
+        return out.get("d", {"exception": "no answer in %d s" % secs})
+    return join
+
+
+@scenario
+def rebalance(s):
+    """Two members: the second's join makes the first rejoin (heartbeat
+    REBALANCE_IN_PROGRESS), the leader assigns both, the second leaves;
+    and a static member (group.instance.id) rejoining under a new member id
+    fences its old one."""
+    L = s.level
+    g, t = "rb-%s" % L, "rbt-%s" % L
+    s.create(t, 2)
+    s.raw("FindCoordinator", {"Key": g, "KeyType": 0, "CoordinatorKeys": [g]})
+    join = {"GroupId": g, "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 15000, "MemberId": "",
+            "GroupInstanceId": None, "ProtocolType": "consumer", "Reason": None,
+            "Protocols": [{"Name": "range", "Metadata": consumer_subscription(t)}]}
+
+    def joined(values):
+        d = s.raw("JoinGroup", values)
+        if d and d["ErrorCode"] == 79:
+            d = s.raw("JoinGroup", dict(values, MemberId=d["MemberId"]))
+        return d
+    a = joined(join)
+    s.record("a-join", a)
+    if not a or a["ErrorCode"]:
+        return
+    ma = a["MemberId"]
+    sync = {"GroupId": g, "GenerationId": a["GenerationId"], "MemberId": ma,
+            "GroupInstanceId": None, "ProtocolType": "consumer", "ProtocolName": "range",
+            "Assignments": [{"MemberId": ma, "Assignment": consumer_assignment(t, [0, 1])}]}
+    s.x("a-sync", "SyncGroup", sync)
+    # B joins (v4+: after MEMBER_ID_REQUIRED); its join waits for A's.
+    bjoin = join
+    if s.v("JoinGroup") >= 4:
+        b0 = s.raw("JoinGroup", join, conn=Conn(s.hp))
+        bjoin = dict(join, MemberId=b0["MemberId"] if b0["ErrorCode"] == 79 else "")
+    b_wait = in_thread(s, "JoinGroup", bjoin)
+    hb = {"GroupId": g, "GenerationId": a["GenerationId"], "MemberId": ma, "GroupInstanceId": None}
+    end = time.time() + 15
+    while time.time() < end:
+        h = s.raw("Heartbeat", hb)
+        if h["ErrorCode"] != 0:
+            break
+        time.sleep(0.1)
+    s.record("a-heartbeat-during-rebalance", h)
+    a2 = s.raw("JoinGroup", dict(join, MemberId=ma))
+    b2 = b_wait()
+    s.record("a-rejoin", a2)
+    s.record("b-join", b2)
+    if a2.get("ErrorCode") or b2.get("ErrorCode") or "MemberId" not in b2:
+        return
+    mb, gen = b2["MemberId"], a2["GenerationId"]
+    leader_is_a = a2["Leader"] == ma
+    lead, follow = (ma, mb) if leader_is_a else (mb, ma)
+    s.record("leader", {"Leader": "a" if leader_is_a else "b"})
+    f_wait = in_thread(s, "SyncGroup", dict(sync, GenerationId=gen, MemberId=follow,
+                                            Assignments=[]))
+    time.sleep(0.2)
+    s.x("leader-sync", "SyncGroup", dict(sync, GenerationId=gen, MemberId=lead, Assignments=[
+        {"MemberId": lead, "Assignment": consumer_assignment(t, [0])},
+        {"MemberId": follow, "Assignment": consumer_assignment(t, [1])}]))
+    s.record("follower-sync", f_wait())
+    s.x("describe-two", "DescribeGroups", {"Groups": [g], "IncludeAuthorizedOperations": False})
+    s.x("b-leave", "LeaveGroup", {"GroupId": g, "MemberId": mb, "Members": [
+        {"MemberId": mb, "GroupInstanceId": None, "Reason": None}]})
+    s.x("a-heartbeat-after-leave", "Heartbeat", dict(hb, GenerationId=gen))
+    a3 = s.raw("JoinGroup", dict(join, MemberId=ma))
+    s.record("a-rejoin-alone", a3)
+    s.x("a-leave", "LeaveGroup", {"GroupId": g, "MemberId": ma, "Members": [
+        {"MemberId": ma, "GroupInstanceId": None, "Reason": None}]})
+    # A static member: its rejoin under a new member id fences the old id.
+    if s.v("JoinGroup") >= 5:
+        sg = "rbs-%s" % L
+        s.raw("FindCoordinator", {"Key": sg, "KeyType": 0, "CoordinatorKeys": [sg]})
+        sj = dict(join, GroupId=sg, GroupInstanceId="static-1")
+        d1 = s.x("static-join", "JoinGroup", sj)
+        if not d1 or d1["ErrorCode"]:
+            return
+        m1 = d1["MemberId"]
+        s.x("static-sync", "SyncGroup", dict(sync, GroupId=sg, GenerationId=d1["GenerationId"],
+                                             MemberId=m1, GroupInstanceId="static-1",
+                                             Assignments=[{"MemberId": m1, "Assignment":
+                                                           consumer_assignment(t, [0, 1])}]))
+        d2 = s.x("static-rejoin", "JoinGroup", sj)
+        s.x("static-old-heartbeat", "Heartbeat", {"GroupId": sg,
+                                                  "GenerationId": d1["GenerationId"],
+                                                  "MemberId": m1, "GroupInstanceId": "static-1"})
+        if d2 and not d2["ErrorCode"]:
+            s.x("static-leave", "LeaveGroup", {"GroupId": sg, "MemberId": "", "Members": [
+                {"MemberId": d2["MemberId"], "GroupInstanceId": "static-1", "Reason": None}]})
 
 
 def txn_state(s, tid, want, secs=10):
