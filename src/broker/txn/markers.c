@@ -98,12 +98,29 @@ static int led_here(struct kaas_txns *t, const char *topic, int32_t partition,
 	return 0;
 }
 
+/* A deliberately broken broker, for the chaos checker's negative control
+ * (tests/chaos/chaos_negative.sh): with KAAS_TEST_BREAK_TXN=abort-as-commit
+ * in the environment, every abort marker this broker appends is written as
+ * a commit, so an aborted transaction's records become visible.  Never set
+ * outside that test. */
+static int abort_as_commit(int64_t pid, int16_t pepoch)
+{
+	const char *knob = getenv("KAAS_TEST_BREAK_TXN");
+	if (!knob || strcmp(knob, "abort-as-commit") != 0)
+		return 0;
+	kaas_warn("test knob KAAS_TEST_BREAK_TXN=abort-as-commit: producer %" PRId64 " epoch %d's "
+		  "abort marker written as a commit", pid, (int)pepoch);
+	return 1;
+}
+
 /* Append the marker on kt's log of partition (led here): 1 durable, or a
  * failure (KAAS_ETXN_COORD_FENCED: the partition saw a newer coordinator
  * of the producer). */
 static int append_on(struct kaas_topic *kt, int32_t partition, int64_t pid, int16_t pepoch,
 		     int commit, uint64_t coord_epoch)
 {
+	if (!commit && abort_as_commit(pid, pepoch))
+		commit = 1;
 	int64_t off = kaas_log_append_marker_sync(kt->parts[partition].log, pid, pepoch, commit,
 						  marker_coord(coord_epoch));
 	return off >= 0 ? 1 : (int)off;
