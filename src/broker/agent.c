@@ -341,6 +341,40 @@ static int raise_lost(struct kaas_assignment *next, const struct kaas_broker_inf
 }
 
 /* Controller duty: plan and write.  Returns KAAS_EFENCED when fenced. */
+static int id_in(const int32_t *ids, size_t n, int32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return 1;
+	return 0;
+}
+
+/* Agent thread (the only writer of c->alive, so it reads it unlocked):
+ * log each peer that left or joined the live set since the last round,
+ * and why, so an operator reading a survivor's log sees its peer die. */
+static void log_liveness_changes(struct kaas_agent *c, const int32_t *alive, size_t nalive,
+				 const struct kaas_broker_info *list, size_t n)
+{
+	for (size_t k = 0; k < c->nalive; k++) {
+		int32_t id = c->alive[k];
+		if (id == c->cfg->broker_id || id_in(alive, nalive, id))
+			continue;
+		const struct kaas_broker_info *b = NULL;
+		for (size_t i = 0; i < n; i++)
+			if (list[i].id == id)
+				b = &list[i];
+		if (b && b->stopped)
+			kaas_info("cluster: broker %d stopped (a clean shutdown)", (int)id);
+		else
+			kaas_warn("cluster: broker %d is dead: no heartbeat for the liveness timeout (%u ms)%s",
+				  (int)id, (unsigned)c->cfg->liveness_ms,
+				  b ? "" : "; its document is gone");
+	}
+	for (size_t k = 0; k < nalive; k++)
+		if (alive[k] != c->cfg->broker_id && !id_in(c->alive, c->nalive, alive[k]))
+			kaas_info("cluster: broker %d is alive", (int)alive[k]);
+}
+
 static int act_as_controller(struct kaas_agent *c, const int32_t *alive, size_t nalive,
 			     const int32_t *restarted, size_t nrestarted,
 			     const struct kaas_broker_info *brokers, size_t nbrokers)
@@ -580,6 +614,8 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 			wrote = 1;
 		}
 	}
+	if (c->rounds_observed++ && alive)
+		log_liveness_changes(c, alive, nalive, list, n);
 	kaas_lock(&c->mu, KAAS_RANK_AGENT);
 	free(c->brokers);
 	c->brokers = list;

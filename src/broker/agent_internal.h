@@ -34,6 +34,8 @@ struct kaas_agent {
 	pthread_cond_t cv;        /* kicks and finished rounds */
 	int stop, kicked;
 	uint64_t rounds;
+	uint64_t rounds_observed; /* agent thread: broker listings observed (the
+	                             first has no earlier live set to compare) */
 	/* Under mu: the view the accessors read. */
 	struct kaas_assignment view; /* current assignment (n 0 when none) */
 	int have_view;

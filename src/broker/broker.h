@@ -34,6 +34,8 @@ struct kaas_broker {
 	struct kaas_lanes *lanes; /* produce: per-partition ordered lanes (broker/lanes.h) */
 	uv_loop_t *loop;          /* the event loop (timers of handlers and groups) */
 	int draining;             /* loop thread: the server is stopping */
+	const char *stop_why;     /* set where start-up failed for a reason already
+	                           * logged: what kaasd's last line says (static) */
 	char cluster_id[23];
 	struct kaas_groups *groups;  /* the group coordinator (groups.h) */
 	struct kaas_pid_alloc *pids; /* producer ids (cluster/producer_ids.h) */

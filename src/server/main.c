@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log/log.h"
 #include "kafka/batch.h"
@@ -70,6 +71,8 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		return 2;
 	kaas_logger_set_level((enum kaas_logger_level)b.cfg.log_level);
+	/* Ctrl-C or SIGTERM during start-up: a clean stop once it is done. */
+	kaas_early_signals_catch();
 	signal(SIGPIPE, SIG_IGN);
 	/* Fetch reads, metadata and admin work run on libuv's work queue and may
 	 * wait on the volume: more than libuv's default 4 threads, unless the
@@ -121,8 +124,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	b.loop = uv_default_loop();
-	kaas_info("starting: data %s, cluster %s", b.cfg.data_url,
-		  b.cfg.cluster_url ? b.cfg.cluster_url : "<data>/__cluster");
+	kaas_info("starting: pid %ld, data %s, cluster %s%s", (long)getpid(), b.cfg.data_url,
+		  b.cfg.cluster_url ? b.cfg.cluster_url : b.cfg.data_url,
+		  b.cfg.cluster_url ? "" : "/__cluster");
 	rc = kaas_server_run(&b);
 	kaas_topics_close(b.topics);
 	kaas_sweeper_free(&b.sweeper);
@@ -132,7 +136,7 @@ int main(int argc, char **argv)
 	kaas_substrate_close(b.data);
 	kaas_config_free(&b.cfg);
 	if (rc < 0) {
-		kaas_error("stopped: %s", kaas_strerror(rc));
+		kaas_error("stopped: %s", b.stop_why ? b.stop_why : kaas_strerror(rc));
 		return 1;
 	}
 	kaas_info("stopped cleanly");

@@ -102,6 +102,38 @@ static void on_drain_tick(uv_timer_t *t)
 	kaas_listeners_stop(s);
 }
 
+/* SIGINT and SIGTERM before the loop's own handlers exist: remembered, and
+ * acted on (a clean stop) as soon as start-up is done; a second one while
+ * start-up still runs (a volume that hangs) takes the default action. */
+static volatile sig_atomic_t early_signal;
+
+static void on_early_signal(int signum)
+{
+	if (early_signal) { /* a second one: the default (stop now, half started) */
+		signal(signum, SIG_DFL);
+		raise(signum);
+		return;
+	}
+	early_signal = signum;
+}
+
+void kaas_early_signals_catch(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_early_signal;
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGINT, &sa, NULL);
+	(void)sigaction(SIGTERM, &sa, NULL);
+}
+
+int kaas_early_signal_taken(void)
+{
+	int s = early_signal;
+	early_signal = 0;
+	return s;
+}
+
 static void on_signal(uv_signal_t *sig, int signum)
 {
 	struct kaas_server *s = sig->data;
@@ -186,6 +218,8 @@ static int serve(struct kaas_broker *b)
 	uv_async_init(s->loop, &s->async, kaas_server_on_async);
 	s->async.data = s;
 	int rc = kaas_agent_new(b->cluster, &b->cfg, &b->agent);
+	if (rc == -EADDRINUSE) /* the agent said which broker holds the id */
+		b->stop_why = "another live broker has this --broker-id";
 	struct kaas_topics_opts topts = { .data = b->data, .cluster = b->cluster,
 					  .lease = kaas_agent_lease, .lease_arg = b->agent,
 					  .notify = kaas_server_on_data, .notify_arg = s,
@@ -253,6 +287,11 @@ static int serve(struct kaas_broker *b)
 	s->sigterm.data = s->sigint.data = s;
 	uv_signal_start(&s->sigterm, on_signal, SIGTERM);
 	uv_signal_start(&s->sigint, on_signal, SIGINT);
+	int early = kaas_early_signal_taken();
+	if (early) {
+		kaas_info("signal %d came during start-up", early);
+		on_signal(early == SIGTERM ? &s->sigterm : &s->sigint, early);
+	}
 	uv_timer_init(s->loop, &s->housekeep);
 	uv_timer_init(s->loop, &s->drain_timer);
 	s->housekeep.data = s->drain_timer.data = s;

@@ -21,4 +21,15 @@
  * could not start.  One server per process. */
 int kaas_server_run(struct kaas_broker *b);
 
+/* Remember SIGINT and SIGTERM from now on, before the server's own
+ * handlers exist (call first thing in main, before start-up's volume work):
+ * kaas_server_run then stops cleanly as soon as start-up is done, instead
+ * of the signal's default killing the broker half started.  A second
+ * signal before then takes the default action (start-up may be stuck on a
+ * volume that does not answer). */
+void kaas_early_signals_catch(void);
+
+/* The signal kaas_early_signals_catch saw (and forget it), or 0. */
+int kaas_early_signal_taken(void);
+
 #endif

@@ -60,7 +60,8 @@ static cJSON *brokers_json(struct kctl *k, unsigned watch_ms, uint64_t ctl_epoch
 	for (size_t i = 0; *rc == 0 && arr && i < nb; i++) {
 		cJSON *o = cJSON_CreateObject();
 		char inc[24];
-		snprintf(inc, sizeof inc, "%" PRIu64, b[i].incarnation);
+		/* hex, as kaasd logs it */
+		snprintf(inc, sizeof inc, "%016" PRIx64, b[i].incarnation);
 		cJSON_AddItemToArray(arr, o);
 		cJSON_AddNumberToObject(o, "id", b[i].id);
 		cJSON_AddStringToObject(o, "host", b[i].host);

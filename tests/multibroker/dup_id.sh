@@ -40,6 +40,11 @@ echo "a second broker 1 exited with $rc after $(( $(mb_now_ms) - t0 )) ms: $(gre
 grep -q "broker id 1 is in use by a live broker" "$S/dup.log" ||
 	{ cat "$S/dup.log" >&2; kaas_fail "the refusal does not name the problem"; }
 grep -q "listening on" "$S/dup.log" && kaas_fail "the refused broker listened"
+grep -q "stopped: another live broker has this --broker-id" "$S/dup.log" ||
+	{ cat "$S/dup.log" >&2; kaas_fail "the last line does not say why it stopped"; }
+grep -q "Address already in use" "$S/dup.log" && kaas_fail "an id clash is reported as an address in use"
+grep -q "starting: pid [0-9]*, data $MB_DATA, cluster $MB_DATA/__cluster" "$S/dup.log" ||
+	{ head -n 2 "$S/dup.log" >&2; kaas_fail "the start line names no pid or not the real cluster directory"; }
 produce_to 1 after-refusal || kaas_fail "broker 1 stopped serving after the refused duplicate"
 
 # 2. A duplicate started while the first is paused takes the id over.
@@ -50,6 +55,11 @@ sleep $(( (MB_LIVENESS_MS + 999) / 1000 ))
 MB_PORT[1]=0
 mb_start 1
 kill -CONT "$old"
+# Broker 0 saw broker 1 die (the paused one) and come back (the new one).
+kaas_wait_for 10 grep -q "cluster: broker 1 is dead: no heartbeat for the liveness timeout" "$S/kaasd.0.1.log" ||
+	{ tail -n 20 "$S/kaasd.0.1.log" >&2; kaas_fail "broker 0 never logged that broker 1 died"; }
+kaas_wait_for 10 grep -q "cluster: broker 1 is alive" "$S/kaasd.0.1.log" ||
+	kaas_fail "broker 0 never logged broker 1 back"
 kaas_wait_for 20 grep -q "broker id 1 was taken over by another process" "$S/kaasd.1.1.log" ||
 	{ tail -n 20 "$S/kaasd.1.1.log" >&2; kaas_fail "the resumed broker 1 did not notice the takeover"; }
 out=$(timeout 30 "$RAW" "127.0.0.1:$oldport" good-batch $T 2>&1)
