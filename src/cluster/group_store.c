@@ -432,13 +432,16 @@ int kaas_group_has_state(struct kaas_substrate *cluster, const char *group, size
 		return 0; /* no directory: nothing was ever committed */
 	if (rc < 0)
 		return rc;
-	if (s.have_offsets) {
+	for (int tries = 0; s.have_offsets; tries++) {
 		struct kaas_group_offsets g = { 0 };
 		rc = load_as(cluster, dir, group, &s, s.newest_offsets, &g);
 		*noffsets = g.n;
 		kaas_group_offsets_free(&g);
+		if (rc == -ENOENT && tries < 3 && (rc = scan_dir(cluster, dir, &s)) == 0)
+			continue; /* pruned by a newer coordinator's write meanwhile */
 		if (rc < 0)
 			return rc;
+		break;
 	}
 	return *noffsets > 0 || s.have_pending;
 }
