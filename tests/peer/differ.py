@@ -746,7 +746,7 @@ def rebalance(s):
     mb, gen = b2["MemberId"], a2["GenerationId"]
     leader_is_a = a2["Leader"] == ma
     lead, follow = (ma, mb) if leader_is_a else (mb, ma)
-    s.record("leader", {"Leader": "a" if leader_is_a else "b"})
+    s.record("leader", {"LeaderIs": "a" if leader_is_a else "b"})
     f_wait = in_thread(s, "SyncGroup", dict(sync, GenerationId=gen, MemberId=follow,
                                             Assignments=[]))
     time.sleep(0.2)
