@@ -287,11 +287,6 @@ static int serve(struct kaas_broker *b)
 	s->sigterm.data = s->sigint.data = s;
 	uv_signal_start(&s->sigterm, on_signal, SIGTERM);
 	uv_signal_start(&s->sigint, on_signal, SIGINT);
-	int early = kaas_early_signal_taken();
-	if (early) {
-		kaas_info("signal %d came during start-up", early);
-		on_signal(early == SIGTERM ? &s->sigterm : &s->sigint, early);
-	}
 	uv_timer_init(s->loop, &s->housekeep);
 	uv_timer_init(s->loop, &s->drain_timer);
 	s->housekeep.data = s->drain_timer.data = s;
@@ -303,6 +298,11 @@ static int serve(struct kaas_broker *b)
 	kaas_info("listening on %s:%d, advertising %s:%d as broker %d", b->cfg.listen_host,
 		  b->cfg.listen_port, b->cfg.advertise_host, b->cfg.advertise_port,
 		  b->cfg.broker_id);
+	int early = kaas_early_signal_taken(); /* everything on_signal stops is up */
+	if (early) {
+		kaas_info("signal %d came during start-up", early);
+		on_signal(early == SIGTERM ? &s->sigterm : &s->sigint, early);
+	}
 	uv_run(b->loop, UV_RUN_DEFAULT);
 	free_tls(s);
 	kaas_limits_free(s);

@@ -23,7 +23,7 @@ TESTS += tests/kafka/test_codec tests/kafka/kcat_roundtrip.sh tests/kafka/restar
 	tests/kafka/list_offsets_time.sh tests/kafka/estale_produce.sh tests/kafka/sweep_temps.sh \
 	tests/kafka/old_versions.sh tests/kafka/api_versions_wire.sh tests/kafka/api_versions_readme.sh \
 	tests/kafka/rdkafka_flexible.sh tests/kafka/txn_lso.sh tests/kafka/produce_isolation.sh tests/kafka/fetch_sessions.sh \
-	tests/kafka/large_frames.sh tests/kafka/server_properties.sh
+	tests/kafka/large_frames.sh tests/kafka/server_properties.sh tests/kafka/early_stop.sh
 # A client library pinned to old versions: a compatibility check, in the
 # normal suite (the sanitizer suite decodes every version with
 # api_versions_wire.sh).
@@ -38,7 +38,7 @@ TESTS += tests/kafka/fence_lost_reply.sh tests/multibroker/lost_epoch.sh
 EXTRA_DIST += tests/kafka/fence_lost_reply.sh tests/multibroker/lost_epoch.sh
 EXTRA_DIST += tests/kafka/txn_lso.sh tests/kafka/produce_isolation.sh
 EXTRA_DIST += tests/kafka/fetch_sessions.sh tests/kafka/fetch_sessions.py
-EXTRA_DIST += tests/kafka/large_frames.sh tests/kafka/large_frames.py tests/kafka/server_properties.sh
+EXTRA_DIST += tests/kafka/large_frames.sh tests/kafka/large_frames.py tests/kafka/server_properties.sh tests/kafka/early_stop.sh
 EXTRA_DIST += tests/kafka/kaasd-lib.sh tests/kafka/kcat_roundtrip.sh tests/kafka/restart.sh \
 	tests/kafka/rdkafka_client.sh tests/kafka/bad_input.sh \
 	tests/kafka/config_topics.sh tests/kafka/full_volume.sh tests/kafka/fetch_max_bytes.sh \
