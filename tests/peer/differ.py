@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True  # nothing written into the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "kafka"))
 from kafka_schema import Reader, Short, varint, uvarint  # noqa: E402

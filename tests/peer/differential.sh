@@ -14,7 +14,7 @@ kaas_scratch
 peer_kafka_start
 kaasd_start
 echo "Kafka at $KAFKA_BROKER, kaasd at $BROKER"
-timeout 240 python3 "$KAAS_TOP_SRCDIR/tests/peer/differ.py" "$KAFKA_BROKER" "$BROKER" \
+timeout 240 python3 -B "$KAAS_TOP_SRCDIR/tests/peer/differ.py" "$KAFKA_BROKER" "$BROKER" \
 	"$KAAS_TOP_SRCDIR/docs/KAFKA-DIFFERENCES.md" ||
 	kaas_fail "kaasd answers differently from Kafka where docs/KAFKA-DIFFERENCES.md lists no reason (DIFF lines above)"
 kaasd_stop
