@@ -25,3 +25,8 @@ EXTRA_DIST += tests/topics/compact_e2e.sh tests/topics/compact_e2e.py tests/topi
 # codec; three producer codecs into six topic settings, read back whole.
 TESTS += tests/topics/compression.sh
 EXTRA_DIST += tests/topics/compression.sh
+# compression.type's recompression (every codec into every codec), the
+# list edit of APPEND/SUBTRACT and message.format.version (issue 33).
+check_PROGRAMS += tests/topics/test_recompress
+TESTS += tests/topics/test_recompress
+tests_topics_test_recompress_SOURCES = tests/topics/test_recompress.c
