@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """differ.py KAFKA_HOST:PORT KAAS_HOST:PORT DIFFERENCES.md [--only SCENARIO,...]
+          [--sasl KAFKA_SASL_HOST:PORT,KAAS_SASL_HOST:PORT]
 
 Differential conformance (issue 34): the same client session, request by
 request, against Apache Kafka and against kaas, and the two normalized
@@ -21,8 +22,11 @@ entries under the heading "Known wrong answers, to fix" are kaas bugs,
 reported as KNOWN-WRONG.  An unlisted difference fails the run.
 
 Exit 0 when every difference is listed; 1 otherwise."""
+import base64
 import fnmatch
 import gzip
+import hashlib
+import hmac
 import os
 import re
 import struct
@@ -121,6 +125,7 @@ KEYNAME = {("ApiKey", k): n for n, (k, _f, _q, _r) in API.items()}
 # Fields whose value is the broker's own choice: compared as a placeholder.
 OPAQUE = {"ErrorMessage", "BatchIndexErrorMessage", "Documentation", "ClusterId", "Host",
           "Port", "ClientHost", "SessionLifetimeMs", "TotalBytes", "UsableBytes", "LogDir"}
+UNORDERED = {"MatchingAcls", "Acls", "Resources"}  # lists whose order means nothing
 TIMES = {"FirstTimestamp", "MaxTimestamp", "Timestamp", "LogAppendTimeMs", "LastTimestamp",
          "TransactionStartTimeMs"}
 
@@ -169,6 +174,8 @@ class Norm:
                             and (k not in KEYS or k == "ProducerId"):
                         d[k] = ANY
             return d
+        if isinstance(x, list) and field in UNORDERED:
+            return sorted((self(e) for e in x), key=repr)
         if isinstance(x, list):
             if x and all(isinstance(e, dict) for e in x):
                 for key in KEYS:
@@ -221,8 +228,9 @@ class Session:
     """One broker's run of the scenarios: its connection, its versions (the
     common range's lo or hi end for each API) and its observations."""
 
-    def __init__(self, hostport, versions, level):
+    def __init__(self, hostport, versions, level, sasl_hp=None):
         self.hp = hostport
+        self.sasl_hp = sasl_hp
         self.c = Conn(hostport)
         self.versions = versions
         self.level = level
@@ -1004,6 +1012,104 @@ def retention_end(s):
     s.x("fetch", "Fetch", fetch_req(t, 0, 0))
 
 
+def scram_login(s, user, pw, mech="SCRAM-SHA-256"):
+    """A SCRAM-SHA-256 exchange on a new connection to the SASL listener:
+    (the connection, what each step answered)."""
+    c = Conn(s.sasl_hp)
+    steps = {}
+    # v1: SaslAuthenticate carries the exchange (v0 sends it unframed)
+    d = c.call("SaslHandshake", 1, {"Mechanism": mech})
+    steps["handshake"] = d
+    if not d or d["ErrorCode"]:
+        return c, steps
+    cnonce = base64.b64encode(os.urandom(18)).decode()
+    bare = "n=%s,r=%s" % (user, cnonce)
+    v = s.v("SaslAuthenticate")
+    d = c.call("SaslAuthenticate", v, {"AuthBytes": ("n,," + bare).encode()})
+    steps["first"] = {"ErrorCode": d["ErrorCode"]} if d else {"closed": True}
+    if not d or d["ErrorCode"]:
+        return c, steps
+    first = d["AuthBytes"].decode()
+    a = dict(x.split("=", 1) for x in first.split(","))
+    salted = hashlib.pbkdf2_hmac("sha256", pw.encode(), base64.b64decode(a["s"]), int(a["i"]))
+    ckey = hmac.new(salted, b"Client Key", hashlib.sha256).digest()
+    final = "c=biws,r=" + a["r"]
+    msg = (bare + "," + first + "," + final).encode()
+    sig = hmac.new(hashlib.sha256(ckey).digest(), msg, hashlib.sha256).digest()
+    proof = bytes(x ^ y for x, y in zip(ckey, sig))
+    d = c.call("SaslAuthenticate", v, {"AuthBytes": (final + ",p=" +
+                                                     base64.b64encode(proof).decode()).encode()})
+    if d and d["ErrorCode"] == 0:
+        skey = hmac.new(salted, b"Server Key", hashlib.sha256).digest()
+        d = dict(d, AuthBytes=d["AuthBytes"] == b"v=" + base64.b64encode(
+            hmac.new(skey, msg, hashlib.sha256).digest()))  # the server's signature, checked
+    steps["final"] = d if d else {"closed": True}
+    return c, steps
+
+
+@scenario
+def sasl(s):
+    """On a SASL_PLAINTEXT listener (SCRAM-SHA-256): a user made with
+    AlterUserScramCredentials logs in; a wrong password, an unknown user, an
+    unoffered mechanism and a request before authentication are refused;
+    then ACL decisions for the authenticated principal and for ANONYMOUS."""
+    if not s.sasl_hp:
+        return
+    L = s.level
+    user, pw, salt = "sa-%s" % L, "pw-%s-9x" % L, b"salt-%s-0123456" % L.encode()
+    s.x("upsert", "AlterUserScramCredentials", {"Deletions": [], "Upsertions": [{
+        "Name": user, "Mechanism": 1, "Iterations": 4096, "Salt": salt,
+        "SaltedPassword": hashlib.pbkdf2_hmac("sha256", pw.encode(), salt, 4096)}]})
+    end = time.time() + 10
+    while time.time() < end:  # until the broker's credential cache has it
+        c, st = scram_login(s, user, pw)
+        if st.get("final", {}).get("ErrorCode") == 0:
+            break
+        time.sleep(0.1)
+    c, st = scram_login(s, user, pw)
+    s.record("login", st)
+    s.record("login-wrong-password", scram_login(s, user, "not-" + pw)[1])
+    s.record("login-unknown-user", scram_login(s, "nobody-%s" % L, pw)[1])
+    s.record("handshake-plain", scram_login(s, user, pw, mech="PLAIN")[1])
+    c2 = Conn(s.sasl_hp)
+    try:
+        d = c2.call("Metadata", s.v("Metadata"), {"Topics": [], "AllowAutoTopicCreation": False})
+        s.record("metadata-before-authentication", {"closed": True} if d is None else
+                 {"answered": True})
+    except (Short, OSError) as e:
+        s.record("metadata-before-authentication", {"closed": type(e).__name__})
+    # ACL decisions: a DENY WRITE for the user takes the topic out of
+    # allow.everyone.if.no.acl.found for every principal.
+    t = "sat-%s" % L
+    s.create(t, 1)
+
+    def as_user(label, name, values):
+        try:
+            d = c.call(name, s.v(name), values)
+            s.record(label, d if d is not None else {"closed": True})
+        except (Short, OSError) as e:
+            s.record(label, {"exception": type(e).__name__})
+    as_user("user-produce-before", "Produce", produce_req(t, 0, batch(vals("u1"))))
+    s.x("acl-create", "CreateAcls", {"Creations": [
+        {"ResourceType": 2, "ResourceName": t, "ResourcePatternType": 3,
+         "Principal": "User:" + user, "Host": "*", "Operation": 4, "PermissionType": 2},
+        {"ResourceType": 2, "ResourceName": t, "ResourcePatternType": 3,
+         "Principal": "User:" + user, "Host": "*", "Operation": 3, "PermissionType": 3}]})
+    try:
+        end = time.time() + 15
+        while time.time() < end:
+            d = c.call("Produce", s.v("Produce"), produce_req(t, 0, batch(vals("w"))))
+            if d["Responses"][0]["PartitionResponses"][0]["ErrorCode"] == 29:
+                break
+            time.sleep(0.1)
+        as_user("user-produce-denied", "Produce", produce_req(t, 0, batch(vals("u2"))))
+        as_user("user-fetch-allowed", "Fetch", fetch_req(t, 0, 0))
+        s.x("anonymous-produce", "Produce", produce_req(t, 0, batch(vals("a1"))))
+        s.x("anonymous-fetch", "Fetch", fetch_req(t, 0, 0))
+    finally:  # the bindings go whatever happened: the later scenarios are ANONYMOUS's
+        s.x("acl-delete", "DeleteAcls", {"Filters": [acl_filter(2, t, 3)]})
+
+
 # ------------------------------------------------------------- differences
 
 def listed(path):
@@ -1068,8 +1174,14 @@ def warm_up(hp, versions):
 def main():
     kafka, kaas, diffs_md = sys.argv[1:4]
     only = None
-    if len(sys.argv) > 5 and sys.argv[4] == "--only":
-        only = set(sys.argv[5].split(","))
+    sasl = {}
+    args = sys.argv[4:]
+    while len(args) >= 2:
+        if args[0] == "--only":
+            only = set(args[1].split(","))
+        elif args[0] == "--sasl":  # KAFKA_SASL_HOST:PORT,KAAS_SASL_HOST:PORT
+            sasl = dict(zip((kafka, kaas), args[1].split(",")))
+        args = args[2:]
     versions = common_versions(kafka, kaas)
     print("versions served by both (lo-hi): " +
           ", ".join("%s %d-%d" % (n, lo, hi) for n, (lo, hi) in sorted(versions.items())),
@@ -1084,7 +1196,7 @@ def main():
             continue
         for level in ("lo", "hi"):
             for who, hp in (("kafka", kafka), ("kaas", kaas)):
-                s = Session(hp, versions, level)
+                s = Session(hp, versions, level, sasl.get(hp))
                 s.scenario = sc.__name__
                 t1 = time.time()
                 try:
