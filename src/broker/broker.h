@@ -22,6 +22,7 @@ struct kaas_creds;
 struct kaas_agent;
 struct kaas_server;
 struct kaas_authz;
+struct kaas_quotas;
 
 /* The broker's services, shared by the server (src/server) and the API
  * handlers (src/kafka).  The server owns the loop and the connections;
@@ -45,6 +46,7 @@ struct kaas_broker {
 	                                housekeeping thread only */
 	struct kaas_server *server; /* the server running this broker (opaque) */
 	struct kaas_authz *authz;   /* ACLs (broker/authorizer.h); NULL: all allowed */
+	struct kaas_quotas *quotas; /* client quotas (broker/quotas.h); NULL: none */
 	struct kaas_fetch_sessions *fetch_sessions; /* KIP-227 (kafka/fetch_session.h):
 	                               loop thread; made by the first Fetch v7+ */
 };

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "broker/config_kafka_keys.h"
+#include "broker/quotas.h"
 #include "broker/topic_config.h"
 #include "util/logger.h"
 #include "substrate/substrate.h"
@@ -196,6 +197,8 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 		return kaas_config_security_apply(c, key, v);
 	} else if (kaas_config_authz_key(key)) {
 		return kaas_config_authz_apply(c, key, v);
+	} else if (kaas_config_quota_key(key)) {
+		return kaas_config_quota_apply(c, key, v);
 	} else if ((rc = apply_kafka_name(c, key, v)) != 0) {
 		return rc < 0 ? rc : 0;
 	} else if (strcmp(key, "log-io-threads") == 0) { /* issue 19: the log I/O pool */

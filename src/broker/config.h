@@ -189,6 +189,8 @@ struct kaas_config {
 	uint32_t log_io_threads;  /* log I/O pool size (0: 2 x cores, >= 2) */
 	uint32_t max_open_files;  /* cached segment handles (0: 1000) */
 	uint32_t produce_threads; /* produce lanes' pool (0: online CPUs, 2..16) */
+	uint32_t quota_window_num; /* quota.window.num (0: 11; broker/quotas.h) */
+	uint32_t quota_window_s;   /* quota.window.size.seconds (0: 1) */
 };
 
 /* Fill `c` from defaults, env, the --config file and argv.  Returns 0,

@@ -21,3 +21,5 @@ libkaas_broker_a_SOURCES += src/broker/txn/txn.h src/broker/txn/internal.h \
 	src/broker/groups/txn_offsets.c
 # SASL credentials cache (issue 17).
 libkaas_broker_a_SOURCES += src/broker/credentials.h src/broker/credentials.c
+# Client quotas: their cache and the measured rates (issue 35).
+libkaas_broker_a_SOURCES += src/broker/quotas.h src/broker/quotas.c

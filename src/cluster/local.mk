@@ -6,6 +6,8 @@ libkaas_stores_a_SOURCES = src/cluster/producer_ids.c src/cluster/producer_ids.h
 libkaas_stores_a_SOURCES += src/cluster/membership.c src/cluster/membership.h \
 	src/cluster/assignment.c src/cluster/assignment.h src/cluster/partition_entry.h \
 	src/cluster/acl_store.c src/cluster/acl_store.h
+# Client quotas (issue 35).
+libkaas_stores_a_SOURCES += src/cluster/quota_store.c src/cluster/quota_store.h
 libkaas_stores_a_SOURCES += src/cluster/txn_store.c src/cluster/txn_store.h \
 	src/cluster/txn_offsets_store.c
 # SASL credentials (issue 17): SCRAM keys over libcrypto, their documents.

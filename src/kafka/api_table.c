@@ -63,6 +63,8 @@ const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_DESCRIBE_ACLS,        0, 0, 3, 2, "DescribeAcls" },
 	{ KAAS_API_CREATE_ACLS,          0, 0, 3, 2, "CreateAcls" },
 	{ KAAS_API_DELETE_ACLS,          0, 0, 3, 2, "DeleteAcls" },
+	{ KAAS_API_DESCRIBE_CLIENT_QUOTAS, 0, 0, 1, 1, "DescribeClientQuotas" },
+	{ KAAS_API_ALTER_CLIENT_QUOTAS,  0, 0, 1, 1, "AlterClientQuotas" },
 	{ -1, 0, 0, 0, 0, NULL },
 };
 

@@ -63,6 +63,10 @@ const struct kaas_authz_api kaas_authz_table[] = {
 	/* SCRAM credentials (issue 17). */
 	{ KAAS_API_DESCRIBE_USER_SCRAM_CREDENTIALS, H, "DESCRIBE cluster" },
 	{ KAAS_API_ALTER_USER_SCRAM_CREDENTIALS, H, "ALTER cluster" },
+	/* Client quotas (issue 35). */
+	{ KAAS_API_DESCRIBE_CLIENT_QUOTAS, H, "DESCRIBE_CONFIGS cluster" },
+	{ KAAS_API_ALTER_CLIENT_QUOTAS, H, "ALTER_CONFIGS cluster (CLUSTER_AUTHORIZATION_FAILED "
+					   "per entry)" },
 	{ -1, KAAS_AUTHZ_NONE, NULL },
 };
 

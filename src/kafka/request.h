@@ -107,6 +107,8 @@ kaas_pool_fn kaas_api_describe_cluster, kaas_api_describe_log_dirs, kaas_api_del
 	kaas_api_describe_topic_partitions;
 /* The ACL APIs (api_acls.c, issue 17). */
 kaas_pool_fn kaas_api_create_acls, kaas_api_describe_acls, kaas_api_delete_acls;
+/* Client quotas (api_client_quotas.c, issue 35). */
+kaas_pool_fn kaas_api_describe_client_quotas, kaas_api_alter_client_quotas;
 
 /* What every handler starts from, keyed off the request's version: its
  * body reader r, response writer w, version v and f, whether v is a

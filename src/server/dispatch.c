@@ -71,6 +71,8 @@ static const struct api_entry handlers[] = {
 	{ KAAS_API_DESCRIBE_ACLS, NULL, kaas_api_describe_acls },
 	{ KAAS_API_CREATE_ACLS, NULL, kaas_api_create_acls },
 	{ KAAS_API_DELETE_ACLS, NULL, kaas_api_delete_acls },
+	{ KAAS_API_DESCRIBE_CLIENT_QUOTAS, NULL, kaas_api_describe_client_quotas },
+	{ KAAS_API_ALTER_CLIENT_QUOTAS, NULL, kaas_api_alter_client_quotas },
 	{ -1, NULL, NULL },
 };
 

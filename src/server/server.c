@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "broker/authorizer.h"
+#include "broker/quotas.h"
 #include "broker/agent.h"
 #include "server/http.h"
 #include "util/metrics.h"
@@ -163,6 +164,8 @@ static void stop_services(struct kaas_broker *b)
 	b->creds = NULL;
 	kaas_authz_free(b->authz);
 	b->authz = NULL;
+	kaas_quotas_free(b->quotas);
+	b->quotas = NULL;
 	kaas_fetch_sessions_free(b->fetch_sessions);
 	b->fetch_sessions = NULL;
 	if (b->server)
@@ -245,6 +248,8 @@ static int serve(struct kaas_broker *b)
 		rc = -ENOMEM;
 	if (rc >= 0 && (rc = kaas_authz_new(b->cluster, &b->cfg, &b->authz)) >= 0)
 		rc = kaas_authz_start(b->authz); /* ACLs (issue 17) */
+	if (rc >= 0 && (rc = kaas_quotas_new(b->cluster, &b->cfg, &b->quotas)) >= 0)
+		rc = kaas_quotas_start(b->quotas); /* client quotas (issue 35) */
 	if (rc < 0) {
 		kaas_error("cannot set up the group coordinator / producer ids: %s (%s)",
 			   kaas_strerror(rc), kaas_sub_errdetail());

@@ -40,6 +40,9 @@ enum kaas_lock_rank {
 	KAAS_RANK_AUTHZ_REFRESH = 16,/* the authorizer's refresh_mu (held across
 	                                the listing and reads of acls/, and the
 	                                swap of its cache) */
+	KAAS_RANK_QUOTA_REFRESH = 17,/* the client quotas' refresh_mu (held across
+	                                the reads of quotas/ and the swap of
+	                                their cache) */
 	KAAS_RANK_TOPICS = 20,       /* broker/topics mu */
 	KAAS_RANK_LOG_TXN = 30,      /* a log's txn_mu (marker appends) */
 	KAAS_RANK_LOG_CLEAN = 35,    /* a log's clean_mu (one cleaning pass; trylock) */
@@ -55,6 +58,11 @@ enum kaas_lock_rank {
 	                                in memory, nothing taken under it) */
 	KAAS_RANK_FILE_CACHE = 90,   /* log_files.c's cache mu (it only trylocks
 	                                the slots' guards) */
+	KAAS_RANK_QUOTA_CACHE = 93,  /* the client quotas' cache lock (a rwlock:
+	                                every quota lookup reads, the swap
+	                                writes; nothing inside) */
+	KAAS_RANK_QUOTA_RATES = 94,  /* the client quotas' rates_mu (a record
+	                                and its measure; nothing inside) */
 	KAAS_RANK_LEAF = 95,         /* leaves: nothing ranked is taken under
 	                                them (the server's cq_mu, the fence
 	                                table's held_mu, the transaction id

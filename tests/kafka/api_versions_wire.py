@@ -321,6 +321,7 @@ def main(hostport):
                                  d["Responses"][0]["Name"] == "wc%d" % v, "delete"))
     admin_wire.main(c, versions, exchange, ok_if, fail, record_batch)
     acls(c, versions)
+    client_quotas(c, versions)
 
 
 def sasl(hostport, versions):
@@ -385,6 +386,30 @@ def acls(c, versions):
         exchange(c, "DeleteAcls", v, {"Filters": [flt(v)]}, lambda d: ok_if(
             d["FilterResults"][0]["ErrorCode"] == 0 and
             len(d["FilterResults"][0]["MatchingAcls"]) == 2, "delete"))
+
+
+def client_quotas(c, versions):
+    """Every version of the client quota APIs: set, describe, remove."""
+    for v in versions("AlterClientQuotas"):
+        ent = [{"EntityType": "user", "EntityName": "wq%d" % v},
+               {"EntityType": "client-id", "EntityName": None}]
+        exchange(c, "AlterClientQuotas", v, {"Entries": [{"Entity": ent, "Ops": [
+            {"Key": "producer_byte_rate", "Value": 1e6, "Remove": False}]}],
+            "ValidateOnly": False},
+            lambda d: ok_if(d["Entries"][0]["ErrorCode"] == 0 and
+                            d["Entries"][0]["Entity"] == ent, "alter"))
+    for v in versions("DescribeClientQuotas"):
+        exchange(c, "DescribeClientQuotas", v, {"Components": [
+            {"EntityType": "user", "MatchType": 0, "Match": "wq%d" % v}], "Strict": False},
+            lambda d: ok_if(d["ErrorCode"] == 0 and len(d["Entries"]) == 1 and
+                            d["Entries"][0]["Values"] == [{"Key": "producer_byte_rate",
+                                                           "Value": 1e6}], "describe"))
+    for v in versions("AlterClientQuotas"):
+        ent = [{"EntityType": "user", "EntityName": "wq%d" % v},
+               {"EntityType": "client-id", "EntityName": None}]
+        exchange(c, "AlterClientQuotas", v, {"Entries": [{"Entity": ent, "Ops": [
+            {"Key": "producer_byte_rate", "Value": 0, "Remove": True}]}], "ValidateOnly": False},
+            lambda d: ok_if(d["Entries"][0]["ErrorCode"] == 0, "remove"))
 
 
 def groups(c, versions):

@@ -248,6 +248,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case KAAS_API_CREATE_ACLS: kaas_api_create_acls(req); break;
 		case KAAS_API_DESCRIBE_ACLS: kaas_api_describe_acls(req); break;
 		case KAAS_API_DELETE_ACLS: kaas_api_delete_acls(req); break;
+		case KAAS_API_DESCRIBE_CLIENT_QUOTAS: kaas_api_describe_client_quotas(req); break;
+		case KAAS_API_ALTER_CLIENT_QUOTAS: kaas_api_alter_client_quotas(req); break;
 		case KAAS_API_FETCH:
 			kaas_api_fetch(req);
 			uv_run(broker.loop, UV_RUN_DEFAULT);

@@ -433,6 +433,25 @@ api("DescribeTransactions", 65, 0,
          F("ProducerId", "int64"), F("ProducerEpoch", "int16"),
          F("Topics", "[]", fields=[F("Topic", S), F("Partitions", "[]int32")])])])
 
+api("DescribeClientQuotas", 48, 1,
+    [F("Components", "[]", fields=[F("EntityType", S), F("MatchType", "int8"),
+                                   F("Match", S, nullable="0+")]),
+     F("Strict", "bool")],
+    [F("ThrottleTimeMs", "int32"), F("ErrorCode", "int16"), F("ErrorMessage", S, nullable="0+"),
+     F("Entries", "[]", nullable="0+", fields=[
+         F("Entity", "[]", fields=[F("EntityType", S), F("EntityName", S, nullable="0+")]),
+         F("Values", "[]", fields=[F("Key", S), F("Value", "float64")])])])
+
+api("AlterClientQuotas", 49, 1,
+    [F("Entries", "[]", fields=[
+        F("Entity", "[]", fields=[F("EntityType", S), F("EntityName", S, nullable="0+")]),
+        F("Ops", "[]", fields=[F("Key", S), F("Value", "float64"), F("Remove", "bool")])]),
+     F("ValidateOnly", "bool")],
+    [F("ThrottleTimeMs", "int32"),
+     F("Entries", "[]", fields=[
+         F("ErrorCode", "int16"), F("ErrorMessage", S, nullable="0+"),
+         F("Entity", "[]", fields=[F("EntityType", S), F("EntityName", S, nullable="0+")])])])
+
 api("ListTransactions", 66, 0,
     [F("StateFilters", "[]string"), F("ProducerIdFilters", "[]int64")],
     [F("ThrottleTimeMs", "int32"), F("ErrorCode", "int16"),

@@ -92,7 +92,7 @@ class Reader:
             raise Short("%d bytes left over" % (len(self.buf) - self.pos))
 
 
-FIXED = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "bool": "?"}
+FIXED = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "bool": "?", "float64": "d"}
 
 
 def encode(fields, values, v, flex, out=None):

@@ -224,6 +224,16 @@ def calls():
         ("AlterUserScramCredentials", 0, {"Deletions": [{"Name": "nobody", "Mechanism": 1}],
                                           "Upsertions": []},
          lambda d: d["Results"][0]["ErrorCode"], CLUSTER_AUTH),
+        # Client quotas (issue 35): DESCRIBE_CONFIGS / ALTER_CONFIGS on the
+        # cluster (the alteration removes what is not there: no throttling).
+        ("DescribeClientQuotas", 1, {"Components": [], "Strict": False},
+         lambda d: d["ErrorCode"], CLUSTER_AUTH),
+        ("AlterClientQuotas", 1, {"Entries": [{"Entity": [{"EntityType": "user",
+                                                           "EntityName": "nobody"}],
+                                               "Ops": [{"Key": "producer_byte_rate", "Value": 0,
+                                                        "Remove": True}]}],
+                                  "ValidateOnly": False},
+         lambda d: d["Entries"][0]["ErrorCode"], CLUSTER_AUTH),
     ]
 
 
@@ -237,7 +247,8 @@ NO_ACL = {"SaslHandshake", "SaslAuthenticate"}
 # READ 3 WRITE 4 CREATE 5 DELETE 6 ALTER 7 DESCRIBE_CONFIGS 10 ALTER_CONFIGS 11).
 GRANTS = [acl(2, "mt", 4), acl(2, "mt", 3), acl(2, "mt", 6), acl(2, "mt", 7), acl(2, "mt", 11),
           acl(2, "mt2", 5), acl(2, "mt2", 6), acl(3, "mg", 3), acl(3, "mg", 6),
-          acl(4, "kafka-cluster", 7), acl(4, "kafka-cluster", 10), acl(5, "mtx", 4)]
+          acl(4, "kafka-cluster", 7), acl(4, "kafka-cluster", 10), acl(4, "kafka-cluster", 11),
+          acl(5, "mtx", 4)]
 
 
 def call(c, name, v, req):
