@@ -41,6 +41,8 @@
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/req_metrics.h"
+#include "kafka/throttle.h"
+#include "cluster/quota_store.h"
 #include "kafka/wire_topics.h"
 #include "util/grow.h"
 #include "util/status.h"
@@ -501,8 +503,9 @@ static void respond(struct fetch_ctx *ctx)
 			nslices += ctx->topics[i].parts[j].has_slice;
 	if (nslices)
 		req->zc = calloc((size_t)nslices, sizeof(*req->zc));
+	size_t throttle_at = w->len;
 	if (v >= 1)
-		kaas_kw_i32(w, 0); /* throttle */
+		kaas_kw_i32(w, 0); /* throttle: set below, once the size is known */
 	if (v >= 7) {
 		kaas_kw_i16(w, ctx->session_err);
 		kaas_kw_i32(w, session_id);
@@ -512,6 +515,12 @@ static void respond(struct fetch_ctx *ctx)
 	kaas_kw_tags(w, f);
 	if (nslices && !req->zc)
 		w->err = -ENOMEM; /* the server drops the connection */
+	/* consumer_byte_rate: the response's size, its records included
+	 * (kafka/throttle.h). */
+	int32_t throttle = kaas_req_throttle(req, KAAS_QK_CONSUMER_BYTE_RATE,
+					     (double)(w->len + req->zc_bytes));
+	if (v >= 1 && !w->err)
+		kaas_kw_put_i32_at(w, throttle_at, throttle);
 	/* The slices stay referenced until the request is freed (after the
 	 * send); copied data is no longer needed. */
 	kaas_req_finish(req, KAAS_REQ_RESPOND);

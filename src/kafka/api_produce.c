@@ -54,6 +54,8 @@
 #include "kafka/protocol.h"
 #include "kafka/request.h"
 #include "kafka/req_metrics.h"
+#include "kafka/throttle.h"
+#include "cluster/quota_store.h"
 #include "util/metrics.h"
 #include "kafka/status_map.h"
 #include "kafka/wire_topics.h"
@@ -181,8 +183,9 @@ static void respond_body(struct produce_ctx *ctx)
 	struct kaas_req *req = ctx->req;
 	KAAS_REQ_IO(req);
 	kaas_wire_write_topics(w, f, &produce_shape, ctx->topics, ctx->nt, write_part, req);
-	if (v >= 1)
-		kaas_kw_i32(w, 0); /* throttle */
+	if (v >= 1) /* producer_byte_rate: the request's size (kafka/throttle.h) */
+		kaas_kw_i32(w, kaas_req_throttle(req, KAAS_QK_PRODUCER_BYTE_RATE,
+						 (double)req->frame_len));
 	kaas_kw_tags(w, f); /* node_endpoints (v10+): not sent */
 }
 
@@ -242,9 +245,12 @@ static void on_submitted(struct kaas_completion *c)
 	struct produce_ctx *ctx = (struct produce_ctx *)((char *)c -
 							 offsetof(struct produce_ctx, submitted_c));
 	ctx->worker_done = 1;
-	if (ctx->acks == 0)
+	if (ctx->acks == 0) {
+		/* No answer to carry it, but the connection is muted all the same. */
+		(void)kaas_req_throttle(ctx->req, KAAS_QK_PRODUCER_BYTE_RATE,
+					(double)ctx->req->frame_len);
 		kaas_req_finish(ctx->req, KAAS_REQ_NO_RESPONSE);
-	else if (ctx->completed == atomic_load(&ctx->submitted))
+	} else if (ctx->completed == atomic_load(&ctx->submitted))
 		respond(ctx);
 }
 

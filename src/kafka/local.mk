@@ -26,8 +26,8 @@ libkaas_kafka_a_SOURCES += src/kafka/authz.h src/kafka/authz.c src/kafka/authz_t
 	src/kafka/api_acls.c
 # Produce and Fetch outcomes as metrics (issue 18).
 libkaas_kafka_a_SOURCES += src/kafka/req_metrics.h src/kafka/req_metrics.c
-# Client quotas (issue 35): their APIs.
-libkaas_kafka_a_SOURCES += src/kafka/api_client_quotas.c
+# Client quotas (issue 35): their APIs and the throttle of a request.
+libkaas_kafka_a_SOURCES += src/kafka/api_client_quotas.c src/kafka/throttle.h src/kafka/throttle.c
 # issue 15: the admin APIs (DescribeCluster, DescribeLogDirs, DeleteRecords,
 # OffsetForLeaderEpoch, DescribeProducers, DescribeTopicPartitions).
 libkaas_kafka_a_SOURCES += src/kafka/wire_cluster.h src/kafka/wire_cluster.c src/kafka/config_wire.h \

@@ -69,6 +69,9 @@ struct kaas_req {
 	                             without a response header (api_sasl.c) */
 	int16_t error_code;       /* metrics: the first non-zero partition error of a
 	                             Produce or Fetch response (kafka/req_metrics.h) */
+	uint32_t throttle_ms;     /* the throttle time its response carries
+	                             (kafka/throttle.h): the server stops reading
+	                             the connection this long once it is sent */
 };
 
 /* A handler on the loop thread: must call kaas_req_finish now or later. */

@@ -90,6 +90,8 @@ void kaas_conn_req_free(struct kaas_req *req)
 	free(req->zc);
 	free(req->frame);
 	struct kaas_conn *c = req->conn;
+	if (req->throttle_ms) /* its answer is out (or there is none): KIP-219 */
+		kaas_conn_mute(c, req->throttle_ms);
 	assert(c->s->inflight > 0);
 	c->s->inflight--;
 	free(req);
@@ -120,6 +122,7 @@ void kaas_conn_close(struct kaas_conn *c, const char *why)
 	c->tail = NULL;
 	for (struct kaas_req *r = c->head; r; r = r->next)
 		c->tail = r;
+	kaas_conn_mute_cancel(c);
 	if (c->zc_busy) {
 		/* A work-queue thread is writing to the socket: close after it. */
 		kaas_conn_read_stop(c);
@@ -409,7 +412,7 @@ static void conn_maybe_resume(struct kaas_conn *c)
 	 * held: a frame behind it would close the connection at once and
 	 * tell the client what the delay is to hide.) */
 	if (c->closing || c->close_after || c->reading || c->sasl_req || c->auth_delay ||
-	    c->s->b->draining)
+	    c->mute || c->s->b->draining)
 		return;
 	if (c->queued < MAX_QUEUED_REQS / 2 &&
 	    uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) < MAX_QUEUED_WRITE / 2) {

@@ -97,6 +97,8 @@ struct kaas_conn {
 	                             read (the exchange's state is the worker's) */
 	int auth_delay;           /* a failed authentication's answer is held for
 	                             connection.failed.authentication.delay.ms */
+	struct kaas_conn_mute *mute; /* a throttled response was sent: nothing
+	                             is read until its timer ends (mute.c), or NULL */
 	uint64_t last_active_ms;  /* last read or completed write (idle timeout) */
 	char ip[48];              /* the peer's address, no port */
 	int ip_counted;           /* counted in the server's per-address table */
@@ -199,6 +201,15 @@ void kaas_conn_unref(struct kaas_conn *c);
 void kaas_conn_on_closed(uv_handle_t *h);
 /* Free a request that left its connection's queue. */
 void kaas_conn_req_free(struct kaas_req *req);
+
+/* mute.c (KIP-219) */
+/* A response carrying a throttle time of ms has been written (or, acks=0,
+ * would have been; kaas_conn_req_free calls it): stop reading c for that
+ * long (a longer one extends it; closing: nothing).  The timer holds a
+ * reference to c. */
+void kaas_conn_mute(struct kaas_conn *c, uint32_t ms);
+/* c is closing: end its mute now (no timer outlives a closed socket). */
+void kaas_conn_mute_cancel(struct kaas_conn *c);
 
 /* zerocopy.c */
 /* Send a finished response with zero-copy pieces from the work pool (the

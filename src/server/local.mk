@@ -2,7 +2,7 @@
 # implementation) and kaasd.
 noinst_LIBRARIES += libkaas_server.a
 libkaas_server_a_SOURCES = src/server/server.h src/server/internal.h src/server/server.c \
-	src/server/conn.c src/server/zerocopy.c src/server/dispatch.c src/server/wakeups.c \
+	src/server/conn.c src/server/mute.c src/server/zerocopy.c src/server/dispatch.c src/server/wakeups.c \
 	src/server/listener.c src/server/limits.c src/server/tls.h src/server/tls.c
 # the /metrics, /healthz, /readyz endpoint (issue 18)
 libkaas_server_a_SOURCES += src/server/http.h src/server/http.c src/server/http_metrics.c

@@ -24,10 +24,18 @@ SECURITY_TESTS += tests/security/hostile_plain_stall.sh tests/security/hostile_p
 	tests/security/hostile_idle_trickle.sh tests/security/hostile_conn_flood.sh \
 	tests/security/hostile_auth_delay.sh tests/security/hostile_log_flood.sh \
 	tests/security/tls_suites_resume.sh tests/security/secret_modes.sh
-# Client quotas (issue 35): the APIs on the raw wire; in both suites.
-SECURITY_TESTS += tests/security/quota_wire.sh
+# Client quotas (issue 35): the APIs, a producer held to its rate beside
+# an unquota'd one and a throttled consumer muted (about 20 s), and a quota
+# followed by a second broker; in both suites.
+SECURITY_TESTS += tests/security/quota_wire.sh tests/security/quota_rate.sh \
+	tests/security/quota_follow.sh
+# ... and kafka-configs (Kafka's jars from the peer-kafka cache; skipped
+# without them), in the normal suite only (a JVM per call).
+if !SANITIZERS
+SECURITY_TESTS += tests/security/quota_kafka_configs.sh
+endif
 TESTS += tests/security/test_broker_listeners tests/security/test_authz $(SECURITY_TESTS)
 EXTRA_DIST += tests/security/tls-lib.sh $(SECURITY_TESTS) tests/security/sasl_wire.py \
 	tests/security/sasl_confluent.py tests/security/sasl_kcat.sh tests/security/sasl_confluent.sh \
 	tests/security/acl_matrix.py tests/security/sasl_kafka_python.sh tests/security/sasl_kafka_python.py \
-	tests/security/hostile.py tests/security/quotas.py
+	tests/security/hostile.py tests/security/quotas.py tests/security/quota_kafka_configs.sh

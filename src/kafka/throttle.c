@@ -1,0 +1,30 @@
+/* throttle.c — a request's throttle time (kafka/throttle.h). */
+#include "kafka/throttle.h"
+
+#include <string.h>
+
+#include "broker/broker.h"
+#include "broker/quotas.h"
+#include "kafka/security.h"
+
+int32_t kaas_req_throttle(struct kaas_req *req, int key, double value)
+{
+	struct kaas_broker *b = req->broker;
+	if (!b || !b->quotas)
+		return 0;
+	const struct kaas_conn_security *sec = req->conn ? kaas_conn_security(req->conn) : NULL;
+	const char *user = sec && sec->principal[0] ? sec->principal : KAAS_PRINCIPAL_ANONYMOUS;
+	if (strncmp(user, "User:", 5) == 0)
+		user += 5;
+	char client[KAAS_QUOTA_NAME_MAX + 1];
+	struct kaas_kslice id = req->hdr.client_id;
+	size_t n = id.len > 0 ? (size_t)id.len : 0;
+	if (n > KAAS_QUOTA_NAME_MAX)
+		n = KAAS_QUOTA_NAME_MAX;
+	memcpy(client, n ? id.p : (const void *)"", n);
+	client[n] = '\0';
+	uint32_t t = kaas_quotas_record(b->quotas, key, user, client, value, kaas_now_ms());
+	if (t > req->throttle_ms)
+		req->throttle_ms = t;
+	return (int32_t)t;
+}
