@@ -6,6 +6,7 @@
 # default 1, the killed broker coming back between rounds); every
 # acknowledged message is read back exactly once, in order.  The failover
 # time (kill to the first acknowledgement by another broker) is printed.
+# kaas-test-timeout: 900
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/kernel-nfs/kn-lib.sh"
 kn_in_lab --hosts 3 --timeout 300

@@ -4,6 +4,7 @@
 # zstd batch) and serves them back; then it stops, and broker 1 on mount
 # host1 (another NFS client of the same export, own caches) takes the
 # partitions over and serves every record again, and more produced to it.
+# kaas-test-timeout: 900
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/kernel-nfs/kn-lib.sh"
 kn_in_lab --hosts 2 --timeout 300

@@ -13,7 +13,9 @@
 #       Boot wait KN_BOOT_TIMEOUT (default 180 s; about 40 s seen for UML
 #       on a loaded 2-core machine, 6-20 s for qemu's TCG); with the tests'
 #       --timeout of at most 300 s a run stays under the harness's 600 s
-#       per test.  The lab's first line (on stderr) names the kernel.
+#       per test.  The lab's first line (on stderr) names the kernel;
+#       under qemu-tcg the --timeout is doubled (KN_TCG_SCALE), and the
+#       tests declare a harness limit of 900 s (# kaas-test-timeout).
 #   kn_brokers_on_mounts   mb-lib.sh settings for brokers on the lab's mounts:
 #       broker ID keeps its data on mount hostID (MB_HOSTS_DIR), and a
 #       heartbeat and liveness timeout fit for a slow guest CPU (UML, or
@@ -43,7 +45,17 @@ kn_in_lab() {
 	local self t0=$SECONDS rc
 	self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 	kn_lab_slot
-	"$KN_LAB" run --boot-timeout "${KN_BOOT_TIMEOUT:-180}" "$@" -- bash "$self"
+	# Under qemu's software emulation the guest's CPU is several times
+	# slower than UML's: the run's --timeout grows by KN_TCG_SCALE
+	# (default 2); what the test checks stays the same.
+	local -a args=("$@")
+	if "$KN_LAB" check 2>/dev/null | grep -q 'kernel qemu-tcg'; then
+		local i
+		for ((i = 0; i < ${#args[@]} - 1; i++)); do
+			[ "${args[$i]}" = --timeout ] && args[$((i + 1))]=$(( args[i + 1] * ${KN_TCG_SCALE:-2} ))
+		done
+	fi
+	"$KN_LAB" run --boot-timeout "${KN_BOOT_TIMEOUT:-180}" "${args[@]}" -- bash "$self"
 	rc=$?
 	echo "kernel-nfs: $(basename "$0"): lab run $((SECONDS - t0)) s, exit $rc"
 	case $rc in

@@ -8,6 +8,7 @@
 # consumer's output is the log's offsets 0..N-1 each once and holds every
 # acknowledged message exactly once, in order.  The stall (server back to
 # the next acknowledgement) is printed.
+# kaas-test-timeout: 900
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/kernel-nfs/kn-lib.sh"
 kn_in_lab --hosts 2 --timeout 300

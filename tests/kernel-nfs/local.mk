@@ -2,12 +2,12 @@
 # client and server (scripts/nfs-lab boots a Linux guest, User-mode Linux or
 # qemu by what boots on the host, with knfsd and N nosharecache mounts of
 # one export; each test runs inside it).
-# The two longest start first; the other three start after the multibroker
+# The two longest start first; the other four start after the multibroker
 # tests (tests/kernel-nfs/later.mk), so that at most two labs run at once
 # without waiting (kn-lib.sh holds a lab slot; two slots).
 KERNEL_NFS_FIRST = tests/kernel-nfs/failover.sh tests/kernel-nfs/knfsd_restart.sh
 KERNEL_NFS_LATER = tests/kernel-nfs/kaasd_roundtrip.sh tests/kernel-nfs/substrate_check.sh \
-	tests/kernel-nfs/lab_selftest.sh
+	tests/kernel-nfs/conformance.sh tests/kernel-nfs/lab_selftest.sh
 KERNEL_NFS_TESTS = $(KERNEL_NFS_FIRST) $(KERNEL_NFS_LATER)
 # Longer (2-3.5 min), run on demand, not by CI (its 25-minute budget):
 #   make -C build check TESTS=tests/kernel-nfs/silly_delete.sh
