@@ -106,7 +106,7 @@ int kaas_sweeper_pass(struct kaas_sweeper *sw, struct kaas_agent *agent,
 	struct pass p = { .sw = sw };
 	static const char *const cluster_dirs[] = { "", KAAS_BROKERS_DIR, "topics", "controller",
 						    "producer-ids", "leader-epochs", KAAS_GROUPS_DIR,
-						    "acls",
+						    "acls", "quotas",
 						    /* transactions (txn-coord) */
 						    "txn-markers", "txns" };
 	for (size_t i = 0; i < sizeof cluster_dirs / sizeof *cluster_dirs; i++)
