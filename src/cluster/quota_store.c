@@ -226,9 +226,8 @@ static int from_json(const cJSON *o, struct kaas_quota *q)
 	return rc;
 }
 
-/* Read one document: 0, -ENOENT (removed meanwhile), -EBADMSG (not a
- * quota, or not the one its name says) or -errno. */
-static int read_doc(struct kaas_substrate *cluster, const char *docname, struct kaas_quota *q)
+int kaas_quota_store_read(struct kaas_substrate *cluster, const char *docname,
+			  struct kaas_quota *q)
 {
 	char path[96];
 	if (snprintf(path, sizeof path, "%s/%s", KAAS_QUOTAS_DIR, docname) >= (int)sizeof path)
@@ -282,7 +281,7 @@ int kaas_quota_store_load(struct kaas_substrate *cluster, struct kaas_quota **ou
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
 		if (!is_doc_name(l.names[i]))
 			continue; /* temps, strangers */
-		int r = read_doc(cluster, l.names[i], &v[k]);
+		int r = kaas_quota_store_read(cluster, l.names[i], &v[k]);
 		if (r == 0) {
 			k++;
 		} else if (r == -EBADMSG || r == -EPROTO) {

@@ -90,6 +90,13 @@ int kaas_quota_store_put(struct kaas_substrate *cluster, const struct kaas_quota
 int kaas_quota_store_remove(struct kaas_substrate *cluster, const struct kaas_quota_entity *e,
 			    int key);
 
+/* Read the quota stored under a document name ("<32 hex>.json"): 0 and
+ * *q (free its entity with kaas_quota_entity_clear), -ENOENT, -EBADMSG
+ * (not a quota, or not the one its name says; the detail says which) or
+ * -errno. */
+int kaas_quota_store_read(struct kaas_substrate *cluster, const char *docname,
+			  struct kaas_quota *q);
+
 /* Every stored quota: 0 with *out (n entries, free with
  * kaas_quota_store_free) and *nbad (documents that could not be read as a
  * quota: skipped, logged), an empty list when the directory does not

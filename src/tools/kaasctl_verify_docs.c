@@ -13,6 +13,7 @@
 #include "cluster/assignment.h"
 #include "cluster/group_store.h"
 #include "cluster/membership.h"
+#include "cluster/quota_store.h"
 #include "contract/doc.h"
 #include "tools/kaasctl_verify.h"
 #include "util/status.h"
@@ -153,6 +154,20 @@ static void acl_doc(struct kv_report *r, const char *path, const char *name)
 	report_rc(r, path, rc);
 }
 
+/* quotas/<32 hex>.json: a client quota named by its (entity, key) (an
+ * unreadable one is skipped by every broker, its limit lost). */
+static void quota_doc(struct kv_report *r, const char *path, const char *name)
+{
+	(void)path;
+	if (strlen(name) != 37 || strcmp(name + 32, ".json") != 0)
+		return;
+	struct kaas_quota q;
+	int rc = kaas_quota_store_read(r->k->cluster, name, &q);
+	if (rc == 0)
+		kaas_quota_entity_clear(&q.e);
+	report_rc(r, path, rc);
+}
+
 /* Leftovers only, one level down (topic-incarnations/<name>/, slot-epochs/<t>/). */
 static void leftovers_below(struct kv_report *r, const char *path, const char *name)
 {
@@ -182,6 +197,7 @@ void kv_cluster(struct kv_report *r, const char *topic)
 	walk_dir(r, "producer-ids", NULL);
 	walk_dir(r, "leader-epochs", NULL);
 	walk_dir(r, KAAS_ACLS_DIR, acl_doc);
+	walk_dir(r, KAAS_QUOTAS_DIR, quota_doc);
 	walk_dir(r, "topic-incarnations", leftovers_below);
 	walk_dir(r, KAAS_SLOT_EPOCHS_DIR, leftovers_below);
 }

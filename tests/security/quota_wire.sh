@@ -5,7 +5,8 @@
 # strict), removal, validate_only, and INVALID_REQUEST with a message for
 # an unknown entity type or key, a fractional or negative byte rate, an
 # entity type twice, an empty entity or name and ip entities; then the
-# quota documents on the volume, and a restart that keeps them.
+# quota documents on the volume, a restart that keeps them, and kaasctl
+# verify reading them.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
 . "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
@@ -43,4 +44,15 @@ assert err == 0 and f == want, (err, f)
 PY
 grep -q "client quotas: 2 quota value(s) in force" "$KAASD_LOG" || kaas_fail "not loaded at start"
 kaasd_stop
+# kaasctl verify reads every quota document: clean, then one under a name
+# that is not its (entity, key)'s is corrupt.
+KAASCTL="$KAAS_TOP_BUILDDIR/kaasctl"
+"$KAASCTL" --data "$KAAS_SCRATCH/data" verify >"$KAAS_SCRATCH/verify.out" 2>&1 ||
+	{ cat "$KAAS_SCRATCH/verify.out" >&2; kaas_fail "kaasctl verify with quota documents"; }
+doc=$(ls "$KAAS_SCRATCH"/data/__cluster/quotas/*.json | head -n1)
+cp "$doc" "$KAAS_SCRATCH/data/__cluster/quotas/0123456789abcdef0123456789abcdef.json"
+"$KAASCTL" --data "$KAAS_SCRATCH/data" verify >"$KAAS_SCRATCH/verify.out" 2>&1 &&
+	kaas_fail "kaasctl verify took a misnamed quota document"
+grep -q "its quota is named" "$KAAS_SCRATCH/verify.out" ||
+	{ cat "$KAAS_SCRATCH/verify.out" >&2; kaas_fail "verify did not say why"; }
 exit 0
