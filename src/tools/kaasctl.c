@@ -7,6 +7,7 @@
 
 #include "check/substrate_check.h"
 #include "tools/kaasctl.h"
+#include "tools/kaasctl_admin.h"
 #include "substrate/substrate.h"
 
 static void usage(FILE *out)
@@ -14,6 +15,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: kaasctl [--data URL] [--cluster-dir URL] [--config FILE] COMMAND [--json]\n"
 		"       kaasctl substrate-check [options] URL\n"
+		"       kaasctl [--bootstrap HOST:PORT] [--command-config FILE] topic|group|cluster ...\n"
 		"\n"
 		"Volume options (the same as kaasd's, with the same defaults: --data ./kaas-data,\n"
 		"the cluster directory $KAAS_CLUSTER_DIR, else <data>/__cluster); a URL is a\n"
@@ -47,6 +49,22 @@ static void usage(FILE *out)
 		"          --transactional-id X) --operation OP [--prefixed] [--host H] [--deny]\n"
 		"  acl list [--principal P] [--topic T | --group G | --cluster | --transactional-id X]\n"
 		"      ACL bindings on the cluster volume (brokers follow within a heartbeat).\n"
+		"\n"
+		"broker commands (through the Kafka protocol, to kaas or any Kafka broker;\n"
+		"--bootstrap default $KAAS_BOOTSTRAP, else 127.0.0.1:9092; --command-config: a\n"
+		"Kafka client properties file, security.protocol PLAINTEXT or SASL_PLAINTEXT\n"
+		"with sasl.mechanism PLAIN):\n"
+		"  topic create NAME [--partitions N] [--replication-factor R] [--config K=V]...\n"
+		"  topic list | topic describe [NAME...] [--all-configs]\n"
+		"  topic alter-config NAME [--set K=V]... [--delete K]...\n"
+		"  topic add-partitions NAME N          (N more partitions)\n"
+		"  topic delete NAME\n"
+		"  group describe GROUP                 (members, offsets, log-end offsets, lag)\n"
+		"  group reset-offsets GROUP --topic T (--to-earliest|--to-latest|--to-offset N)\n"
+		"      [--dry-run]                      (only a group without members)\n"
+		"  group delete GROUP\n"
+		"  cluster describe\n"
+		"\n"
 		"  substrate-check [--renames N] [--rounds N] [--procs N] [--only KEY[,KEY...]]\n"
 		"                  [--peer URL2] URL\n"
 		"      Qualify a volume before trusting it with data: probe the contract's three\n"
@@ -196,6 +214,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "substrate-check"))
 		return cmd_substrate_check(argc - 1, argv + 1);
+	if (kctl_admin_wants(argc, argv))
+		return kctl_admin_main(argc, argv);
 	struct kctl k = {0};
 	char **vol = calloc((size_t)argc + 1, sizeof *vol);
 	char **cmd = calloc((size_t)argc + 1, sizeof *cmd);

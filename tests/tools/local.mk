@@ -6,6 +6,10 @@ KAASCTL_TESTS = tests/tools/kaasctl_verify.sh tests/tools/kaasctl_groups_dump.sh
 	tests/tools/kaasctl_verify_txn.sh
 TESTS += $(KAASCTL_TESTS)
 EXTRA_DIST += $(KAASCTL_TESTS) tests/tools/kaasctl-lib.sh
+# kaasctl's broker commands (issue 39): the README tour through the Kafka
+# protocol alone.
+TESTS += tests/tools/kaasctl_admin_tour.sh
+EXTRA_DIST += tests/tools/kaasctl_admin_tour.sh tests/tools/kaasctl-admin-lib.sh
 # The read-only partition view under kaasctl (log/log_inspect.h).
 check_PROGRAMS += tests/tools/test_log_inspect
 tests_tools_test_log_inspect_SOURCES = tests/tools/test_log_inspect.c

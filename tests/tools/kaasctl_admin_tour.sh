@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The README tour with kaasctl's broker commands alone (issue 39): a topic
+# with 6 partitions and retention.ms created and described, configs altered,
+# partitions added and a topic deleted, records produced and consumed as a
+# group with kcat, the group described with lag, its offsets refused a
+# reset while it has a member and reset to earliest once empty, the group
+# deleted; every refusal is the broker's error named (TOPIC_ALREADY_EXISTS,
+# INVALID_CONFIG, ...) with exit 2.  Then the usage exits: no arguments, an
+# unreachable broker, an unsupported security.protocol.
+. "$KAAS_TOP_SRCDIR/tests/lib.sh"
+kaas_scratch
+. "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
+. "$KAAS_TOP_SRCDIR/tests/tools/kaasctl-admin-lib.sh"
+set -e
+kaasd_start
+admin_tour "$BROKER" "$KAAS_SCRATCH/kaas.summary"
+cat "$KAAS_SCRATCH/kaas.summary"
+grep -qx "create-again TOPIC_ALREADY_EXISTS" "$KAAS_SCRATCH/kaas.summary" || kaas_fail "create again"
+grep -qx "bad-config INVALID_CONFIG" "$KAAS_SCRATCH/kaas.summary" || kaas_fail "bad config"
+grep -qx "tour2-partitions 3" "$KAAS_SCRATCH/kaas.summary" || kaas_fail "add-partitions"
+grep -qx "deleted-describe UNKNOWN_TOPIC_OR_PARTITION" "$KAAS_SCRATCH/kaas.summary" || kaas_fail "deleted topic"
+grep -qx "group-delete-again GROUP_ID_NOT_FOUND" "$KAAS_SCRATCH/kaas.summary" || kaas_fail "group delete again"
+
+# usage and connection failures: exit 2 with a message
+rc=0
+timeout 10 "$KAASCTL" >/dev/null 2>&1 || rc=$?
+[ $rc = 2 ] || kaas_fail "kaasctl without arguments exits $rc, not 2"
+ADM_BOOT=127.0.0.1:1
+adm 2 topic list
+grep -q "cannot connect" <<<"$ADM_ERR" || kaas_fail "unreachable: $ADM_ERR"
+printf 'security.protocol=SSL\n' >"$KAAS_SCRATCH/ssl.properties"
+ADM_BOOT=$BROKER
+adm 2 --command-config "$KAAS_SCRATCH/ssl.properties" topic list
+grep -q "security.protocol SSL" <<<"$ADM_ERR" || kaas_fail "SSL: $ADM_ERR"
+adm 2 topic frobnicate
+adm 2 group describe
+kaasd_stop
+echo "kaasctl admin tour: ok"
