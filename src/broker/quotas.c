@@ -282,6 +282,12 @@ static double find_quota(struct kaas_quotas *q, int key, const char *user, const
 	return value;
 }
 
+int kaas_quotas_any(struct kaas_quotas *q, int key)
+{
+	return q && key >= 0 && key < KAAS_QK_COUNT &&
+	       __atomic_load_n(&q->per_key[key], __ATOMIC_ACQUIRE) != 0;
+}
+
 double kaas_quotas_limit(struct kaas_quotas *q, int key, const char *user, const char *client)
 {
 	if (!q || key < 0 || key >= KAAS_QK_COUNT ||

@@ -73,6 +73,10 @@ void kaas_quotas_free(struct kaas_quotas *q);
 /* Re-read the quotas now (any thread): 0 or -errno (the last kept). */
 int kaas_quotas_refresh(struct kaas_quotas *q);
 
+/* Is any quota of `key` in force (one atomic load: a request of a key
+ * nobody limits costs nothing more)?  NULL q: 0. */
+int kaas_quotas_any(struct kaas_quotas *q, int key);
+
 /* The quota of `key` that applies to (user, client) (see the top): the
  * value, or 0 when none does.  NULL q: 0. */
 double kaas_quotas_limit(struct kaas_quotas *q, int key, const char *user, const char *client);

@@ -10,8 +10,8 @@
 int32_t kaas_req_throttle(struct kaas_req *req, int key, double value)
 {
 	struct kaas_broker *b = req->broker;
-	if (!b || !b->quotas)
-		return 0;
+	if (!b || !kaas_quotas_any(b->quotas, key))
+		return 0; /* nobody is limited: no strings, no locks */
 	const struct kaas_conn_security *sec = req->conn ? kaas_conn_security(req->conn) : NULL;
 	const char *user = sec && sec->principal[0] ? sec->principal : KAAS_PRINCIPAL_ANONYMOUS;
 	if (strncmp(user, "User:", 5) == 0)
