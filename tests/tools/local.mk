@@ -10,6 +10,12 @@ EXTRA_DIST += $(KAASCTL_TESTS) tests/tools/kaasctl-lib.sh
 # protocol alone.
 TESTS += tests/tools/kaasctl_admin_tour.sh
 EXTRA_DIST += tests/tools/kaasctl_admin_tour.sh tests/tools/kaasctl-admin-lib.sh
+# The same tour against Apache Kafka (scripts/peer-kafka), answers compared:
+# the normal suite only (a JVM beside the sanitizer build adds no coverage).
+if !SANITIZERS
+TESTS += tests/tools/kaasctl_vs_kafka.sh
+endif
+EXTRA_DIST += tests/tools/kaasctl_vs_kafka.sh
 # The read-only partition view under kaasctl (log/log_inspect.h).
 check_PROGRAMS += tests/tools/test_log_inspect
 tests_tools_test_log_inspect_SOURCES = tests/tools/test_log_inspect.c
