@@ -35,4 +35,13 @@ grep -q "security.protocol SSL" <<<"$ADM_ERR" || kaas_fail "SSL: $ADM_ERR"
 adm 2 topic frobnicate
 adm 2 group describe
 kaasd_stop
+
+# docs/KAASCTL.md documents every broker command kaasctl --help lists
+n=0
+while read -r cmd sub; do
+	n=$((n + 1))
+	grep -qF "\`$cmd $sub" "$KAAS_TOP_SRCDIR/docs/KAASCTL.md" ||
+		kaas_fail "docs/KAASCTL.md does not document 'kaasctl $cmd $sub'"
+done < <("$KAASCTL" --help | sed -n 's/^  \(topic\|group\|cluster\) \([a-z-]*\).*/\1 \2/p')
+[ "$n" -ge 10 ] || kaas_fail "kaasctl --help lists $n broker commands"
 echo "kaasctl admin tour: ok"
