@@ -7,7 +7,8 @@
  * topic.  A topic not known is UNKNOWN_TOPIC_OR_PARTITION (it takes none
  * of the limit); a cursor naming a topic that was not asked for makes
  * every topic INVALID_REQUEST, as Kafka answers.  kaas has no topic ids
- * yet (the zero id, as in Metadata) and no eligible leader replicas (null).
+ * yet (the zero id, as in Metadata) and no eligible leader replicas (empty
+ * lists, as Kafka).
  * Work queue.
  */
 #include <assert.h>
@@ -97,8 +98,11 @@ static void write_partitions(struct kaas_kw *w, struct kaas_broker *b, const str
 		kaas_kw_i32(w, leader);
 		kaas_kw_array(w, 1, 1); /* isr */
 		kaas_kw_i32(w, leader);
-		kaas_kw_array(w, 1, -1); /* eligible leader replicas */
-		kaas_kw_array(w, 1, -1); /* last known ELR */
+		/* No eligible leader replicas (KIP-966): empty lists, as Kafka
+		 * answers; Kafka's admin client fails on null ones
+		 * (kafka-transactions.sh find-hanging, kafka-topics --describe). */
+		kaas_kw_array(w, 1, 0); /* eligible leader replicas */
+		kaas_kw_array(w, 1, 0); /* last known ELR */
 		kaas_kw_array(w, 1, 0);  /* offline replicas */
 		kaas_kw_tags(w, 1);
 	}

@@ -11,8 +11,9 @@
  *     the current-leader-epoch check of v2+ (FENCED_LEADER_EPOCH /
  *     UNKNOWN_LEADER_EPOCH).
  *   DescribeProducers 0: the producer state the log keeps (the last
- *     sequence, and the first offset of an open transaction; the
- *     coordinator epoch is not kept per partition: -1).
+ *     sequence, the first offset of an open transaction, and the
+ *     coordinator epoch of its last marker, -1 none: what an admin's
+ *     abort of a hanging transaction sends back in WriteTxnMarkers).
  * Work queue (DeleteRecords writes the manifest).
  */
 #include <errno.h>
@@ -236,7 +237,7 @@ static void write_producers_part(struct kaas_kw *w, struct kaas_kslice topic, co
 		kaas_kw_i32(w, s->epoch);
 		kaas_kw_i32(w, s->n ? s->batches[s->n - 1].last_seq : -1);
 		kaas_kw_i64(w, s->last_timestamp);
-		kaas_kw_i32(w, -1); /* coordinator epoch: not kept per partition */
+		kaas_kw_i32(w, s->coordinator_epoch); /* of its last marker here */
 		kaas_kw_i64(w, s->txn_first_offset); /* its open transaction's start, -1 */
 		kaas_kw_tags(w, 1);
 	}

@@ -51,6 +51,7 @@ const struct kaas_api_range kaas_api_table[] = {
 	{ KAAS_API_TXN_OFFSET_COMMIT,    0, 0, 3, 3, "TxnOffsetCommit" },
 	{ KAAS_API_DESCRIBE_TRANSACTIONS, 0, 0, 0, 0, "DescribeTransactions" },
 	{ KAAS_API_LIST_TRANSACTIONS,    0, 0, 0, 0, "ListTransactions" },
+	{ KAAS_API_WRITE_TXN_MARKERS,    0, 0, 1, 1, "WriteTxnMarkers" },
 	/* issue 15: admin APIs (api_cluster.c, api_partition_admin.c) */
 	{ KAAS_API_DELETE_RECORDS,       0, 0, 2, 2, "DeleteRecords" },
 	{ KAAS_API_OFFSET_FOR_LEADER_EPOCH, 0, 0, 4, 4, "OffsetForLeaderEpoch" },

@@ -27,8 +27,13 @@ static void write_description(struct kaas_kw *w, int f, struct kaas_kslice id, i
 	kaas_kw_i64(w, d ? d->producer_id : -1);
 	kaas_kw_i16(w, d ? d->producer_epoch : -1);
 	/* Topics: the partitions in the transaction, grouped by topic in
-	 * first-seen order. */
-	size_t n = d ? d->nparts : 0;
+	 * first-seen order; none once it is complete (or before one began),
+	 * as Kafka answers.  kafka-transactions.sh find-hanging takes a
+	 * partition listed here for one whose marker is still to come, so a
+	 * complete transaction that kept its partitions hid every hanging
+	 * transaction of its producer. */
+	size_t n = d && (d->state == KAAS_TXN_ONGOING || d->state == KAAS_TXN_PREPARE_COMMIT ||
+			 d->state == KAAS_TXN_PREPARE_ABORT) ? d->nparts : 0;
 	int32_t ntopics = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t j = 0;

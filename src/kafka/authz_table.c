@@ -53,6 +53,8 @@ const struct kaas_authz_api kaas_authz_table[] = {
 	{ KAAS_API_TXN_OFFSET_COMMIT, H, "WRITE transactional id, READ group, READ topic" },
 	{ KAAS_API_DESCRIBE_TRANSACTIONS, H, "DESCRIBE transactional id" },
 	{ KAAS_API_LIST_TRANSACTIONS, H, "the transactional ids it may DESCRIBE" },
+	{ KAAS_API_WRITE_TXN_MARKERS, H, "CLUSTER_ACTION cluster (CLUSTER_AUTHORIZATION_FAILED "
+					 "per partition)" },
 	/* The admin APIs of issue 15. */
 	{ KAAS_API_DELETE_RECORDS, H, "DELETE topic (TOPIC_AUTHORIZATION_FAILED per partition)" },
 	{ KAAS_API_OFFSET_FOR_LEADER_EPOCH, H, "DESCRIBE topic" },

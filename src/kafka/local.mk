@@ -16,7 +16,7 @@ libkaas_kafka_a_SOURCES += src/kafka/api_configs.c
 libkaas_kafka_a_SOURCES += src/kafka/api_group_delete.c
 # Transactions (issue 16, the coordinator side).
 libkaas_kafka_a_SOURCES += src/kafka/txn_wire.h src/kafka/api_txn.c src/kafka/api_txn_admin.c \
-	src/kafka/api_txn_offsets.c
+	src/kafka/api_txn_offsets.c src/kafka/txn_markers_api.h src/kafka/api_write_txn_markers.c
 # Connection security (issue 17): the per-connection state and the authorizer hook.
 libkaas_kafka_a_SOURCES += src/kafka/security.h src/kafka/security.c
 # SASL authentication and SCRAM credentials (issue 17).

@@ -557,6 +557,9 @@ struct kaas_log_producer {
 	struct kaas_log_producer_batch batches[KAAS_LOG_PRODUCER_WINDOW];
 	int64_t txn_first_offset; /* first offset of its open transaction
 	                             here, -1: none open */
+	int32_t coordinator_epoch; /* the highest coordinator epoch of its
+	                              markers here, -1 none: set by
+	                              kaas_log_producers only */
 };
 
 /* The state of one producer id: 0 and *out, or -ENOENT (unknown id). */

@@ -63,8 +63,10 @@ int kaas_log_producers(struct kaas_log *log, struct kaas_log_producer **out, siz
 	}
 	size_t i = 0;
 	for (size_t b = 0; b < log->ps.nb; b++)
-		for (const struct producer *p = log->ps.tab[b]; p && i < count; p = p->next)
-			v[i++] = p->st;
+		for (const struct producer *p = log->ps.tab[b]; p && i < count; p = p->next) {
+			v[i] = p->st;
+			v[i++].coordinator_epoch = p->marker_coord;
+		}
 	kaas_unlock(&log->mu);
 	*out = v;
 	*n = i;

@@ -16,6 +16,7 @@
 #include "kafka/authz.h"
 #include "kafka/protocol.h"
 #include "kafka/sasl.h"
+#include "kafka/txn_markers_api.h"
 #include "util/logger.h"
 #include "util/metrics.h"
 #include "util/thread_name.h"
@@ -57,6 +58,7 @@ static const struct api_entry handlers[] = {
 	{ KAAS_API_TXN_OFFSET_COMMIT, kaas_api_txn_offset_commit, NULL },
 	{ KAAS_API_DESCRIBE_TRANSACTIONS, NULL, kaas_api_describe_transactions },
 	{ KAAS_API_LIST_TRANSACTIONS, NULL, kaas_api_list_transactions },
+	{ KAAS_API_WRITE_TXN_MARKERS, NULL, kaas_api_write_txn_markers },
 	/* issue 15: admin APIs */
 	{ KAAS_API_DESCRIBE_CLUSTER, NULL, kaas_api_describe_cluster },
 	{ KAAS_API_DESCRIBE_LOG_DIRS, NULL, kaas_api_describe_log_dirs },

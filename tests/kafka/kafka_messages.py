@@ -458,3 +458,13 @@ api("ListTransactions", 66, 0,
      F("UnknownStateFilters", "[]string"),
      F("TransactionStates", "[]", fields=[F("TransactionalId", S), F("ProducerId", "int64"),
                                           F("TransactionState", S)])])
+
+api("WriteTxnMarkers", 27, 1,
+    [F("Markers", "[]", fields=[
+        F("ProducerId", "int64"), F("ProducerEpoch", "int16"), F("TransactionResult", "bool"),
+        F("Topics", "[]", fields=[F("Name", S), F("PartitionIndexes", "[]int32")]),
+        F("CoordinatorEpoch", "int32")])],
+    [F("Markers", "[]", fields=[
+        F("ProducerId", "int64"),
+        F("Topics", "[]", fields=[F("Name", S), F("Partitions", "[]", fields=[
+            F("PartitionIndex", "int32"), F("ErrorCode", "int16")])])])])

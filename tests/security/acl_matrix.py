@@ -218,6 +218,11 @@ def calls():
          lambda d: d["TransactionStates"][0]["ErrorCode"], TXN_AUTH),
         ("ListTransactions", 0, {"StateFilters": [], "ProducerIdFilters": []},
          lambda d: d["ErrorCode"], 0),
+        # The admin abort of a hanging transaction (KIP-664): CLUSTER_ACTION.
+        ("WriteTxnMarkers", 1, {"Markers": [{"ProducerId": 0, "ProducerEpoch": 0,
+                                             "TransactionResult": False, "CoordinatorEpoch": 0,
+                                             "Topics": [{"Name": "mt", "PartitionIndexes": [0]}]}]},
+         lambda d: p0(d["Markers"][0], "Topics", "Partitions"), CLUSTER_AUTH),
         # SCRAM credentials (issue 17).
         ("DescribeUserScramCredentials", 0, {"Users": [{"Name": "nobody"}]},
          lambda d: d["ErrorCode"], CLUSTER_AUTH),
@@ -244,11 +249,12 @@ NO_ACL = {"SaslHandshake", "SaslAuthenticate"}
 
 
 # What alice is granted for the second pass (topic 2, group 3, cluster 4;
-# READ 3 WRITE 4 CREATE 5 DELETE 6 ALTER 7 DESCRIBE_CONFIGS 10 ALTER_CONFIGS 11).
+# READ 3 WRITE 4 CREATE 5 DELETE 6 ALTER 7 CLUSTER_ACTION 9 DESCRIBE_CONFIGS 10
+# ALTER_CONFIGS 11).
 GRANTS = [acl(2, "mt", 4), acl(2, "mt", 3), acl(2, "mt", 6), acl(2, "mt", 7), acl(2, "mt", 11),
           acl(2, "mt2", 5), acl(2, "mt2", 6), acl(3, "mg", 3), acl(3, "mg", 6),
-          acl(4, "kafka-cluster", 7), acl(4, "kafka-cluster", 10), acl(4, "kafka-cluster", 11),
-          acl(5, "mtx", 4)]
+          acl(4, "kafka-cluster", 7), acl(4, "kafka-cluster", 9), acl(4, "kafka-cluster", 10),
+          acl(4, "kafka-cluster", 11), acl(5, "mtx", 4)]
 
 
 def call(c, name, v, req):
