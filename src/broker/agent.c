@@ -363,16 +363,22 @@ static void log_liveness_changes(struct kaas_agent *c, const int32_t *alive, siz
 		for (size_t i = 0; i < n; i++)
 			if (list[i].id == id)
 				b = &list[i];
-		if (b && b->stopped)
+		if (b && b->stopped) {
 			kaas_info("cluster: broker %d stopped (a clean shutdown)", (int)id);
-		else
+			kaas_agent_note(c, "broker %d stopped (a clean shutdown)", (int)id);
+		} else {
 			kaas_warn("cluster: broker %d is dead: no heartbeat for the liveness timeout (%u ms)%s",
 				  (int)id, (unsigned)c->cfg->liveness_ms,
 				  b ? "" : "; its document is gone");
+			kaas_agent_note(c, "broker %d is dead: no heartbeat for %u ms", (int)id,
+					(unsigned)c->cfg->liveness_ms);
+		}
 	}
 	for (size_t k = 0; k < nalive; k++)
-		if (alive[k] != c->cfg->broker_id && !id_in(c->alive, c->nalive, alive[k]))
+		if (alive[k] != c->cfg->broker_id && !id_in(c->alive, c->nalive, alive[k])) {
 			kaas_info("cluster: broker %d is alive", (int)alive[k]);
+			kaas_agent_note(c, "broker %d is alive", (int)alive[k]);
+		}
 }
 
 static int act_as_controller(struct kaas_agent *c, const int32_t *alive, size_t nalive,
@@ -522,6 +528,8 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 	if (c->ctrl_epoch && latest > c->ctrl_epoch) {
 		kaas_warn("cluster: controller epoch %llu claimed elsewhere; standing down from %llu",
 			  (unsigned long long)latest, (unsigned long long)c->ctrl_epoch);
+		kaas_agent_note(c, "broker %d stood down as controller (epoch %llu claimed elsewhere)",
+				(int)me, (unsigned long long)latest);
 		c->ctrl_epoch = 0;
 	}
 	if (latest != c->latest_seen) {
@@ -589,6 +597,8 @@ static int round_once(struct kaas_agent *c, uint64_t *hb_ms)
 			c->ctrl_epoch = won;
 			holder = me;
 			kaas_info("cluster: controller with epoch %llu", (unsigned long long)won);
+			kaas_agent_note(c, "broker %d became controller (epoch %llu)", (int)me,
+					(unsigned long long)won);
 			/* Our own slots may be our previous life's: new epochs. */
 			kaas_lock(&c->mu, KAAS_RANK_AGENT);
 			int trusted = c->trust_self;

@@ -124,6 +124,25 @@ size_t kaas_agent_brokers(struct kaas_agent *c, struct kaas_broker_info *out, si
  * fence the group's state with it, e.g. as group_store's epoch), -ENOENT
  * when the slot has no leader yet.  The caller answers NOT_COORDINATOR /
  * COORDINATOR_NOT_AVAILABLE when *broker is not itself or on -ENOENT. */
+/* For the status page (server/http_status.c; any thread, memory only,
+ * under the agent's mutex).
+ * kaas_agent_members: every broker of the agent's last listing of
+ * brokers/ (this one included), with alive[i] 1 when its heartbeat moved
+ * within the liveness timeout (or it is this broker), else 0; fills up to
+ * max, returns how many.
+ * kaas_agent_events: the last membership and controller changes this
+ * agent saw (a peer dead, stopped or back, this broker claiming or giving
+ * up the controller), newest first: up to max (at most KAAS_AGENT_EVENTS),
+ * returns how many. */
+#define KAAS_AGENT_EVENTS 16
+struct kaas_agent_event {
+	int64_t unix_ms;          /* wall clock when noted */
+	char text[120];
+};
+size_t kaas_agent_members(struct kaas_agent *c, struct kaas_broker_info *out, int *alive,
+			  size_t max);
+size_t kaas_agent_events(struct kaas_agent *c, struct kaas_agent_event *out, size_t max);
+
 int32_t kaas_agent_coordinator_slot(const struct kaas_agent *c, const char *group, size_t len);
 /* The same without an agent, for `slots` coordinator slots (kaasctl). */
 int32_t kaas_coordinator_slot_of(const char *group, size_t len, int32_t slots);

@@ -47,6 +47,10 @@ struct kaas_agent {
 	int32_t *alive;
 	size_t nalive;
 	int32_t controller;
+	struct kaas_agent_event events[KAAS_AGENT_EVENTS]; /* ring: the last
+	                             KAAS_AGENT_EVENTS membership and controller
+	                             changes (kaas_agent_note), for the status page */
+	uint64_t nevents;         /* events ever noted (the next slot: % size) */
 	uint64_t served_version;  /* view version the registry was last
 	                             reconciled with (+1; 0: none) */
 	uint64_t last_ok_ms;      /* atomic: the lease of the last full round:
@@ -73,6 +77,11 @@ struct kaas_agent {
 	struct known_inc *incs;
 	size_t nincs;
 };
+
+/* agent_view.c: note a membership or controller change in the event ring
+ * (any thread; takes mu, so never with mu held).  The text is formatted,
+ * truncated to fit. */
+void kaas_agent_note(struct kaas_agent *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* agent_metrics.c: publish a round's view to the metrics registry
  * (controller epoch, each listed broker's liveness).  Agent thread. */

@@ -4,6 +4,8 @@
 #include "broker/agent_internal.h"
 
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "util/lock_rank.h"
@@ -103,6 +105,48 @@ size_t kaas_agent_brokers(struct kaas_agent *c, struct kaas_broker_info *out, si
 				break;
 			}
 	}
+	kaas_unlock(&c->mu);
+	return n;
+}
+
+size_t kaas_agent_members(struct kaas_agent *c, struct kaas_broker_info *out, int *alive,
+			  size_t max)
+{
+	size_t n = 0;
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
+	for (size_t i = 0; i < c->nbrokers && n < max; i++) {
+		int32_t id = c->brokers[i].id;
+		out[n] = c->brokers[i];
+		alive[n] = id == c->cfg->broker_id;
+		for (size_t k = 0; k < c->nalive && !alive[n]; k++)
+			alive[n] = c->alive[k] == id;
+		n++;
+	}
+	kaas_unlock(&c->mu);
+	return n;
+}
+
+void kaas_agent_note(struct kaas_agent *c, const char *fmt, ...)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct kaas_agent_event e = { .unix_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 };
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e.text, sizeof e.text, fmt, ap);
+	va_end(ap);
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
+	c->events[c->nevents % KAAS_AGENT_EVENTS] = e;
+	c->nevents++;
+	kaas_unlock(&c->mu);
+}
+
+size_t kaas_agent_events(struct kaas_agent *c, struct kaas_agent_event *out, size_t max)
+{
+	size_t n = 0;
+	kaas_lock(&c->mu, KAAS_RANK_AGENT);
+	for (uint64_t k = c->nevents; k > 0 && n < max && n < KAAS_AGENT_EVENTS; k--)
+		out[n++] = c->events[(k - 1) % KAAS_AGENT_EVENTS];
 	kaas_unlock(&c->mu);
 	return n;
 }
