@@ -1,5 +1,6 @@
 /* http.c — the /metrics, /healthz and /readyz endpoint (http.h). */
 #include "server/http.h"
+#include "server/http_status.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -80,6 +81,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			     MHD_RESPMEM_PERSISTENT);
 	if (strcmp(url, "/metrics") == 0)
 		return metrics_page(h, conn);
+	if (strcmp(url, "/") == 0 || strcmp(url, "/status.json") == 0) {
+		int json = url[1] != 0;
+		size_t len = 0;
+		unsigned code = 0;
+		char *body = kaas_http_status_render(json, &len, &code); /* http_status.h */
+		if (!body)
+			return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", "out of memory\n",
+				     14, MHD_RESPMEM_PERSISTENT);
+		return reply(conn, code, code != MHD_HTTP_OK ? "text/plain; charset=utf-8" :
+			     json ? "application/json" : "text/html; charset=utf-8", body, len,
+			     MHD_RESPMEM_MUST_FREE);
+	}
 	if (strcmp(url, "/healthz") == 0)
 		return reply(conn, MHD_HTTP_OK, "text/plain", "ok\n", 3, MHD_RESPMEM_PERSISTENT);
 	if (strcmp(url, "/readyz") == 0) {
@@ -131,7 +144,7 @@ int kaas_http_start(const char *host, int port, struct kaas_http **out)
 		return -EADDRINUSE;
 	}
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-	kaas_info("http: /metrics, /healthz, /readyz on %s:%d", host,
+	kaas_info("http: /, /status.json, /metrics, /healthz, /readyz on %s:%d", host,
 		  info ? (int)info->port : port);
 	*out = h;
 	return 0;

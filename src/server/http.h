@@ -5,6 +5,7 @@
  *   GET /healthz  200 "ok" while the process serves
  *   GET /readyz   200 "ready" when kaas_agent_ready (joined, a round
  *                 reconciled, partitions opened, not fenced), else 503
+ *   GET /, /status.json  the status page (server/http_status.h)
  * The endpoint thread never takes a broker lock: it reads the agent's
  * atomics and text the loop published (server/http_metrics.c).
  */

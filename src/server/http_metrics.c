@@ -16,6 +16,8 @@
 #include "broker/groups/groups.h"
 #include "broker/topics.h"
 #include "kafka/protocol.h"
+#include "server/http_status.h"
+#include "util/logger.h"
 #include "util/metrics.h"
 
 #define SNAPSHOT_MS 1000
@@ -223,6 +225,8 @@ void kaas_server_metrics_start(struct kaas_server *s)
 		ok_series[key] = kaas_metric_series(&requests, labels);
 		seconds_series[key] = kaas_metric_series(&request_seconds, labels);
 	}
+	if (kaas_http_status_attach(s->loop, s->b) < 0) /* the status page's snapshots */
+		kaas_warn("http: the status page is off (no async handle)");
 	uv_timer_init(s->loop, &s->metrics_tick);
 	s->metrics_tick.data = s;
 	s->metrics_live = 1;
@@ -235,6 +239,7 @@ void kaas_server_metrics_stop(struct kaas_server *s)
 	if (!s->metrics_live)
 		return;
 	s->metrics_live = 0;
+	kaas_http_status_detach();
 	uv_close((uv_handle_t *)&s->metrics_tick, NULL);
 	kaas_metrics_publish(SLOT_BROKER, NULL);
 }

@@ -6,6 +6,9 @@ libkaas_server_a_SOURCES = src/server/server.h src/server/internal.h src/server/
 	src/server/listener.c src/server/limits.c src/server/tls.h src/server/tls.c
 # the /metrics, /healthz, /readyz endpoint (issue 18)
 libkaas_server_a_SOURCES += src/server/http.h src/server/http.c src/server/http_metrics.c
+# its status page (issue 39)
+libkaas_server_a_SOURCES += src/server/http_status.h src/server/http_status_snap.h \
+	src/server/http_status.c src/server/http_status_render.c
 bin_PROGRAMS += kaasd
 kaasd_SOURCES = src/server/main.c
 libkaas_server_a_CPPFLAGS = $(AM_CPPFLAGS) $(SSL_CFLAGS)
