@@ -53,7 +53,7 @@ static void usage(FILE *out)
 		"broker commands (through the Kafka protocol, to kaas or any Kafka broker;\n"
 		"--bootstrap default $KAAS_BOOTSTRAP, else 127.0.0.1:9092; --command-config: a\n"
 		"Kafka client properties file, security.protocol PLAINTEXT or SASL_PLAINTEXT\n"
-		"with sasl.mechanism PLAIN):\n"
+		"with sasl.mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512):\n"
 		"  topic create NAME [--partitions N] [--replication-factor R] [--config K=V]...\n"
 		"  topic list\n"
 		"  topic describe [NAME...] [--all-configs]\n"

@@ -203,52 +203,6 @@ static int api_versions(struct kctl_conn *c)
 	return 0;
 }
 
-/* SaslHandshake v1 and one SaslAuthenticate v0 (PLAIN). */
-static int sasl_plain(struct kctl_conn *c, const struct kctl_client_cfg *cfg)
-{
-	struct kaas_kw w;
-	uint8_t *buf;
-	struct kaas_kr r;
-	if (kctl_conn_pick(c, KAAS_API_SASL_HANDSHAKE, 1, 1) < 0 ||
-	    kctl_conn_pick(c, KAAS_API_SASL_AUTHENTICATE, 0, 0) < 0)
-		return -1;
-	kctl_req_begin(c, &w, KAAS_API_SASL_HANDSHAKE, 1, 0);
-	kaas_kw_str(&w, 0, cfg->mechanism);
-	if (kctl_conn_call(c, &w, 0, &buf, &r) < 0)
-		return -1;
-	int16_t err = kaas_kr_i16(&r);
-	free(buf);
-	if (err) {
-		snprintf(c->why, sizeof c->why, "%s: SASL mechanism %.31s: %s", c->addr,
-			 cfg->mechanism, kctl_kerr_name(err));
-		return -1;
-	}
-	size_t ul = strlen(cfg->username), pl = strlen(cfg->password);
-	size_t n = 2 + ul + pl;
-	char *tok = malloc(n);
-	if (!tok) {
-		snprintf(c->why, sizeof c->why, "out of memory");
-		return -1;
-	}
-	tok[0] = '\0';
-	memcpy(tok + 1, cfg->username, ul);
-	tok[1 + ul] = '\0';
-	memcpy(tok + 2 + ul, cfg->password, pl);
-	kctl_req_begin(c, &w, KAAS_API_SASL_AUTHENTICATE, 0, 0);
-	kaas_kw_bytes(&w, 0, tok, (int32_t)n);
-	free(tok);
-	if (kctl_conn_call(c, &w, 0, &buf, &r) < 0)
-		return -1;
-	err = kaas_kr_i16(&r);
-	struct kaas_kslice msg = kaas_kr_nstr(&r, 0);
-	if (err)
-		snprintf(c->why, sizeof c->why, "%s: SASL authentication as %.64s: %s%s%.*s", c->addr,
-			 cfg->username, kctl_kerr_name(err), msg.len > 0 ? ": " : "",
-			 msg.len > 0 ? (int)(msg.len < 160 ? msg.len : 160) : 0, msg.len > 0 ? (const char *)msg.p : "");
-	free(buf);
-	return err ? -1 : 0;
-}
-
 int kctl_conn_open(struct kctl_conn *c, const char *host, int port,
 		   const struct kctl_client_cfg *cfg)
 {
@@ -258,7 +212,7 @@ int kctl_conn_open(struct kctl_conn *c, const char *host, int port,
 	snprintf(c->addr, sizeof c->addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 	if (dial(c, host, port, cfg->timeout_ms > 0 ? cfg->timeout_ms : 30000) < 0)
 		return -1;
-	if (api_versions(c) < 0 || (cfg->sasl && sasl_plain(c, cfg) < 0)) {
+	if (api_versions(c) < 0 || (cfg->sasl && kctl_sasl_authenticate(c, cfg) < 0)) {
 		kctl_conn_close(c);
 		return -1;
 	}

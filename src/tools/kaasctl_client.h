@@ -10,7 +10,8 @@
  * (v1, or v2 for flexible versions), the size prefix, and on the answer the
  * correlation id check and the response header's tags.
  *
- * PLAINTEXT and SASL_PLAINTEXT (SASL/PLAIN) are spoken; the settings come
+ * PLAINTEXT and SASL_PLAINTEXT (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) are
+ * spoken (no TLS yet); the settings come
  * from a Kafka-style properties file (--command-config), read by
  * kctl_client_config_load.
  */
@@ -27,7 +28,7 @@
 /* Client settings (from --command-config; defaults: PLAINTEXT, 30 s). */
 struct kctl_client_cfg {
 	int sasl;                    /* SASL_PLAINTEXT */
-	char mechanism[32];          /* sasl.mechanism (PLAIN) */
+	char mechanism[32];          /* sasl.mechanism: PLAIN, SCRAM-SHA-256/512 */
 	char username[256];
 	char password[256];
 	int timeout_ms;              /* each connect, send and receive */
@@ -73,6 +74,10 @@ void kctl_req_begin(struct kctl_conn *c, struct kaas_kw *w, int16_t api, int16_t
  * checked, a flexible header's tags skipped when flex); -1 with c->why. */
 int kctl_conn_call(struct kctl_conn *c, struct kaas_kw *w, int flex, uint8_t **buf,
 		   struct kaas_kr *r);
+
+/* SaslHandshake and SaslAuthenticate on a fresh connection, with
+ * cfg->mechanism (kaasctl_client_sasl.c): 0, or -1 with c->why. */
+int kctl_sasl_authenticate(struct kctl_conn *c, const struct kctl_client_cfg *cfg);
 
 /* A Kafka error code's name ("TOPIC_ALREADY_EXISTS") and a short meaning
  * (kaasctl_admin_errors.c); unknown codes: "ERROR_<n>" (static buffer

@@ -116,8 +116,10 @@ int kctl_client_config_load(struct kctl_client_cfg *cfg, const char *path, char 
 		cfg->sasl = 1;
 		if (!cfg->mechanism[0])
 			strcpy(cfg->mechanism, "GSSAPI"); /* Kafka's default, refused below */
-		if (strcmp(cfg->mechanism, "PLAIN") != 0) {
-			snprintf(why, whysz, "sasl.mechanism %s: kaasctl speaks PLAIN only so far",
+		if (strcmp(cfg->mechanism, "PLAIN") && strcmp(cfg->mechanism, "SCRAM-SHA-256") &&
+		    strcmp(cfg->mechanism, "SCRAM-SHA-512")) {
+			snprintf(why, whysz, "sasl.mechanism %s: kaasctl speaks PLAIN, SCRAM-SHA-256 "
+				 "and SCRAM-SHA-512",
 				 cfg->mechanism);
 			return -1;
 		}
