@@ -3,7 +3,8 @@
 # batch written after its transaction's commit marker holds the last stable
 # offset, and is found and aborted as kafka-transactions.sh find-hanging and
 # abort do (DescribeProducers, ListTransactions, DescribeTransactions, then
-# WriteTxnMarkers to the partition's leader): tests/txn/hanging_abort.py.
+# WriteTxnMarkers to the partition's leader): tests/txn/hanging_abort.py,
+# on POSIX and on fault+.
 # Then another found and aborted by Apache Kafka's own TransactionsCommand
 # (kafka-tools), when its jars are there (see below; skipped otherwise).
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
@@ -15,6 +16,12 @@ timeout 120 python3 "$KAAS_TOP_SRCDIR/tests/txn/hanging_abort.py" "$BROKER" ||
 	kaas_fail "hanging transaction (kaasd log: $(grep -c . "$KAASD_LOG") lines)"
 grep -q 'WriteTxnMarkers: abort marker for producer' "$KAASD_LOG" ||
 	kaas_fail "kaasd did not log the admin's abort marker"
+# The same on fault+ (the in-process model of the NFS floor).
+kaasd_stop
+mkdir -p "$KAAS_SCRATCH/fvol"
+kaasd_start --data "fault+$KAAS_SCRATCH/fvol?seed=1"
+timeout 120 python3 "$KAAS_TOP_SRCDIR/tests/txn/hanging_abort.py" "$BROKER" ||
+	kaas_fail "hanging transaction on fault+"
 
 # Apache Kafka's TransactionsCommand (kafka-transactions.sh) against kaasd:
 # the jars of org.apache.kafka:kafka-tools (and its run-time dependencies)
