@@ -124,6 +124,7 @@ static int list(struct kctl *k, const struct acl_args *x)
 		return kctl_error("cannot list %s: %s", KAAS_ACLS_DIR, kaas_sub_errdetail());
 	cJSON *arr = k->json ? cJSON_CreateArray() : NULL;
 	int status = KCTL_EXIT_OK;
+	size_t shown = 0;
 	for (size_t i = 0; i < l.n; i++) {
 		struct kaas_acl a;
 		rc = kaas_acl_store_read(k->cluster, l.names[i], &a);
@@ -137,6 +138,7 @@ static int list(struct kctl *k, const struct acl_args *x)
 			continue;
 		}
 		if (kaas_acl_filter_match(&f, &a)) {
+			shown++;
 			if (arr)
 				cJSON_AddItemToArray(arr, binding_json(&a));
 			else
@@ -145,6 +147,8 @@ static int list(struct kctl *k, const struct acl_args *x)
 		kaas_acl_clear(&a);
 	}
 	kaas_dirlist_free(&l);
+	if (!arr && shown == 0)
+		printf("no ACL bindings%s\n", x->have_resource || x->a.principal ? " match" : "");
 	if (arr) {
 		cJSON *root = cJSON_CreateObject();
 		if (root)

@@ -107,7 +107,14 @@ static int user_list(struct kctl *k)
 		cJSON_Delete(arr);
 		return kctl_error("user list: %s (%s)", kaas_strerror(rc), kaas_sub_errdetail());
 	}
-	return k->json ? kctl_json_emit(arr) : KCTL_EXIT_OK;
+	if (!k->json)
+		return KCTL_EXIT_OK;
+	cJSON *root = cJSON_CreateObject(); /* an object, as every other command's */
+	if (root)
+		cJSON_AddItemToObject(root, "users", arr);
+	else
+		cJSON_Delete(arr);
+	return kctl_json_emit(root);
 }
 
 int kctl_cmd_user(struct kctl *k, int argc, char **argv)

@@ -6,7 +6,8 @@
 # reset while it has a member and reset to earliest once empty, the group
 # deleted; every refusal is the broker's error named (TOPIC_ALREADY_EXISTS,
 # INVALID_CONFIG, ...) with exit 2.  Then the usage exits: no arguments, an
-# unreachable broker, an unsupported security.protocol.
+# unreachable broker, an unsupported security.protocol; an empty acl list
+# and user list --json; every broker command documented in KAASCTL.md.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
 . "$KAAS_TOP_SRCDIR/tests/kafka/kaasd-lib.sh"
@@ -35,6 +36,14 @@ grep -q "security.protocol SSL" <<<"$ADM_ERR" || kaas_fail "SSL: $ADM_ERR"
 adm 2 topic frobnicate
 adm 2 group describe
 kaasd_stop
+
+# the volume commands' polish (issue 39, point 6): an empty acl list says
+# so; user list --json is an object
+out=$(timeout 30 "$KAASCTL" --data "$KAAS_SCRATCH/data" acl list) || kaas_fail "acl list"
+[ "$out" = "no ACL bindings" ] || kaas_fail "empty acl list: '$out'"
+out=$(timeout 30 "$KAASCTL" --data "$KAAS_SCRATCH/data" user list --json) || kaas_fail "user list"
+[ "$(python3 -c 'import json,sys; print(json.load(sys.stdin))' <<<"$out")" = "{'users': []}" ] ||
+	kaas_fail "user list --json: $out"
 
 # docs/KAASCTL.md documents every broker command kaasctl --help lists
 n=0
