@@ -22,7 +22,8 @@ b="$out/build"
 clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-I "$top/src" -I "$top" -I "$b" -I "$top/tests/support" $(pkg-config --cflags libcjson) \
 	"$top/tests/kafka/fuzz_request.c" "$b/libkaastest.a" $(for l in $libs; do echo "$b/$l"; done) -o "$out/fuzz_request" \
-	$(pkg-config --libs libcjson liblz4 libzstd zlib snappy libuv libnfs fuse3 libcrypto) -lpthread -lm
+	$(pkg-config --libs libcjson liblz4 libzstd zlib snappy libuv libnfs fuse3 libcrypto) \
+	$(sed -n 's/^CEPHFS_LIBS = //p' "$b/Makefile") -lpthread -lm
 mkdir -p "$out/corpus"
 "$out/fuzz_request" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 \
 	"$out/corpus" "$top/tests/kafka/fuzz-corpus"
