@@ -376,6 +376,31 @@ static double rate_measure(struct kaas_quotas *q, struct rate *r, uint64_t now, 
 	return total * 1000.0 / (double)elapsed;
 }
 
+void kaas_quotas_unrecord(struct kaas_quotas *q, int key, const char *user, const char *client,
+			  double value, uint64_t now_ms)
+{
+	if (!kaas_quotas_any(q, key))
+		return;
+	int hu = 0, hc = 0;
+	kaas_rdlock(&q->lock, KAAS_RANK_QUOTA_CACHE);
+	double bound = find_quota(q, key, user, client, &hu, &hc);
+	kaas_rwunlock(&q->lock);
+	if (bound <= 0)
+		return;
+	kaas_lock(&q->rates_mu, KAAS_RANK_QUOTA_RATES);
+	struct rate *r = rate_get(q, key, hu ? user : "", hc ? client : "");
+	if (r)
+		rate_record(q, r, -value, now_ms);
+	kaas_unlock(&q->rates_mu);
+}
+
+double kaas_quotas_window_max(struct kaas_quotas *q, int key, const char *user,
+			      const char *client)
+{
+	double bound = kaas_quotas_limit(q, key, user, client);
+	return bound > 0 ? bound * (double)(q->windows - 1) * (double)q->window_ms / 1000.0 : 0;
+}
+
 uint32_t kaas_quotas_record(struct kaas_quotas *q, int key, const char *user,
 			    const char *client, double value, uint64_t now_ms)
 {

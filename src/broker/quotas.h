@@ -88,6 +88,19 @@ double kaas_quotas_limit(struct kaas_quotas *q, int key, const char *user, const
 uint32_t kaas_quotas_record(struct kaas_quotas *q, int key, const char *user,
 			    const char *client, double value, uint64_t now_ms);
 
+/* Take value back out of the rate of `key` for (user, client) (Kafka's
+ * unrecord: a Fetch answered empty because it was throttled costs
+ * nothing).  NULL q, or no quota applies: nothing. */
+void kaas_quotas_unrecord(struct kaas_quotas *q, int key, const char *user, const char *client,
+			  double value, uint64_t now_ms);
+
+/* The most one response may hold under the quota of `key` for (user,
+ * client): the quota x (quota.window.num - 1) x quota.window.size (Kafka's
+ * getMaxValueInQuotaWindow, which bounds a Fetch's max_bytes so that one
+ * response always fits the window), or 0 when no quota applies. */
+double kaas_quotas_window_max(struct kaas_quotas *q, int key, const char *user,
+			      const char *client);
+
 /* Call fn for every cached quota (under the cache's read lock: fn must
  * not call back into q).  Returns the count. */
 size_t kaas_quotas_foreach(struct kaas_quotas *q,

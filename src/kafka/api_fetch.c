@@ -481,6 +481,45 @@ static struct ft *incremental_topics(struct fetch_ctx *ctx, int32_t *nout)
 	return out;
 }
 
+/* The size of an answer of these partitions, near enough (its records and
+ * their headers): what consumer_byte_rate records. */
+static double answer_size(const struct ft *topics, int32_t nt)
+{
+	double n = 32;
+	for (int32_t i = 0; i < nt; i++) {
+		n += 8 + (double)(topics[i].name.len > 0 ? topics[i].name.len : 0);
+		for (int32_t j = 0; j < topics[i].n; j++)
+			n += 48 + (double)topics[i].parts[j].len;
+	}
+	return n;
+}
+
+/* consumer_byte_rate, as Kafka: an answer that takes the rate over the
+ * quota is not sent; the fetch is answered with no partitions and the
+ * throttle time, its size is taken back out of the rate, and no session
+ * is made or moved (the connection is muted: kafka/throttle.h).  1 when
+ * so answered. */
+static int throttled(struct fetch_ctx *ctx, const struct ft *topics, int32_t nt)
+{
+	struct kaas_req *req = ctx->req;
+	KAAS_REQ_IO(req);
+	if (ctx->session_err || w->err || v < 1)
+		return 0;
+	double size = answer_size(topics, nt);
+	int32_t throttle = kaas_req_throttle(req, KAAS_QK_CONSUMER_BYTE_RATE, size);
+	if (throttle <= 0)
+		return 0;
+	kaas_req_unrecord(req, KAAS_QK_CONSUMER_BYTE_RATE, size);
+	kaas_kw_i32(w, throttle);
+	if (v >= 7) {
+		kaas_kw_i16(w, 0);
+		kaas_kw_i32(w, ctx->session == FS_INCREMENTAL ? ctx->session_id : 0);
+	}
+	kaas_kw_array(w, f, 0);
+	kaas_kw_tags(w, f);
+	return 1;
+}
+
 static void respond(struct fetch_ctx *ctx)
 {
 	struct kaas_req *req = ctx->req;
@@ -495,6 +534,11 @@ static void respond(struct fetch_ctx *ctx)
 		if (!filtered)
 			w->err = -ENOMEM; /* the server drops the connection */
 	}
+	if (throttled(ctx, topics, nt)) {
+		free(filtered);
+		kaas_req_finish(req, KAAS_REQ_RESPOND);
+		return;
+	}
 	if (!ctx->session_err && ctx->session != FS_NONE && !w->err)
 		session_id = session_answer(ctx);
 	int nslices = 0;
@@ -503,9 +547,8 @@ static void respond(struct fetch_ctx *ctx)
 			nslices += ctx->topics[i].parts[j].has_slice;
 	if (nslices)
 		req->zc = calloc((size_t)nslices, sizeof(*req->zc));
-	size_t throttle_at = w->len;
 	if (v >= 1)
-		kaas_kw_i32(w, 0); /* throttle: set below, once the size is known */
+		kaas_kw_i32(w, 0); /* throttle: none (else throttled() answered) */
 	if (v >= 7) {
 		kaas_kw_i16(w, ctx->session_err);
 		kaas_kw_i32(w, session_id);
@@ -515,12 +558,6 @@ static void respond(struct fetch_ctx *ctx)
 	kaas_kw_tags(w, f);
 	if (nslices && !req->zc)
 		w->err = -ENOMEM; /* the server drops the connection */
-	/* consumer_byte_rate: the response's size, its records included
-	 * (kafka/throttle.h). */
-	int32_t throttle = kaas_req_throttle(req, KAAS_QK_CONSUMER_BYTE_RATE,
-					     (double)(w->len + req->zc_bytes));
-	if (v >= 1 && !w->err)
-		kaas_kw_put_i32_at(w, throttle_at, throttle);
 	/* The slices stay referenced until the request is freed (after the
 	 * send); copied data is no longer needed. */
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
@@ -729,6 +766,12 @@ void kaas_api_fetch(struct kaas_req *req)
 	ctx->max_wait = kaas_kr_i32(r);
 	ctx->min_bytes = kaas_kr_i32(r);
 	ctx->max_bytes = v >= 3 ? kaas_kr_i32(r) : INT32_MAX;
+	/* Under a consumer_byte_rate, one response never holds more than the
+	 * quota's window less a sample (Kafka's getMaxValueInQuotaWindow): a
+	 * response that could never fit would be throttled for ever. */
+	double qmax = kaas_req_quota_window_max(req, KAAS_QK_CONSUMER_BYTE_RATE);
+	if (qmax > 0 && (ctx->max_bytes <= 0 || (double)ctx->max_bytes > qmax))
+		ctx->max_bytes = qmax < 1 ? 1 : (int32_t)qmax;
 	if (v >= 4)
 		ctx->isolation = kaas_kr_i8(r); /* 1: read_committed, below the LSO */
 	int32_t session_id = 0, session_epoch = KAAS_FETCH_FINAL_EPOCH;

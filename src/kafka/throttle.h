@@ -22,4 +22,13 @@
  * req->throttle_ms.  No quotas (req->broker NULL or without them): 0. */
 int32_t kaas_req_throttle(struct kaas_req *req, int key, double value);
 
+/* Take value back out of the rate (a Fetch answered empty because it was
+ * throttled, as Kafka). */
+void kaas_req_unrecord(struct kaas_req *req, int key, double value);
+
+/* The most one response may hold under req's quota of key (the quota x
+ * the window less one sample), or 0 when none applies: Kafka bounds a
+ * Fetch's max_bytes by it. */
+double kaas_req_quota_window_max(struct kaas_req *req, int key);
+
 #endif

@@ -427,17 +427,22 @@ def rate(broker, quota, secs):
 
 
 def fetch_once(c, topic, max_bytes):
+    """One Fetch v4 of topic/0 from offset 0: (throttle_ms, topics answered,
+    response bytes, seconds waited)."""
     body = (i32(-1) + i32(0) + i32(0) + i32(max_bytes) + i8(0) +
             array([string(topic, False) + array([i32(0) + i64(0) + i32(max_bytes)], False)], False))
     t = time.monotonic()
     data = c.call(1, 4, body)
-    return struct.unpack(">i", data[:4])[0], len(data), time.monotonic() - t
+    thr, ntopics = struct.unpack(">ii", data[:8])
+    return thr, ntopics, len(data), time.monotonic() - t
 
 
 def fetch(broker, quota):
-    """A consumer over its consumer_byte_rate gets a throttle time and its
-    connection is muted for it: the next request waits that long; another
-    client id on the same broker is neither throttled nor slowed."""
+    """A consumer over its consumer_byte_rate is answered, as Kafka, with no
+    partitions and the throttle time (the bytes not counted), and its
+    connection is muted for that time; another client id is neither
+    throttled nor slowed; and under a quota one response holds at most the
+    quota's window less a sample (Kafka's bound on max_bytes)."""
     quota = float(quota)
     topic = "quota-fetch"
     create_topic(broker, topic)
@@ -447,24 +452,37 @@ def fetch(broker, quota):
         check(produce(p, topic, batch)[0] == 0, "filling")
     p.close()
     admin = Conn(broker, "quota-admin")
-    check(alter(admin, [([("client-id", "slowc")], [("consumer_byte_rate", quota, False)])])[0][0]
-          == 0, "alter")
+    check(alter(admin, [([("client-id", "slowc")], [("consumer_byte_rate", quota, False)]),
+                        ([("client-id", "tinyc")], [("consumer_byte_rate", 10000, False)])])
+          == [(0, None, [("client-id", "slowc")]), (0, None, [("client-id", "tinyc")])],
+          "alter")
     c, other = Conn(broker, "slowc"), Conn(broker, "fastc")
-    thr = 0
-    for i in range(40):
-        thr, size, _ = fetch_once(c, topic, 1 << 20)
+    served = 0
+    for i in range(60):
+        thr, ntopics, size, _ = fetch_once(c, topic, 1 << 20)
         if thr:
             break
+        check(ntopics == 1, "an unthrottled fetch answered %d topics" % ntopics)
+        served += size
     check(thr > 0, "no throttle after %d fetches" % (i + 1))
+    check(ntopics == 0, "a throttled fetch answered %d topics (Kafka: none)" % ntopics)
     t_other = fetch_once(other, topic, 1 << 20)
-    check(t_other[0] == 0, "the other client id was throttled: %r" % (t_other,))
-    _, _, waited = fetch_once(c, topic, 1 << 20)
-    print("consumer: throttled %d ms after %d fetches of %d bytes; the next fetch answered "
-          "after %.0f ms (muted); the other client id in %.0f ms, not throttled"
-          % (thr, i + 1, size, waited * 1000, t_other[2] * 1000))
+    check(t_other[0] == 0 and t_other[1] == 1, "the other client id: %r" % (t_other,))
+    thr2, n2, size2, waited = fetch_once(c, topic, 1 << 20)
+    print("consumer at %.0f B/s: %d fetches (%d bytes) served, then throttled %d ms with no "
+          "partitions; its next fetch answered after %.0f ms (muted; throttle %d, %d topics); "
+          "the other client id in %.0f ms, not throttled"
+          % (quota, i, served, thr, waited * 1000, thr2, n2, t_other[3] * 1000))
     check(waited * 1000 >= thr * 0.9, "the connection was not muted (%.0f ms < %d ms)"
           % (waited * 1000, thr))
-    alter(admin, [([("client-id", "slowc")], [("consumer_byte_rate", 0, True)])])
+    check(served >= 9 * quota, "only %d bytes before the first throttle" % served)
+    tiny = Conn(broker, "tinyc")
+    thr, ntopics, size, _ = fetch_once(tiny, topic, 1 << 20)
+    print("consumer at 10000 B/s asking 1 MiB: answered %d bytes (the window less a sample: "
+          "100000), throttle %d" % (size, thr))
+    check(ntopics == 1 and 60000 < size <= 100000 + 200, "the quota did not bound max_bytes")
+    alter(admin, [([("client-id", "slowc")], [("consumer_byte_rate", 0, True)]),
+                  ([("client-id", "tinyc")], [("consumer_byte_rate", 0, True)])])
     admin.close()
 
 
