@@ -18,6 +18,11 @@
 #include "broker/topics.h"
 #include "log/log.h"
 #include "util/lock_rank.h"
+#include "util/metrics.h"
+
+static struct kaas_metric snapshot_seconds = KAAS_HISTOGRAM("kaas_status_snapshot_duration_seconds",
+	"Loop time spent copying the broker's state for the status page (/ and /status.json).",
+	KAAS_METRIC_SECONDS, kaas_metric_latency_bounds, KAAS_METRIC_LATENCY_NBOUNDS, NULL);
 
 #define FRESH_MS 1000   /* a snapshot this young is served again */
 #define WAIT_MS 2000    /* how long a request waits for the loop */
@@ -401,7 +406,9 @@ static void on_async(uv_async_t *h)
 	kaas_unlock(&st.mu);
 	if (!want)
 		return;
+	uint64_t t0 = kaas_metrics_now_ns();
 	struct kaas_status_snap *s = take(st.b); /* no lock held: plain copies */
+	kaas_metric_observe(kaas_metric_series(&snapshot_seconds, NULL), kaas_metrics_now_ns() - t0);
 	kaas_lock(&st.mu, KAAS_RANK_LEAF);
 	struct kaas_status_snap *old = st.cur;
 	if (s)

@@ -13,6 +13,8 @@
 #      page's own refresh shows the higher watermark; a PNG screenshot is
 #      kept (build dir: tests/metrics/status_page.png).
 #   3. curl again: high watermark 45, the group's lag 25.
+# No snapshot is taken before the first request, and at most one a second
+# after it (kaas_status_snapshot_duration_seconds_count on /metrics).
 # The browser is not sanitized, so both suites run all of it (about 15 s,
 # most of it the browser's start and one 5 s refresh).
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
@@ -57,6 +59,9 @@ committed() { # TOPIC-PARTITION-0 committed offset of $GROUP
 		| select(.partition == 0) | "\(.committed) \(.lag)"'
 }
 hw() { json | jq -r --arg t "$TOPIC" '.topics[] | select(.name == $t) | .shown[0].high_watermark'; }
+snapshots() { scrape | sed -n 's/^kaas_status_snapshot_duration_seconds_count \([0-9]*\)$/\1/p'; }
+[ -z "$(snapshots)" ] || kaas_fail "status snapshots taken ($(snapshots)) before anyone asked for the page"
+T0=$SECONDS
 kaas_wait_for 30 hostile_member || { json >&2; kaas_fail "the hostile group's member never showed, assigned"; }
 kaas_wait_for 10 test "$(committed)" = "20 0" || { json >&2; kaas_fail "$GROUP: committed/lag '$(committed)', expected '20 0'"; }
 
@@ -90,6 +95,11 @@ cp "$PNG" "$KAAS_TOP_BUILDDIR/tests/metrics/status_page.png"
 # 3. the data behind it
 [ "$(hw)" = 45 ] || kaas_fail "status.json: high watermark '$(hw)' after the produce, expected 45"
 kaas_wait_for 10 test "$(committed)" = "20 25" || kaas_fail "$GROUP: committed/lag '$(committed)', expected '20 25'"
+# the loop copies at most once a second, however often the page is asked
+# for (the waits above poll every 0.1 s)
+n=$(snapshots)
+[ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le $((SECONDS - T0 + 2)) ] ||
+	kaas_fail "$n status snapshots in $((SECONDS - T0)) s"
 kill -TERM $PID
 kaas_wait_for 30 grep -q "stopped cleanly" "$LOG" || { tail -n 20 "$LOG" >&2; kaas_fail "kaasd did not stop cleanly"; }
 rc=0
