@@ -15,7 +15,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: kaasctl [--data URL] [--cluster-dir URL] [--config FILE] COMMAND [--json]\n"
 		"       kaasctl substrate-check [options] URL\n"
-		"       kaasctl [--bootstrap HOST:PORT] [--command-config FILE] topic|group|cluster ...\n"
+		"       kaasctl [--bootstrap HOST:PORT] [--command-config FILE] topic|group|cluster|txn ...\n"
 		"\n"
 		"Volume options (the same as kaasd's, with the same defaults: --data ./kaas-data,\n"
 		"the cluster directory $KAAS_CLUSTER_DIR, else <data>/__cluster); a URL is a\n"
@@ -65,6 +65,8 @@ static void usage(FILE *out)
 		"      [--dry-run]                      (only a group without members)\n"
 		"  group delete GROUP\n"
 		"  cluster describe\n"
+		"  txn list [--state STATE]...           (every broker's transactions)\n"
+		"  txn describe TRANSACTIONAL-ID\n"
 		"\n"
 		"  substrate-check [--renames N] [--rounds N] [--procs N] [--only KEY[,KEY...]]\n"
 		"                  [--peer URL2] URL\n"

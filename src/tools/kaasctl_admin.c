@@ -16,6 +16,7 @@ static const struct {
 	{ "topic", kctl_admin_topic },
 	{ "group", kctl_admin_group },
 	{ "cluster", kctl_admin_cluster },
+	{ "txn", kctl_admin_txn },
 };
 
 int kctl_admin_is_command(const char *name)

@@ -1,5 +1,5 @@
 /*
- * kaasctl_admin.h — kaasctl's broker commands (topic, group, cluster): what
+ * kaasctl_admin.h — kaasctl's broker commands (topic, group, cluster, txn): what
  * their files share.  Everything goes through the Kafka protocol
  * (kaasctl_client.h), so the commands work against any Kafka broker.
  *
@@ -47,6 +47,12 @@ int kctl_admin_kerr(const char *what, int16_t code, const struct kaas_kslice *ms
  * settings: 0, or KCTL_EXIT_ERROR with the reason printed. */
 int kctl_admin_dial(struct kctl_admin *a, const char *host, int port, struct kctl_conn *c);
 
+/* FindCoordinator for key (key_type 0: a group, 1: a transactional id),
+ * then a connection to the coordinator: 0 with *c open and its id in
+ * *node, or KCTL_EXIT_ERROR (printed).  c is closed on failure. */
+int kctl_admin_coordinator(struct kctl_admin *a, const char *key, int8_t key_type,
+			   struct kctl_conn *c, int32_t *node);
+
 /* Metadata, as read from one answer. */
 struct kctl_md_part {
 	int32_t id, leader, leader_epoch;
@@ -92,5 +98,6 @@ int kctl_list_offsets(struct kctl_admin *a, const struct kctl_md *md, const char
 int kctl_admin_topic(struct kctl_admin *a, int argc, char **argv);
 int kctl_admin_group(struct kctl_admin *a, int argc, char **argv);
 int kctl_admin_cluster(struct kctl_admin *a, int argc, char **argv);
+int kctl_admin_txn(struct kctl_admin *a, int argc, char **argv);
 
 #endif

@@ -38,6 +38,11 @@ static const struct {
 	{ 41, "NOT_CONTROLLER", "this broker is not the controller" },
 	{ 42, "INVALID_REQUEST", "the broker refused the request as malformed or not allowed" },
 	{ 44, "POLICY_VIOLATION", "a broker policy refused the request" },
+	{ 47, "INVALID_PRODUCER_EPOCH", "the producer's epoch is stale" },
+	{ 48, "INVALID_TXN_STATE", "the transaction is not in a state that allows this" },
+	{ 49, "INVALID_PRODUCER_ID_MAPPING", "the producer id is not the transactional id's" },
+	{ 51, "CONCURRENT_TRANSACTIONS", "the transaction is completing; retry" },
+	{ 53, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED", "not authorized for the transactional id" },
 	{ 56, "KAFKA_STORAGE_ERROR", "the broker's storage failed" },
 	{ 58, "SASL_AUTHENTICATION_FAILED", "wrong user name or password" },
 	{ 68, "NON_EMPTY_GROUP", "the group still has members" },
@@ -47,6 +52,7 @@ static const struct {
 	{ 86, "GROUP_SUBSCRIBED_TO_TOPIC", "the group's members consume the topic" },
 	{ 91, "RESOURCE_NOT_FOUND", "no such resource" },
 	{ 100, "UNKNOWN_TOPIC_ID", "no topic with that id" },
+	{ 105, "TRANSACTIONAL_ID_NOT_FOUND", "no such transactional id" },
 };
 
 const char *kctl_kerr_name(int16_t code)

@@ -24,8 +24,8 @@ static int usage(void)
 	return KCTL_EXIT_ERROR;
 }
 
-int kctl_group_coordinator(struct kctl_admin *a, const char *group, struct kctl_conn *c,
-			   int32_t *node)
+int kctl_admin_coordinator(struct kctl_admin *a, const char *key, int8_t key_type,
+			   struct kctl_conn *c, int32_t *node)
 {
 	struct kctl_conn *b = &a->boot;
 	c->fd = -1;
@@ -34,8 +34,8 @@ int kctl_group_coordinator(struct kctl_admin *a, const char *group, struct kctl_
 		return kctl_error("%s", b->why);
 	struct kaas_kw w;
 	kctl_req_begin(b, &w, KAAS_API_FIND_COORDINATOR, (int16_t)v, 0);
-	kaas_kw_str(&w, 0, group);
-	kaas_kw_i8(&w, 0); /* a group */
+	kaas_kw_str(&w, 0, key);
+	kaas_kw_i8(&w, key_type);
 	uint8_t *buf;
 	struct kaas_kr r;
 	if (kctl_conn_call(b, &w, 0, &buf, &r) < 0)
@@ -48,7 +48,8 @@ int kctl_group_coordinator(struct kctl_admin *a, const char *group, struct kctl_
 	int32_t port = kaas_kr_i32(&r);
 	int rc;
 	char what[400];
-	snprintf(what, sizeof what, "the coordinator of group %s", group);
+	snprintf(what, sizeof what, "the coordinator of %s %s",
+		 key_type == 0 ? "group" : "transactional id", key);
 	if (!kaas_kr_ok(&r) || !host)
 		rc = kctl_error("%s: a malformed FindCoordinator answer", b->addr);
 	else if (err)
@@ -58,6 +59,12 @@ int kctl_group_coordinator(struct kctl_admin *a, const char *group, struct kctl_
 	free(host);
 	free(buf);
 	return rc;
+}
+
+int kctl_group_coordinator(struct kctl_admin *a, const char *group, struct kctl_conn *c,
+			   int32_t *node)
+{
+	return kctl_admin_coordinator(a, group, 0, c, node);
 }
 
 /* The topics and partitions of a consumer protocol assignment. */

@@ -51,6 +51,6 @@ while read -r cmd sub; do
 	n=$((n + 1))
 	grep -qF "\`$cmd $sub" "$KAAS_TOP_SRCDIR/docs/KAASCTL.md" ||
 		kaas_fail "docs/KAASCTL.md does not document 'kaasctl $cmd $sub'"
-done < <("$KAASCTL" --help | sed -n 's/^  \(topic\|group\|cluster\) \([a-z-]*\).*/\1 \2/p')
-[ "$n" -ge 10 ] || kaas_fail "kaasctl --help lists $n broker commands"
+done < <("$KAASCTL" --help | sed -n 's/^  \(topic\|group\|cluster\|txn\) \([a-z-]*\).*/\1 \2/p')
+[ "$n" -ge 12 ] || kaas_fail "kaasctl --help lists $n broker commands"
 echo "kaasctl admin tour: ok"
