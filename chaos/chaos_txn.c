@@ -828,6 +828,12 @@ static int ctp_check(char **a)
 	     *com = fopen(a[5], "r"), *comp = fopen(a[6], "r");
 	if (!prod || !ctl || !in || !seen || !out || !com || !comp) {
 		fprintf(stderr, "chaos_txn: ctp-check: an input is missing or malformed\n");
+		free(prod);
+		free(ctl);
+		FILE *fs[] = { in, seen, out, com, comp };
+		for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
+			if (fs[i])
+				fclose(fs[i]);
 		return 2;
 	}
 	static struct ctp_part parts[CTP_PARTS];
