@@ -12,6 +12,7 @@ LDADD = $(TEST_LIBS)
 # (scripts/test): the areas with the longest tests first, so that no long
 # test starts last and runs alone at the end.
 include tests/kernel-nfs/local.mk
+include tests/cephfs/local.mk
 include tests/nfs/local.mk
 include tests/multibroker/local.mk
 include tests/kernel-nfs/later.mk

@@ -14,12 +14,18 @@ extern const struct kaas_backend kaas_backend_posix;
 #ifdef KAAS_WITH_NFS
 extern const struct kaas_backend kaas_backend_nfs;
 #endif
+#ifdef KAAS_WITH_CEPHFS
+extern const struct kaas_backend kaas_backend_cephfs;
+#endif
 extern const struct kaas_backend kaas_backend_fault;
 /* Backends register here, one line each. */
 static const struct kaas_backend *const builtin[] = {
 	&kaas_backend_posix,
 #ifdef KAAS_WITH_NFS
 	&kaas_backend_nfs,
+#endif
+#ifdef KAAS_WITH_CEPHFS
+	&kaas_backend_cephfs,
 #endif
 	&kaas_backend_fault,
 	NULL,
@@ -90,6 +96,11 @@ int kaas_substrate_open(const char *url, struct kaas_substrate **out)
 	if (strcmp(scheme, "nfs") == 0)
 		return kaas_sub_fail(EPROTONOSUPPORT, "%s: this kaas was built --without-nfs: "
 				     "nfs:// URLs need the libnfs backend (rebuild with libnfs-dev)", url);
+#endif
+#ifndef KAAS_WITH_CEPHFS
+	if (strcmp(scheme, "cephfs") == 0)
+		return kaas_sub_fail(EPROTONOSUPPORT, "%s: this kaas was built --without-cephfs: "
+				     "cephfs:// URLs need the libcephfs backend (rebuild with libcephfs-dev)", url);
 #endif
 	char known[128] = "";
 	for (size_t i = 0; builtin[i]; i++) {

@@ -257,6 +257,7 @@ int kaas_private_name_parse(const char *name, const char *prefix, char *host, si
 /* Open a substrate from a URL:
  *   /abs/path, rel/path, file:///abs/path     POSIX (backends/posix.c)
  *   nfs://server/export/path?version=3&...    libnfs (backends/nfs.c)
+ *   cephfs://name@mon/path?keyring=...        libcephfs (backends/cephfs.c)
  *   fault+<lower-url>?seed=S&host=H&...       the fault model (faultfs/)
  * Each call makes a new, independent view ("host").  Returns 0 and *out, or
  * -EINVAL (malformed URL), -EPROTONOSUPPORT (unknown scheme), or the
