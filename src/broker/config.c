@@ -178,6 +178,9 @@ static int apply(struct kaas_config *c, const char *key, const char *v, int *adv
 		   strcmp(key, "transaction.max.timeout.ms") == 0) {
 		rc = parse_long(v, 1, INT32_MAX, &x);
 		c->transaction_max_timeout_ms = (int32_t)x;
+	} else if (strcmp(key, "transaction-partition-verification-enable") == 0 ||
+		   strcmp(key, "transaction.partition.verification.enable") == 0) {
+		rc = parse_bool(v, &c->txn_verify);
 	} else if (strcmp(key, "offsets.retention.minutes") == 0) {
 		rc = parse_long(v, 1, 1L << 30, &x);
 		c->offsets_retention_ms = (int64_t)x * 60000;
@@ -316,6 +319,7 @@ static void usage(FILE *out)
 		"             [--http-listen HOST:PORT] [--metrics-per-partition true|false]\n"
 		"             [--log-io-threads N] [--max-open-files N] [--produce-threads N]\n"
 		"             [--fetch-session-slots N] [--fetch-readahead-bytes N]\n"
+		"             [--transaction-partition-verification-enable true|false]\n"
 		"defaults: --data ./kaas-data --listen 127.0.0.1:9092 --log-level info;\n"
 		"the cluster directory defaults to $KAAS_CLUSTER_DIR, else <data>/__cluster.\n"
 		"Listeners and TLS: Kafka's keys in --config FILE (listeners, advertised.listeners,\n"
@@ -338,6 +342,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 	c->coordinator_slots = 16;
 	c->group_initial_rebalance_delay_ms = 3000;
 	c->transaction_max_timeout_ms = 900000;
+	c->txn_verify = 1;
 	c->offsets_retention_ms = 7LL * 24 * 3600 * 1000;
 	c->metrics_per_partition = 1;
 	c->fetch_session_slots = 1000;
@@ -371,6 +376,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		{ "produce-threads", required_argument, NULL, 'Q' },
 		{ "fetch-session-slots", required_argument, NULL, 'F' },
 		{ "fetch-readahead-bytes", required_argument, NULL, 'R' },
+		{ "transaction-partition-verification-enable", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -408,6 +414,7 @@ int kaas_config_load(struct kaas_config *c, int argc, char **argv)
 		case 'Q': key = "produce-threads"; break;
 		case 'F': key = "fetch-session-slots"; break;
 		case 'R': key = "fetch-readahead-bytes"; break;
+		case 'V': key = "transaction-partition-verification-enable"; break;
 		case 'f': continue;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;

@@ -167,6 +167,11 @@ struct kaas_config {
 	int32_t transaction_max_timeout_ms; /* transaction.max.timeout.ms: the
 	                              largest transaction timeout a producer may
 	                              ask for (default 900000, as Kafka) */
+	int txn_verify;         /* transaction.partition.verification.enable:
+	                              a transactional batch that would open a
+	                              transaction on a partition is checked
+	                              with the coordinator's record first
+	                              (KIP-890 part 1; default 1, as Kafka) */
 	int32_t group_initial_rebalance_delay_ms; /* the first rebalance of an
 	                              Empty group waits this long for more
 	                              members (default 3000, as Kafka) */

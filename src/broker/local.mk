@@ -18,6 +18,7 @@ libkaas_broker_a_SOURCES += src/broker/groups/groups.h src/broker/groups/interna
 	src/broker/authorizer.h src/broker/authorizer.c
 libkaas_broker_a_SOURCES += src/broker/txn/txn.h src/broker/txn/internal.h \
 	src/broker/txn/coordinator.c src/broker/txn/driver.c src/broker/txn/markers.c \
+	src/broker/txn/verify.h src/broker/txn/verify.c \
 	src/broker/groups/txn_offsets.c
 # SASL credentials cache (issue 17).
 libkaas_broker_a_SOURCES += src/broker/credentials.h src/broker/credentials.c

@@ -39,14 +39,17 @@
  *                            retry.
  */
 #include <assert.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker/broker.h"
 #include "broker/idempotence.h"
+#include "broker/txn/verify.h"
 #include "broker/agent.h"
 #include "util/logger.h"
 #include "kafka/authz.h"
@@ -81,6 +84,13 @@ struct pp {                       /* one partition of the request */
 	uint8_t *recompressed;    /* records, recompressed to the topic's
 	                             compression.type (owned; NULL: as sent) */
 	struct kaas_log_waiter room; /* kaas_log_append_nowait: resumes the lane */
+	/* The coordinator check of a transactional batch (verify_txn): the
+	 * lane parks, the loop queues the read on the work pool, whose end
+	 * resumes the lane; verify_pos is the batch verify_rc answers
+	 * (SIZE_MAX: none yet). */
+	struct kaas_completion verify_c;
+	size_t verify_pos;
+	int verify_rc;
 };
 
 struct pt {                       /* one topic of the request */
@@ -103,6 +113,7 @@ static const struct kaas_wire_topics_shape produce_shape =
 
 struct produce_ctx {
 	struct kaas_req *req;
+	struct kaas_kslice txn_id;      /* transactional_id (len -1: null) */
 	int16_t acks;
 	int32_t nt;
 	struct pt *topics;
@@ -291,6 +302,90 @@ static void on_room(void *arg, int64_t result)
 	kaas_lane_resume(arg);
 }
 
+/* Work pool: read the coordinator's record for the batch at p->pos. */
+static void verify_work(void *arg)
+{
+	struct pp *p = arg;
+	struct produce_ctx *ctx = p->ctx;
+	const uint8_t *bb = p->records.p + p->pos;
+	p->verify_rc = kaas_txn_verify_partition(
+		ctx->req->broker->cluster, (const char *)ctx->txn_id.p, (size_t)ctx->txn_id.len,
+		(int64_t)(((uint64_t)be32(bb + 43) << 32) | be32(bb + 47)),
+		(int16_t)((bb[51] << 8) | bb[52]), (const char *)p->t->name.p,
+		(size_t)p->t->name.len, p->index);
+}
+
+/* Loop: the read is done (status < 0: it never ran); the lane goes on. */
+static void verify_done(void *arg, int status)
+{
+	struct pp *p = arg;
+	if (status < 0)
+		p->verify_rc = -EAGAIN;
+	p->verify_pos = p->pos;
+	kaas_lane_resume(p->t->topic->parts[p->index].lane);
+}
+
+/* Loop: queue the read (the work pool is the loop's to use). */
+static void verify_queue(struct kaas_completion *c)
+{
+	struct pp *p = (struct pp *)((char *)c - offsetof(struct pp, verify_c));
+	int rc = kaas_pool_queue(p->ctx->req->broker, verify_work, verify_done, p);
+	if (rc < 0)
+		verify_done(p, rc);
+}
+
+/* Lane thread: may the transactional batch lb at p->pos be appended
+ * (KIP-890 part 1, broker/txn/verify.h)?  Only a batch that would open a
+ * transaction of its producer here is checked with the coordinator's
+ * record on the volume: the log (with the batches in flight folded in) has
+ * none open for it, or one of another epoch.  A batch inside an open
+ * transaction costs no read.  The read does not hold the lane's thread:
+ * the item parks (PARKED) while the work pool reads, and runs this batch
+ * again with the answer.  Without a transactional id in the request there
+ * is no record to check (as Kafka, which verifies only requests that name
+ * one).  0, PARKED, or the Kafka error: INVALID_PRODUCER_EPOCH (fenced),
+ * INVALID_PRODUCER_ID_MAPPING, INVALID_TXN_STATE (the partition was never
+ * added, or no transaction is under way), NOT_ENOUGH_REPLICAS (retriable:
+ * the transaction is completing, or the document could not be read);
+ * nothing appended. */
+static int16_t verify_txn(struct produce_ctx *ctx, struct pp *p, struct kaas_log *log,
+			  const struct kaas_log_batch *lb)
+{
+	struct kaas_broker *b = ctx->req->broker;
+	if (!b->cfg.txn_verify || ctx->txn_id.len <= 0)
+		return 0;
+	struct kaas_log_producer st;
+	int rc = kaas_log_producer_pending(log, lb->producer_id, &st);
+	if (rc == 0 && st.txn_first_offset >= 0 && st.epoch == lb->producer_epoch)
+		return 0; /* inside its open transaction */
+	if (rc < 0 && rc != -ENOENT)
+		return kaas_kafka_error(rc, KAAS_KERR_KAFKA_STORAGE_ERROR);
+	if (p->verify_pos != p->pos) {
+		p->verify_pos = SIZE_MAX;
+		p->verify_c.fn = verify_queue;
+		kaas_broker_complete(b, &p->verify_c);
+		return PARKED; /* verify_done resumes the lane: this batch again */
+	}
+	p->verify_pos = SIZE_MAX;
+	rc = p->verify_rc;
+	if (rc == 0)
+		return 0;
+	kaas_info("partition %d: transactional batch of producer %lld epoch %d not verified "
+		  "with transactional id %.*s: %s", p->index, (long long)lb->producer_id,
+		  lb->producer_epoch, ctx->txn_id.len, (const char *)ctx->txn_id.p,
+		  kaas_strerror(rc));
+	switch (rc) {
+	case KAAS_ETXN_FENCED:
+		return KAAS_KERR_INVALID_PRODUCER_EPOCH;
+	case KAAS_ETXN_PID_MAPPING:
+		return KAAS_KERR_INVALID_PRODUCER_ID_MAPPING;
+	case KAAS_ETXN_STATE:
+		return KAAS_KERR_INVALID_TXN_STATE;
+	default: /* completing, or unreadable: not written, retry (as Kafka) */
+		return KAAS_KERR_NOT_ENOUGH_REPLICAS;
+	}
+}
+
 /* Lane thread: check and append the partition's batches from p->pos on.
  * 0 when all are queued, a Kafka error code, or PARKED (the log's pending
  * bytes are at their limit: p->pos is the batch to try again, after
@@ -333,6 +428,11 @@ static int16_t append_partition(struct produce_ctx *ctx, struct kaas_partition *
 				  (int)lb.record_count, ierr);
 		if (ic < 0)
 			return ierr;
+		if (ic == KAAS_IDEM_APPEND && (attrs & KAAS_BATCH_ATTR_TRANSACTIONAL)) {
+			int16_t verr = verify_txn(ctx, p, log, &lb);
+			if (verr)
+				return verr;
+		}
 		if (ic == KAAS_IDEM_DUPLICATE) {
 			/* Already in the log: answered with its original offset
 			 * once that is durable — a completion, not a wait. */
@@ -509,6 +609,7 @@ void kaas_api_produce(struct kaas_req *req)
 	struct kaas_kslice txn_id = { NULL, -1 };
 	if (v >= 3)
 		txn_id = kaas_kr_nstr(r, f); /* transactional_id */
+	ctx->txn_id = txn_id;
 	ctx->acks = kaas_kr_i16(r);
 	(void)kaas_kr_i32(r); /* timeout_ms */
 	void *arr;
@@ -606,6 +707,7 @@ void kaas_api_produce(struct kaas_req *req)
 				continue;
 			p->ctx = ctx;
 			p->t = t;
+			p->verify_pos = SIZE_MAX;
 			p->item.run = part_run;
 			kaas_lane_submit(t->topic->parts[p->index].lane, &p->item);
 		}

@@ -568,7 +568,8 @@ int kaas_log_producer_get(struct kaas_log *log, int64_t producer_id,
 
 /* Like kaas_log_producer_get, but with the batches queued or in flight (not
  * yet fsynced) folded in, oldest first: the state the next append must
- * follow.  The caller serialises its appends for the answer to stay true
+ * follow (their epochs and sequences; txn_first_offset too: a queued
+ * transactional batch opens a transaction, a queued marker ends it).  The caller serialises its appends for the answer to stay true
  * (the broker's produce lane of the partition).  0 and *out, or -ENOENT (unknown id). */
 int kaas_log_producer_pending(struct kaas_log *log, int64_t producer_id,
 			      struct kaas_log_producer *out);

@@ -142,16 +142,22 @@ static void fold_pending(struct kaas_log_producer *st, int *known, const struct 
 		if ((int64_t)rd64(d + 43) != producer_id)
 			continue;
 		int16_t epoch = (int16_t)rd16(d + 51);
+		if (!*known)
+			st->txn_first_offset = -1;
 		if (rd16(d + 21) & KAAS_BATCH_ATTR_CONTROL) {
-			/* A marker: no sequence; it may raise the epoch. */
+			/* A marker: no sequence; it may raise the epoch, and
+			 * it ends the producer's open transaction. */
 			if (!*known || epoch > st->epoch) {
 				st->producer_id = producer_id;
 				st->epoch = epoch;
 				st->n = 0;
 				*known = 1;
 			}
+			st->txn_first_offset = -1;
 			continue;
 		}
+		if ((rd16(d + 21) & KAAS_BATCH_ATTR_TRANSACTIONAL) && st->txn_first_offset < 0)
+			st->txn_first_offset = q->base; /* it opens one */
 		int32_t fs = (int32_t)rd32(d + 53);
 		int32_t delta = (int32_t)rd32(d + 23);
 		if (!*known || epoch != st->epoch) {

@@ -16,11 +16,11 @@ TXN_TESTS = tests/txn/rdkafka_txn.sh tests/txn/coordinator_kill.sh tests/txn/pro
 	tests/txn/markers_direct.sh \
 	tests/txn/leader_kill.sh tests/txn/compact_txn.sh \
 	tests/txn/offsets_outcome_race.sh tests/txn/deleted_topic.sh \
-	tests/txn/stale_coordinator_marker.sh tests/txn/hanging_abort.sh
+	tests/txn/stale_coordinator_marker.sh tests/txn/hanging_abort.sh tests/txn/produce_verify.sh
 TESTS += $(TXN_TESTS)
 # Python client over code the sanitizer suite covers with librdkafka: normal suite only.
 if !SANITIZERS
 TESTS += tests/txn/confluent_txn.sh
 endif
 EXTRA_DIST += $(TXN_TESTS) tests/txn/txn-lib.sh tests/txn/confluent_txn.sh tests/txn/confluent_txn.py \
-	tests/txn/hanging_abort.py
+	tests/txn/hanging_abort.py tests/txn/produce_verify.py
