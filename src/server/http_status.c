@@ -25,7 +25,12 @@ static struct kaas_metric snapshot_seconds = KAAS_HISTOGRAM("kaas_status_snapsho
 	KAAS_METRIC_SECONDS, kaas_metric_latency_bounds, KAAS_METRIC_LATENCY_NBOUNDS, NULL);
 
 #define FRESH_MS 1000   /* a snapshot this young is served again */
-#define WAIT_MS 2000    /* how long a request waits for the loop */
+/* How long a request waits for the loop: the endpoint's one thread also
+ * answers /healthz and /readyz, which must not queue behind a busy loop
+ * for long.  With an older snapshot at hand, only briefly (then that one
+ * is served, its time on the page). */
+#define WAIT_MS 1000
+#define STALE_WAIT_MS 250
 
 /* ------------------------------------------------------------ arena */
 
@@ -448,20 +453,27 @@ void kaas_http_status_detach(void)
 		uv_close((uv_handle_t *)&st.async, NULL);
 }
 
-/* A snapshot at most FRESH_MS old, asking the loop for one and waiting up
- * to WAIT_MS (then an older one, or NULL).  A reference: snap_put. */
-static struct kaas_status_snap *snap_get(void)
+static struct timespec deadline(long ms)
 {
 	struct timespec end;
 	clock_gettime(CLOCK_REALTIME, &end);
-	end.tv_sec += WAIT_MS / 1000;
-	end.tv_nsec += (long)(WAIT_MS % 1000) * 1000000L;
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (ms % 1000) * 1000000L;
 	if (end.tv_nsec >= 1000000000L) {
 		end.tv_sec++;
 		end.tv_nsec -= 1000000000L;
 	}
+	return end;
+}
+
+/* A snapshot at most FRESH_MS old, asking the loop for one and waiting up
+ * to WAIT_MS, or STALE_WAIT_MS when an older one exists (then the older
+ * one, or NULL).  A reference: snap_put. */
+static struct kaas_status_snap *snap_get(void)
+{
 	kaas_lock(&st.mu, KAAS_RANK_LEAF);
 	if (!st.cur || kaas_now_ms() - st.cur->taken_mono_ms > FRESH_MS) {
+		struct timespec end = deadline(st.cur ? STALE_WAIT_MS : WAIT_MS);
 		uint64_t seen = st.published;
 		if (st.attached && !st.asked) {
 			st.asked = 1;

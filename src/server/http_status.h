@@ -38,8 +38,9 @@ void kaas_http_status_detach(void);
 
 /* The page (json 0: HTML, 1: JSON) as a malloc'd body of *len bytes and
  * *code, the HTTP status (200, or 503 with a short text body when no
- * snapshot could be had within 2 s).  NULL only when out of memory.
- * Endpoint thread: may wait up to 2 s for the loop's snapshot. */
+ * snapshot could be had within 1 s).  NULL only when out of memory.
+ * Endpoint thread: may wait up to 1 s for the loop's snapshot, 250 ms
+ * when an older one exists (which is served when the loop is late). */
 char *kaas_http_status_render(int json, size_t *len, unsigned *code);
 
 #endif
