@@ -666,7 +666,7 @@ void kaas_api_produce(struct kaas_req *req)
 			else if (kaas_agent_fenced(b->agent))
 				p->err = KAAS_KERR_NOT_LEADER_OR_FOLLOWER;
 			else if (p->records.len <= 0)
-				p->err = KAAS_KERR_CORRUPT_MESSAGE;
+				p->err = KAAS_KERR_INVALID_RECORD; /* no batch: as Kafka */
 			else
 				work++;
 		}

@@ -76,7 +76,7 @@ static int check_records(const uint8_t *buf, size_t len, int32_t count, const ch
 		int32_t rlen = kaas_kr_varint(&r);
 		if (!kaas_kr_ok(&r) || rlen < 0 || (size_t)rlen > kaas_kr_left(&r)) {
 			*why = "record length out of bounds";
-			return KAAS_KERR_CORRUPT_MESSAGE;
+			return KAAS_KERR_INVALID_RECORD;
 		}
 		struct kaas_kr rec;
 		kaas_kr_init(&rec, r.p, (size_t)rlen);
@@ -86,7 +86,7 @@ static int check_records(const uint8_t *buf, size_t len, int32_t count, const ch
 		int32_t od = kaas_kr_varint(&rec);
 		if (kaas_kr_ok(&rec) && od != i) {
 			*why = "record offset delta out of sequence";
-			return KAAS_KERR_CORRUPT_MESSAGE;
+			return KAAS_KERR_INVALID_RECORD;
 		}
 		skip_field(&rec, 1); /* key */
 		skip_field(&rec, 1); /* value */
@@ -99,12 +99,12 @@ static int check_records(const uint8_t *buf, size_t len, int32_t count, const ch
 		}
 		if (!kaas_kr_ok(&rec) || kaas_kr_left(&rec) != 0) {
 			*why = "malformed record";
-			return KAAS_KERR_CORRUPT_MESSAGE;
+			return KAAS_KERR_INVALID_RECORD;
 		}
 	}
 	if (kaas_kr_left(&r) != 0) {
 		*why = "bytes left after the last record";
-		return KAAS_KERR_CORRUPT_MESSAGE;
+		return KAAS_KERR_INVALID_RECORD;
 	}
 	return KAAS_KERR_NONE;
 }
@@ -113,7 +113,7 @@ static int check_one(const uint8_t *b, size_t blen, const char **why)
 {
 	if (b[KAAS_BATCH_OFF_MAGIC] != 2) {
 		*why = "record batch magic is not 2";
-		return KAAS_KERR_CORRUPT_MESSAGE;
+		return KAAS_KERR_INVALID_RECORD;
 	}
 	uint32_t crc = be32(b + KAAS_BATCH_OFF_CRC);
 	if (kaas_crc32c(0, b + KAAS_BATCH_OFF_ATTR, blen - KAAS_BATCH_OFF_ATTR) != crc) {
@@ -126,7 +126,7 @@ static int check_one(const uint8_t *b, size_t blen, const char **why)
 	int32_t count = (int32_t)be32(b + KAAS_BATCH_OFF_COUNT);
 	if (count <= 0 || last_delta != count - 1) {
 		*why = "record count and last offset delta disagree";
-		return KAAS_KERR_CORRUPT_MESSAGE;
+		return KAAS_KERR_INVALID_RECORD;
 	}
 	if (codec > 4) {
 		*why = "unknown compression codec";
@@ -138,7 +138,7 @@ static int check_one(const uint8_t *b, size_t blen, const char **why)
 		/* Each record takes at least 7 bytes. */
 		if ((uint64_t)count > plen / 7 + 1) {
 			*why = "record count larger than the batch";
-			return KAAS_KERR_CORRUPT_MESSAGE;
+			return KAAS_KERR_INVALID_RECORD;
 		}
 		return check_records(payload, plen, count, why);
 	}
@@ -152,7 +152,7 @@ static int check_one(const uint8_t *b, size_t blen, const char **why)
 		return rc == -ENOMEM ? KAAS_KERR_UNKNOWN_SERVER_ERROR : KAAS_KERR_CORRUPT_MESSAGE;
 	}
 	if ((uint64_t)count > rawlen / 7 + 1)
-		rc = (*why = "record count larger than the batch", KAAS_KERR_CORRUPT_MESSAGE);
+		rc = (*why = "record count larger than the batch", KAAS_KERR_INVALID_RECORD);
 	else
 		rc = check_records(raw, rawlen, count, why);
 	free(raw);
@@ -172,7 +172,7 @@ int kaas_batch_validate(const uint8_t *buf, size_t len, size_t max_batch,
 	sum->largest_batch = 0;
 	if (len == 0 || !buf) {
 		*why = "empty record set";
-		return KAAS_KERR_CORRUPT_MESSAGE;
+		return KAAS_KERR_INVALID_RECORD;
 	}
 	size_t pos = 0;
 	while (pos < len) {

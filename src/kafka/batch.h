@@ -39,10 +39,14 @@ struct kaas_batch_summary {
 
 /* Validate the record set buf[0..len).  Returns a Kafka error code:
  *   0 (NONE)                  every batch is intact; *sum filled
- *   CORRUPT_MESSAGE (2)       anything malformed: sizes, magic, CRC, a
- *                             payload that does not decompress, records
- *                             that do not parse, wrong counts or deltas,
- *                             an empty record set
+ *   CORRUPT_MESSAGE (2)       the framing: sizes, a CRC that does not
+ *                             match, a payload that does not decompress
+ *                             (the Java client retries it)
+ *   INVALID_RECORD (87)       a right CRC over wrong content: magic not 2,
+ *                             a record count that does not match the
+ *                             records (or the last offset delta), records
+ *                             that do not parse, an empty record set (as
+ *                             Kafka; clients do not retry it)
  *   MESSAGE_TOO_LARGE (10)    a batch larger than max_batch bytes
  *   UNSUPPORTED_COMPRESSION_TYPE (76)  compression codec > 4
  * `why` (may be NULL) receives a static string naming the problem. */

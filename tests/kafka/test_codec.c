@@ -375,18 +375,27 @@ static void test_batch_plain(void **state)
 	b.buf[b.len - 1] ^= 1;
 	assert_int_equal(validate(&b), KAAS_KERR_CORRUPT_MESSAGE);
 	b.buf[b.len - 1] ^= 1;
-	b.buf[16] = 1;
-	assert_int_equal(validate(&b), KAAS_KERR_CORRUPT_MESSAGE);
+	b.buf[16] = 1; /* magic 1: INVALID_RECORD (87), as Kafka; not retried */
+	assert_int_equal(validate(&b), KAAS_KERR_INVALID_RECORD);
 	b.buf[16] = 2;
 	assert_int_equal(kaas_batch_validate(b.buf, b.len, 100, &s, NULL),
 			 KAAS_KERR_MESSAGE_TOO_LARGE);
-	assert_int_equal(kaas_batch_validate(b.buf, 0, 100, &s, NULL), KAAS_KERR_CORRUPT_MESSAGE);
+	assert_int_equal(kaas_batch_validate(b.buf, 0, 100, &s, NULL), KAAS_KERR_INVALID_RECORD);
 	kaas_kw_free(&two);
 	kaas_kw_free(&b);
-	/* Count says 11 but 10 records: CRC right, content wrong. */
+	/* Count says 11 but 10 records: CRC right, content wrong (Kafka:
+	 * INVALID_RECORD; CORRUPT_MESSAGE is for a CRC that does not match). */
 	build_batch(&b, 0, 11, p.buf, p.len);
-	assert_int_equal(validate(&b), KAAS_KERR_CORRUPT_MESSAGE);
+	assert_int_equal(validate(&b), KAAS_KERR_INVALID_RECORD);
 	kaas_kw_free(&b);
+	/* Records that do not parse, under a right CRC. */
+	{
+		uint8_t junk[12];
+		memset(junk, 0x7f, sizeof junk);
+		build_batch(&b, 0, 1, junk, sizeof junk);
+		assert_int_equal(validate(&b), KAAS_KERR_INVALID_RECORD);
+		kaas_kw_free(&b);
+	}
 	/* Unknown codec 5. */
 	build_batch(&b, 5, 10, p.buf, p.len);
 	assert_int_equal(validate(&b), KAAS_KERR_UNSUPPORTED_COMPRESSION_TYPE);
@@ -410,7 +419,7 @@ static void test_batch_codecs(void **state)
 			kaas_kw_free(&b);
 			/* Wrong record count inside a valid compressed payload. */
 			build_batch(&b, codec, 499, z, zl);
-			assert_int_equal(validate(&b), KAAS_KERR_CORRUPT_MESSAGE);
+			assert_int_equal(validate(&b), KAAS_KERR_INVALID_RECORD);
 			kaas_kw_free(&b);
 			/* Truncated payload (CRC recomputed: only decompression can tell). */
 			build_batch(&b, codec, 500, z, zl / 2);
