@@ -104,10 +104,26 @@ static int scan_cb(void *arg, const char *name, enum kaas_file_type t)
 	return 0;
 }
 
-static int scan_dir(struct kaas_substrate *sub, const char *dir, struct scan *s)
+static int scan_once(struct kaas_substrate *sub, const char *dir, struct scan *s)
 {
 	memset(s, 0, sizeof *s);
 	return kaas_sub_readdir(sub, dir, scan_cb, s);
+}
+
+/* Scan a group's directory.  -ENOENT only when the server says it is
+ * missing: the first answer may be this host's cached "no such name" for
+ * groups/<enc> or groups/ (contract.h, "fresh lookups": a host that looked
+ * the name up before another host's first commit made it keeps that answer
+ * for up to acdirmin), so it is confirmed after the directories on the way
+ * are revalidated.  Taken as the truth, it made a coordinator that had just
+ * taken the group over answer its committed offsets as absent. */
+static int scan_dir(struct kaas_substrate *sub, const char *dir, struct scan *s)
+{
+	int rc = scan_once(sub, dir, s);
+	if (rc != -ENOENT)
+		return rc;
+	rc = kaas_revalidate_parents(sub, dir);
+	return rc < 0 ? rc : scan_once(sub, dir, s);
 }
 
 /* Release what one committed entry owns (its topic and metadata). */
@@ -429,7 +445,7 @@ int kaas_group_has_state(struct kaas_substrate *cluster, const char *group, size
 	if (rc == 0)
 		rc = scan_dir(cluster, dir, &s);
 	if (rc == -ENOENT)
-		return 0; /* no directory: nothing was ever committed */
+		return 0; /* no directory on the server: nothing was ever committed */
 	if (rc < 0)
 		return rc;
 	for (int tries = 0; s.have_offsets; tries++) {

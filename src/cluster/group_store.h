@@ -82,11 +82,14 @@ int kaas_group_peek(struct kaas_substrate *cluster, const char *group, struct ka
 /* Does the group have state on the volume, without taking it over: 1 if
  * its newest offsets document holds a committed offset (*noffsets: how
  * many) or a pending transactional offsets document exists, 0 if neither
- * (no directory, no document, or one emptied by DeleteGroups, OffsetDelete
- * or expiry), or -errno (-EBADMSG: the newest document is corrupt; -EEXIST:
+ * (no directory on the server, no document, or one emptied by DeleteGroups,
+ * OffsetDelete or expiry), or -errno (-EBADMSG: the newest document is corrupt; -EEXIST:
  * it belongs to another name).  Read-only: a request that only reads or
  * erases a group (OffsetFetch, DeleteGroups, OffsetDelete) asks this before
- * kaas_group_open, so a name nobody committed to leaves nothing behind. */
+ * kaas_group_open, so a name nobody committed to leaves nothing behind.
+ * A missing directory is confirmed by a fresh lookup (contract.h, "fresh
+ * lookups"), never taken from this host's cached "no such name": the
+ * group may have been made by another host since this one looked. */
 int kaas_group_has_state(struct kaas_substrate *cluster, const char *group, size_t *noffsets);
 
 /* The group whose directory is groups/<enc> (an entry of a listing of

@@ -161,6 +161,30 @@ size_t kaas_pending_drive(struct kaas_pending *p);
 /* Free every item (shutdown). */
 void kaas_pending_clear(struct kaas_pending *p);
 
+/* ---------------------------------------------------------- fresh lookups */
+
+/* What a lookup by name may answer (the RWX contract gives close-to-open
+ * and listings, not fresh lookups): "no such name" can come from the
+ * host's cache.  A kernel NFS client keeps a negative entry until the
+ * directory's attributes time out (acdirmin, 30 s) even after another host
+ * created the name; faultfs models it (neg_timeout_ms).  Opening a
+ * directory (close-to-open: its cached entries, positive and negative, are
+ * dropped if it changed) and listing it are answered by the server.  So an
+ * ENOENT that decides something ("never committed", "no such group") must
+ * be confirmed before it is believed.
+ *
+ * Open and close every directory on the way to `path`, from the root down
+ * (not `path` itself), so the next lookup of `path` and of each of its
+ * ancestors is answered by the server.  0; -ENOENT if an ancestor is
+ * missing on the server (so is `path`); or -errno. */
+int kaas_revalidate_parents(struct kaas_substrate *sub, const char *path);
+
+/* kaas_sub_list with an ENOENT confirmed: on -ENOENT the directories on the
+ * way are revalidated (kaas_revalidate_parents) and the listing tried
+ * again, so -ENOENT means `dir` is missing on the server, not only in this
+ * host's cache.  Otherwise as kaas_sub_list. */
+int kaas_list_fresh(struct kaas_substrate *sub, const char *dir, struct kaas_dirlist *out);
+
 /* ------------------------------------------------------------ remove_tree */
 
 /* One pass of a recursive delete of `path` (file or directory).  Children

@@ -25,6 +25,7 @@
 #include "broker/agent.h"
 #include "broker/broker.h"
 #include "broker/groups/internal.h"
+#include "contract/contract.h"
 #include "util/logger.h"
 #include "util/status.h"
 
@@ -59,7 +60,9 @@ static void discover_work(void *arg)
 	struct discovery *d = arg;
 	struct kaas_broker *b = d->g->b;
 	struct kaas_dirlist l = { 0 };
-	int rc = kaas_sub_list(b->cluster, KAAS_GROUPS_DIR, &l);
+	/* Fresh: a cached "no such name" for groups/ (this host looked before
+	 * the first commit) would lose every group of the slots. */
+	int rc = kaas_list_fresh(b->cluster, KAAS_GROUPS_DIR, &l);
 	if (rc == -ENOENT)
 		rc = 0; /* no group ever */
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {

@@ -21,6 +21,7 @@
 #include "broker/broker.h"
 #include "broker/groups/internal.h"
 #include "broker/txn/txn.h"
+#include "contract/contract.h"
 #include "util/logger.h"
 #include "util/status.h"
 #include "util/step.h"
@@ -46,6 +47,17 @@ static int outcome(struct kaas_substrate *cl, const char *group, const struct ka
 {
 	struct kaas_txn_doc d;
 	int rc = kaas_txn_peek(cl, p->txn_id, &d);
+	if (rc == -ENOENT) {
+		/* "No state" may be this host's cached "no such name" for
+		 * txns/<enc> or txns/ (contract.h, "fresh lookups"): believed,
+		 * an open transaction's offsets were dropped as abandoned. */
+		char dir[512];
+		rc = kaas_txn_named_dir(KAAS_TXNS_DIR, p->txn_id, dir, sizeof dir);
+		if (rc == 0)
+			rc = kaas_revalidate_parents(cl, dir);
+		if (rc == 0)
+			rc = kaas_txn_peek(cl, p->txn_id, &d);
+	}
 	if (rc < 0 && rc != -ENOENT)
 		return rc;
 	if (rc == 0) {
