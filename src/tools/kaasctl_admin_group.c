@@ -28,6 +28,7 @@ int kctl_admin_coordinator(struct kctl_admin *a, const char *key, int8_t key_typ
 			   struct kctl_conn *c, int32_t *node)
 {
 	struct kctl_conn *b = &a->boot;
+	memset(c, 0, sizeof *c);
 	c->fd = -1;
 	int v = kctl_conn_pick(b, KAAS_API_FIND_COORDINATOR, 1, 2);
 	if (v < 0)

@@ -78,6 +78,19 @@ static int move_all(struct kctl_conn *c, void *p, size_t n, int out)
 {
 	unsigned char *b = p;
 	while (n) {
+		if (c->ssl) {
+			long k = kctl_tls_io(c, b, n, out);
+			if (k < 0)
+				return -1;
+			if (k == 0) {
+				snprintf(c->why, sizeof c->why, "%s: the broker closed the connection",
+					 c->addr);
+				return -1;
+			}
+			b += k;
+			n -= (size_t)k;
+			continue;
+		}
 		ssize_t k = out ? send(c->fd, b, n, MSG_NOSIGNAL) : recv(c->fd, b, n, 0);
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -149,8 +162,7 @@ out:
 	if (rc < 0) {
 		free(*buf);
 		*buf = NULL;
-		close(c->fd); /* the stream is out of step: nothing more on it */
-		c->fd = -1;
+		kctl_conn_close(c); /* the stream is out of step: nothing more on it */
 	}
 	return rc;
 }
@@ -212,7 +224,7 @@ int kctl_conn_open(struct kctl_conn *c, const char *host, int port,
 	snprintf(c->addr, sizeof c->addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 	if (dial(c, host, port, cfg->timeout_ms > 0 ? cfg->timeout_ms : 30000) < 0)
 		return -1;
-	if (api_versions(c) < 0 || (cfg->sasl && kctl_sasl_authenticate(c, cfg) < 0)) {
+	if ((cfg->tls && kctl_tls_start(c, host, cfg) < 0) || api_versions(c) < 0 || (cfg->sasl && kctl_sasl_authenticate(c, cfg) < 0)) {
 		kctl_conn_close(c);
 		return -1;
 	}
@@ -221,6 +233,7 @@ int kctl_conn_open(struct kctl_conn *c, const char *host, int port,
 
 void kctl_conn_close(struct kctl_conn *c)
 {
+	kctl_tls_close(c);
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;

@@ -10,8 +10,8 @@
  * (v1, or v2 for flexible versions), the size prefix, and on the answer the
  * correlation id check and the response header's tags.
  *
- * PLAINTEXT and SASL_PLAINTEXT (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) are
- * spoken (no TLS yet); the settings come
+ * PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL (PLAIN, SCRAM-SHA-256,
+ * SCRAM-SHA-512) are spoken, TLS through OpenSSL; the settings come
  * from a Kafka-style properties file (--command-config), read by
  * kctl_client_config_load.
  */
@@ -27,7 +27,12 @@
 
 /* Client settings (from --command-config; defaults: PLAINTEXT, 30 s). */
 struct kctl_client_cfg {
-	int sasl;                    /* SASL_PLAINTEXT */
+	int sasl;                    /* SASL_PLAINTEXT or SASL_SSL */
+	int tls;                     /* SSL or SASL_SSL */
+	int verify_host;             /* ssl.endpoint.identification.algorithm https (default) */
+	char ca_file[512];           /* PEM CAs to trust ("": the system's) */
+	char cert_file[512];         /* PEM client certificate ("": none) */
+	char key_file[512];          /* its key (may be cert_file: a PEM keystore) */
 	char mechanism[32];          /* sasl.mechanism: PLAIN, SCRAM-SHA-256/512 */
 	char username[256];
 	char password[256];
@@ -40,13 +45,18 @@ struct kctl_client_cfg {
 int kctl_client_config_load(struct kctl_client_cfg *cfg, const char *path, char *why,
 			    size_t whysz);
 
+struct ssl_st;
+struct ssl_ctx_st;
+
 struct kctl_conn {
 	int fd;                      /* -1: closed */
+	struct ssl_st *ssl;          /* TLS (kaasctl_client_tls.c), or NULL */
+	struct ssl_ctx_st *ctx;
 	int32_t corr;                /* the next correlation id */
 	char addr[300];              /* host:port, for messages */
 	int16_t vmin[KCTL_MAX_API];  /* the broker's ranges by API key; */
 	int16_t vmax[KCTL_MAX_API];  /* vmax < 0: not served */
-	char why[512];               /* the last failure, in words */
+	char why[1024];              /* the last failure, in words */
 };
 
 /* Connect to host:port (host a name or an address), authenticate as cfg
@@ -74,6 +84,15 @@ void kctl_req_begin(struct kctl_conn *c, struct kaas_kw *w, int16_t api, int16_t
  * checked, a flexible header's tags skipped when flex); -1 with c->why. */
 int kctl_conn_call(struct kctl_conn *c, struct kaas_kw *w, int flex, uint8_t **buf,
 		   struct kaas_kr *r);
+
+/* TLS on c's connected socket (kaasctl_client_tls.c): the handshake with
+ * cfg's CAs, client certificate and host check.  0, or -1 with c->why. */
+int kctl_tls_start(struct kctl_conn *c, const char *host, const struct kctl_client_cfg *cfg);
+/* One TLS read or write of at most n bytes: the count, 0 at the peer's
+ * close, or -1 with c->why. */
+long kctl_tls_io(struct kctl_conn *c, void *p, size_t n, int out);
+/* Free c's TLS state (the socket is the caller's). */
+void kctl_tls_close(struct kctl_conn *c);
 
 /* SaslHandshake and SaslAuthenticate on a fresh connection, with
  * cfg->mechanism (kaasctl_client_sasl.c): 0, or -1 with c->why. */

@@ -64,7 +64,9 @@ int kctl_client_config_load(struct kctl_client_cfg *cfg, const char *path, char 
 		snprintf(why, whysz, "cannot read %s: %s", path, strerror(errno));
 		return -1;
 	}
-	char line[4096], proto[64] = "PLAINTEXT";
+	char line[4096], proto[64] = "PLAINTEXT", ts_type[16] = "JKS", ks_type[16] = "JKS";
+	char ts[512] = "", ks[512] = "";
+	cfg->verify_host = 1;
 	int rc = 0, lineno = 0;
 	while (rc == 0 && fgets(line, sizeof line, f)) {
 		lineno++;
@@ -95,7 +97,23 @@ int kctl_client_config_load(struct kctl_client_cfg *cfg, const char *path, char 
 				rc = -1;
 				break;
 			}
-		} else if (!strcmp(k, "request.timeout.ms") || !strcmp(k, "default.api.timeout.ms")) {
+		} else if (!strcmp(k, "ssl.ca.location"))
+			rc = set(cfg->ca_file, sizeof cfg->ca_file, v);
+		else if (!strcmp(k, "ssl.truststore.location"))
+			rc = set(ts, sizeof ts, v);
+		else if (!strcmp(k, "ssl.truststore.type"))
+			rc = set(ts_type, sizeof ts_type, v);
+		else if (!strcmp(k, "ssl.keystore.location"))
+			rc = set(ks, sizeof ks, v);
+		else if (!strcmp(k, "ssl.keystore.type"))
+			rc = set(ks_type, sizeof ks_type, v);
+		else if (!strcmp(k, "ssl.certificate.location"))
+			rc = set(cfg->cert_file, sizeof cfg->cert_file, v);
+		else if (!strcmp(k, "ssl.key.location"))
+			rc = set(cfg->key_file, sizeof cfg->key_file, v);
+		else if (!strcmp(k, "ssl.endpoint.identification.algorithm"))
+			cfg->verify_host = *v != '\0';
+		else if (!strcmp(k, "request.timeout.ms") || !strcmp(k, "default.api.timeout.ms")) {
 			char *e;
 			long t = strtol(v, &e, 10);
 			if (*e || t <= 0 || t > 3600000)
@@ -112,6 +130,28 @@ int kctl_client_config_load(struct kctl_client_cfg *cfg, const char *path, char 
 		return -1;
 	for (char *p = proto; *p; p++)
 		*p = (char)toupper((unsigned char)*p);
+	/* Kafka's truststore and keystore: kaasctl reads them as PEM only. */
+	for (char *p = ts_type; *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	for (char *p = ks_type; *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	if (ts[0] && strcmp(ts_type, "PEM") != 0) {
+		snprintf(why, whysz, "ssl.truststore.location: a %s truststore; kaasctl reads PEM "
+			 "(ssl.truststore.type=PEM, or ssl.ca.location)", ts_type);
+		return -1;
+	}
+	if (ks[0] && strcmp(ks_type, "PEM") != 0) {
+		snprintf(why, whysz, "ssl.keystore.location: a %s keystore; kaasctl reads PEM "
+			 "(ssl.keystore.type=PEM: the key and certificate in one file)", ks_type);
+		return -1;
+	}
+	if (ts[0] && !cfg->ca_file[0])
+		strcpy(cfg->ca_file, ts);
+	if (ks[0] && !cfg->cert_file[0])
+		strcpy(cfg->cert_file, ks);
+	cfg->tls = !strcmp(proto, "SSL") || !strcmp(proto, "SASL_SSL");
+	if (!strcmp(proto, "SASL_SSL"))
+		strcpy(proto, "SASL_PLAINTEXT"); /* the SASL settings are checked alike */
 	if (!strcmp(proto, "SASL_PLAINTEXT")) {
 		cfg->sasl = 1;
 		if (!cfg->mechanism[0])
@@ -123,9 +163,9 @@ int kctl_client_config_load(struct kctl_client_cfg *cfg, const char *path, char 
 				 cfg->mechanism);
 			return -1;
 		}
-	} else if (strcmp(proto, "PLAINTEXT") != 0) {
-		snprintf(why, whysz, "security.protocol %s: kaasctl speaks PLAINTEXT and "
-			 "SASL_PLAINTEXT only so far (no TLS yet)", proto);
+	} else if (strcmp(proto, "PLAINTEXT") != 0 && strcmp(proto, "SSL") != 0) {
+		snprintf(why, whysz, "security.protocol %s: kaasctl speaks PLAINTEXT, SSL, "
+			 "SASL_PLAINTEXT and SASL_SSL", proto);
 		return -1;
 	}
 	return 0;

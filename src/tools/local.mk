@@ -9,6 +9,7 @@ kaasctl_SOURCES = src/tools/kaasctl.c src/tools/kaasctl.h src/tools/kaasctl_comm
 # Broker commands through the Kafka protocol (issue 39): topic, group, cluster, txn.
 kaasctl_SOURCES += src/tools/kaasctl_client.h src/tools/kaasctl_client.c \
 	src/tools/kaasctl_client_config.c src/tools/kaasctl_client_sasl.c \
+	src/tools/kaasctl_client_tls.c \
 	src/tools/kaasctl_admin.h src/tools/kaasctl_admin.c \
 	src/tools/kaasctl_admin_errors.c src/tools/kaasctl_admin_meta.c \
 	src/tools/kaasctl_admin_topic.c src/tools/kaasctl_admin_group.h \

@@ -3,7 +3,7 @@
 # settings of a Kafka --command-config file: SCRAM-SHA-256 from
 # sasl.jaas.config, SCRAM-SHA-512 from sasl.username/sasl.password, PLAIN;
 # a wrong password is SASL_AUTHENTICATION_FAILED (exit 2), an unknown
-# mechanism and TLS are refused before connecting.  Users made with
+# mechanism and a JKS truststore are refused before connecting.  Users made with
 # kaasctl user add before kaasd starts.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
@@ -35,7 +35,8 @@ printf '%s\n' "security.protocol=SASL_PLAINTEXT" "sasl.mechanism=PLAIN" \
 printf '%s\n' "security.protocol=SASL_PLAINTEXT" "sasl.mechanism=SCRAM-SHA-256" \
 	"sasl.username=alice" "sasl.password=wrong" >"$P/w.properties"
 printf '%s\n' "security.protocol=SASL_PLAINTEXT" "sasl.mechanism=GSSAPI" >"$P/g.properties"
-printf '%s\n' "security.protocol=SASL_SSL" "sasl.mechanism=PLAIN" >"$P/t.properties"
+printf '%s\n' "security.protocol=SASL_SSL" "sasl.mechanism=PLAIN" \
+	"ssl.truststore.location=/nonexistent.jks" >"$P/t.properties"
 
 adm 0 --command-config "$P/a.properties" topic create sasltopic --partitions 2
 adm 0 --command-config "$P/b.properties" topic describe sasltopic --json
@@ -47,7 +48,7 @@ grep -q "SASL_AUTHENTICATION_FAILED" <<<"$ADM_ERR" || kaas_fail "wrong password:
 adm 2 --command-config "$P/g.properties" topic list
 grep -q "sasl.mechanism GSSAPI" <<<"$ADM_ERR" || kaas_fail "GSSAPI: $ADM_ERR"
 adm 2 --command-config "$P/t.properties" topic list
-grep -q "security.protocol SASL_SSL" <<<"$ADM_ERR" || kaas_fail "SASL_SSL: $ADM_ERR"
+grep -q "JKS truststore" <<<"$ADM_ERR" || kaas_fail "SASL_SSL with a JKS truststore: $ADM_ERR"
 adm 0 --command-config "$P/a.properties" topic delete sasltopic
 kaasd_stop
 echo "kaasctl over SASL: ok"

@@ -6,7 +6,8 @@
 # reset while it has a member and reset to earliest once empty, the group
 # deleted; every refusal is the broker's error named (TOPIC_ALREADY_EXISTS,
 # INVALID_CONFIG, ...) with exit 2.  Then the usage exits: no arguments, an
-# unreachable broker, an unsupported security.protocol; an empty acl list
+# unreachable broker, TLS to a PLAINTEXT listener, an unknown
+# security.protocol; an empty acl list
 # and user list --json; every broker command documented in KAASCTL.md.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
@@ -32,7 +33,10 @@ grep -q "cannot connect" <<<"$ADM_ERR" || kaas_fail "unreachable: $ADM_ERR"
 printf 'security.protocol=SSL\n' >"$KAAS_SCRATCH/ssl.properties"
 ADM_BOOT=$BROKER
 adm 2 --command-config "$KAAS_SCRATCH/ssl.properties" topic list
-grep -q "security.protocol SSL" <<<"$ADM_ERR" || kaas_fail "SSL: $ADM_ERR"
+grep -q "TLS: handshake failed" <<<"$ADM_ERR" || kaas_fail "SSL to a PLAINTEXT listener: $ADM_ERR"
+printf 'security.protocol=SASL_OAUTH\n' >"$KAAS_SCRATCH/bad.properties"
+adm 2 --command-config "$KAAS_SCRATCH/bad.properties" topic list
+grep -q "security.protocol SASL_OAUTH" <<<"$ADM_ERR" || kaas_fail "bad protocol: $ADM_ERR"
 adm 2 topic frobnicate
 adm 2 group describe
 kaasd_stop

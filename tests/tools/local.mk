@@ -9,10 +9,11 @@ EXTRA_DIST += $(KAASCTL_TESTS) tests/tools/kaasctl-lib.sh
 # kaasctl's broker commands (issue 39): the README tour through the Kafka
 # protocol alone.
 TESTS += tests/tools/kaasctl_admin_tour.sh tests/tools/kaasctl_admin_sasl.sh \
-	tests/tools/kaasctl_admin_txn.sh tests/tools/kaasctl_admin_multi.sh
+	tests/tools/kaasctl_admin_txn.sh tests/tools/kaasctl_admin_multi.sh \
+	tests/tools/kaasctl_admin_tls.sh
 EXTRA_DIST += tests/tools/kaasctl_admin_tour.sh tests/tools/kaasctl-admin-lib.sh \
 	tests/tools/kaasctl_admin_sasl.sh tests/tools/kaasctl_admin_txn.sh \
-	tests/tools/kaasctl_admin_multi.sh
+	tests/tools/kaasctl_admin_multi.sh tests/tools/kaasctl_admin_tls.sh
 # The same tour against Apache Kafka (scripts/peer-kafka), answers compared:
 # the normal suite only (a JVM beside the sanitizer build adds no coverage).
 if !SANITIZERS
