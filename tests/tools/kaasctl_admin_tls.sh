@@ -3,7 +3,8 @@
 # and with a PEM truststore, the broker's name checked (127.0.0.1 and
 # localhost are in its certificate's SAN); SASL_SSL with SCRAM-SHA-512; a
 # CA that did not sign the broker's certificate and a JKS truststore
-# refused with exit 2 and the reason.
+# refused with exit 2 and the reason; a client certificate where the broker
+# requires one (none: refused).
 . "$KAAS_TOP_SRCDIR/tests/security/tls-lib.sh"
 . "$KAAS_TOP_SRCDIR/tests/tools/kaasctl-admin-lib.sh"
 set -e
@@ -41,5 +42,22 @@ adm 2 --command-config "$P/other.properties" topic list
 grep -q "certificate verify failed\|unable to get local issuer" <<<"$ADM_ERR" || kaas_fail "another CA: $ADM_ERR"
 adm 2 --command-config "$P/jks.properties" topic list
 grep -q "JKS truststore" <<<"$ADM_ERR" || kaas_fail "JKS: $ADM_ERR"
+kaasd_stop
+
+# ssl.client.auth = required: kaasctl's client certificate, from a PEM
+# keystore or from ssl.certificate.location and ssl.key.location
+tls_cert client "/CN=kaasctl"
+tls_kaasd_start "listeners = SSL://127.0.0.1:0" "ssl.keystore.type = PEM" \
+	"ssl.keystore.location = $TLS/broker-keystore.pem" "ssl.truststore.location = $TLS/ca.pem" \
+	"ssl.client.auth = required"
+printf '%s\n' "security.protocol=SSL" "ssl.ca.location=$TLS/ca.pem" "ssl.keystore.type=PEM" \
+	"ssl.keystore.location=$TLS/client-keystore.pem" >"$P/ks.properties"
+printf '%s\n' "security.protocol=SSL" "ssl.ca.location=$TLS/ca.pem" \
+	"ssl.certificate.location=$TLS/client.pem" "ssl.key.location=$TLS/client.key" >"$P/crt.properties"
+ADM_BOOT="127.0.0.1:$(port SSL)"
+adm 0 --command-config "$P/ks.properties" topic list
+grep -qx tlst <<<"$ADM_OUT" || kaas_fail "topic list with a keystore: $ADM_OUT"
+adm 0 --command-config "$P/crt.properties" topic describe tlst
+adm 2 --command-config "$P/ssl.properties" topic list
 kaasd_stop
 echo "kaasctl over TLS: ok"
