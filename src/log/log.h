@@ -107,8 +107,9 @@ struct kaas_log_config {
 	int64_t segment_ms;           /* roll when the active segment is older than
 	                                 this (wall clock); <= 0: never (default 7 days) */
 	int64_t retention_bytes;      /* keep at most this many bytes; < 0: no limit (default) */
-	int64_t retention_ms;         /* delete sealed segments whose newest timestamp is
-	                                 older than this; < 0: no limit (default 7 days) */
+	int64_t retention_ms;         /* delete segments whose newest timestamp is older
+	                                 than this (the active one rolled first);
+	                                 < 0: no limit (default 7 days) */
 	uint32_t index_interval_bytes;/* one index entry per this many bytes (default 4096) */
 	uint64_t checkpoint_bytes;    /* write a checkpoint (manifest + producer
 	                                 snapshot) after this many new bytes, bounding
@@ -461,7 +462,11 @@ int kaas_log_roll(struct kaas_log *log);
  * cfg.compact, then a cleaning pass (kaas_log_clean, not forced; its
  * failure other than fenced is not housekeeping's: it is retried at the
  * next call).
- * Retention never deletes the active segment.  Order per deletion: manifest
+ * Retention by age reaches the active segment as Kafka's does: a non-empty
+ * active segment whose newest timestamp is older than retention_ms (and
+ * whose batches are all durable) is rolled, then deleted with the sealed
+ * ones; the log start moves to its end.  Otherwise the active segment
+ * stays (retention by bytes never takes it).  Order per deletion: manifest
  * first (log start moves), then every handle closed, then unlink.
  * Returns the number of segments deleted, or -errno. */
 int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms);

@@ -164,8 +164,14 @@ int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms)
 	kaas_lock(&log->mu, KAAS_RANK_LOG_MU);
 	struct segment *a = log->segs[log->nsegs - 1];
 	int old = a->end > 0 && now_ms - a->created_ms >= log->cfg.segment_ms;
+	/* Retention by age reaches the active segment too, as Kafka's: once
+	 * its newest record is past retention_ms, and all of it durable, it is
+	 * rolled here and deleted below with the sealed ones (a quiet topic
+	 * would otherwise keep its records until segment_ms). */
+	int expired = a->end > 0 && log->cfg.retention_ms >= 0 && a->max_ts >= 0 &&
+		      a->max_ts < now_ms - log->cfg.retention_ms && a->next <= log->hwm;
 	kaas_unlock(&log->mu);
-	if (log->cfg.segment_ms > 0 && old) {
+	if ((log->cfg.segment_ms > 0 && old) || expired) {
 		rc = kaas_logi_roll_locked(log);
 		if (rc < 0) {
 			kaas_unlock(&log->wlock);
@@ -178,7 +184,7 @@ int kaas_log_housekeep(struct kaas_log *log, int64_t now_ms)
 	for (size_t i = 0; i < log->nsegs; i++)
 		total += log->segs[i]->end;
 	size_t k = 0;
-	while (k + 1 < log->nsegs) { /* never the active (last) segment */
+	while (k + 1 < log->nsegs) { /* never the active (last) segment: an expired one was rolled */
 		struct segment *s = log->segs[k];
 		int go = s->next <= log->log_start;
 		if (!go && log->cfg.retention_bytes >= 0 &&

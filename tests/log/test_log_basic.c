@@ -310,6 +310,21 @@ static void test_retention(void **state)
 	assert_true(kaas_log_housekeep(log, 1000000 + 500) >= 1);
 	assert_int_equal(kaas_log_start_offset(log), a.off[80]);
 	check_all(log, &a, 80);
+	/* Once the active segment's newest record is past retention.ms too,
+	 * it is rolled and deleted (as Kafka: a quiet topic does not keep its
+	 * records until segment.ms): the log is empty from its end on, and
+	 * stays so after a re-open; the next append goes on from there. */
+	int64_t end = kaas_log_end_offset(log);
+	assert_int_equal(kaas_log_housekeep(log, 1000000 + 5000), 1);
+	assert_int_equal(kaas_log_start_offset(log), end);
+	assert_int_equal(kaas_log_end_offset(log), end);
+	assert_int_equal(kaas_log_read_copy(log, a.off[80], 1, &buf, &len, NULL), -ERANGE);
+	assert_int_equal(kaas_log_housekeep(log, 1000000 + 6000), 0); /* nothing more to roll */
+	assert_int_equal(kaas_log_close(log), 0);
+	assert_int_equal(kaas_log_open(f->sub, f->env.dir, 3, &c, &log), 0);
+	assert_int_equal(kaas_log_start_offset(log), end);
+	append_some(log, &a, 1, 3, 1000000 + 7000);
+	assert_int_equal(a.off[a.n - 1], end);
 	assert_int_equal(kaas_log_close(log), 0);
 	free_appended(&a);
 }
