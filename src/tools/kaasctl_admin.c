@@ -17,13 +17,14 @@ static const struct {
 	{ "group", kctl_admin_group },
 	{ "cluster", kctl_admin_cluster },
 	{ "txn", kctl_admin_txn },
+	{ "user", kctl_admin_user }, /* with --bootstrap only: else the volume's */
 };
 
 int kctl_admin_is_command(const char *name)
 {
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		if (!strcmp(cmds[i].name, name))
-			return 1;
+			return strcmp(name, "user") != 0;
 	return 0;
 }
 
@@ -31,15 +32,17 @@ int kctl_admin_wants(int argc, char **argv)
 {
 	static const char *const valued[] = { "--bootstrap", "--bootstrap-server",
 		"--command-config", "--data", "--cluster-dir", "--config" };
+	int boot = 0;
 	for (int i = 1; i < argc; i++) {
 		int skip = 0;
 		for (size_t j = 0; j < sizeof valued / sizeof valued[0]; j++)
 			if (!strcmp(argv[i], valued[j]))
 				skip = 1;
+		boot |= !strncmp(argv[i], "--bootstrap", 11);
 		if (skip)
 			i++;
 		else if (argv[i][0] != '-')
-			return kctl_admin_is_command(argv[i]);
+			return kctl_admin_is_command(argv[i]) || (boot && !strcmp(argv[i], "user"));
 	}
 	return 0;
 }

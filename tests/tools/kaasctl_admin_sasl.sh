@@ -3,7 +3,8 @@
 # settings of a Kafka --command-config file: SCRAM-SHA-256 from
 # sasl.jaas.config, SCRAM-SHA-512 from sasl.username/sasl.password, PLAIN;
 # a wrong password is SASL_AUTHENTICATION_FAILED (exit 2), an unknown
-# mechanism and a JKS truststore are refused before connecting.  Users made with
+# mechanism and a JKS truststore are refused before connecting.  Then a user
+# added, listed and deleted through the broker (user ... with --bootstrap).  Users made with
 # kaasctl user add before kaasd starts.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
@@ -50,5 +51,27 @@ grep -q "sasl.mechanism GSSAPI" <<<"$ADM_ERR" || kaas_fail "GSSAPI: $ADM_ERR"
 adm 2 --command-config "$P/t.properties" topic list
 grep -q "JKS truststore" <<<"$ADM_ERR" || kaas_fail "SASL_SSL with a JKS truststore: $ADM_ERR"
 adm 0 --command-config "$P/a.properties" topic delete sasltopic
+
+# users through the broker (AlterUserScramCredentials, DescribeUser...):
+# carol added, listed, logs in, deleted, refused
+echo secret3 | adm 0 --command-config "$P/a.properties" user add carol --mechanism SCRAM-SHA-256 --iterations 4096
+adm 0 --command-config "$P/a.properties" user list --json
+[ "$(adm_py "sorted((u['user'], u['mechanism'], u['iterations']) for u in d['users'])")" = \
+	"[('alice', 'SCRAM-SHA-256', 8192), ('bob', 'SCRAM-SHA-512', 8192), ('carol', 'SCRAM-SHA-256', 4096)]" ] ||
+	kaas_fail "user list through the broker: $ADM_OUT"
+printf '%s\n' "security.protocol=SASL_PLAINTEXT" "sasl.mechanism=SCRAM-SHA-256" \
+	"sasl.username=carol" "sasl.password=secret3" >"$P/c.properties"
+adm 0 --command-config "$P/c.properties" topic list
+adm 0 --command-config "$P/a.properties" user delete carol
+for i in $(seq 1 50); do # brokers re-read a credential within a heartbeat
+	rc=0
+	timeout 30 "$KAASCTL" --bootstrap "$ADM_BOOT" --command-config "$P/c.properties" topic list \
+		>/dev/null 2>&1 || rc=$?
+	[ $rc = 2 ] && break
+	sleep 0.2
+done
+[ $rc = 2 ] || kaas_fail "carol still logs in after her deletion"
+adm 2 --command-config "$P/a.properties" user delete carol
+echo "delete again: $ADM_ERR"
 kaasd_stop
 echo "kaasctl over SASL: ok"
