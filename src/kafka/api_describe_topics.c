@@ -6,7 +6,9 @@
  * cursor (topic name, first partition index).  No topics asked: every
  * topic.  A topic not known is UNKNOWN_TOPIC_OR_PARTITION (it takes none
  * of the limit); a cursor naming a topic that was not asked for makes
- * every topic INVALID_REQUEST, as Kafka answers.  kaas has no topic ids
+ * every topic INVALID_REQUEST, as Kafka answers.  A topic's authorized
+ * operations are always answered (kaas_req_topic_ops), as Kafka's; a topic
+ * in error has none (INT32_MIN).  kaas has no topic ids
  * yet (the zero id, as in Metadata) and no eligible leader replicas (empty
  * lists, as Kafka).
  * Work queue.
@@ -126,7 +128,9 @@ static void write_answer(struct kaas_req *req, const struct dtp_topic *t, int32_
 		kaas_kw_raw(w, zero_id, sizeof(zero_id));
 		kaas_kw_i8(w, 0); /* is_internal */
 		write_partitions(w, req->broker, &t[i]);
-		kaas_kw_i32(w, INT32_MIN); /* topic_authorized_operations: not computed */
+		/* topic_authorized_operations: always filled in, as Kafka (the
+		 * request has no flag for it); not for a topic in error */
+		kaas_kw_i32(w, t[i].tp && !t[i].err ? kaas_req_topic_ops(req, t[i].name) : INT32_MIN);
 		kaas_kw_tags(w, 1);
 	}
 	if (next.len < 0) {

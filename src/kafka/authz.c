@@ -55,6 +55,18 @@ int kaas_req_allowed(struct kaas_req *req, int op, int type, const char *name, s
 	return ok;
 }
 
+int32_t kaas_req_topic_ops(struct kaas_req *req, struct kaas_kslice name)
+{
+	static const int ops[] = { KAAS_OP_READ, KAAS_OP_WRITE, KAAS_OP_CREATE, KAAS_OP_DELETE,
+				   KAAS_OP_ALTER, KAAS_OP_DESCRIBE, KAAS_OP_DESCRIBE_CONFIGS,
+				   KAAS_OP_ALTER_CONFIGS };
+	int32_t bits = 0;
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		if (kaas_req_allowed_slice(req, ops[i], KAAS_RES_TOPIC, name))
+			bits |= (int32_t)1 << ops[i];
+	return bits;
+}
+
 int kaas_req_allowed_cluster(struct kaas_req *req, int op)
 {
 	return kaas_req_allowed(req, op, KAAS_RES_CLUSTER, KAAS_ACL_CLUSTER_NAME,

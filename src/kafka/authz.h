@@ -58,6 +58,13 @@ static inline int kaas_req_allowed_slice(struct kaas_req *req, int op, int type,
 	return kaas_req_allowed(req, op, type, s.len > 0 ? (const char *)s.p : "",
 				s.len > 0 ? (size_t)s.len : 0);
 }
+
+/* The operations the request's principal may do on the topic, as Kafka's
+ * authorized-operations bit field (bit n: operation code n): READ, WRITE,
+ * CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS, each
+ * asked of the authorizer (implied ones included); every one of them with
+ * no authorizer (3576, as Kafka answers then). */
+int32_t kaas_req_topic_ops(struct kaas_req *req, struct kaas_kslice name);
 /* op on the cluster resource. */
 int kaas_req_allowed_cluster(struct kaas_req *req, int op);
 /* CreateTopics and auto-creation: CREATE on the cluster or on the topic. */

@@ -155,8 +155,13 @@ def topic_partitions(c, versions, exchange, ok_if):
             nc = (nc["TopicName"], nc["PartitionIndex"]) if nc else None
             leaders = all(p["LeaderId"] >= 0 and p["ReplicaNodes"] == [p["LeaderId"]]
                           for t in d["Topics"] for p in t["Partitions"])
-            return ok_if(got == want and nc == cursor and leaders,
-                         "page %r next %r" % (want, cursor))
+            # Always filled in, as Kafka (no flag asks for it): every topic
+            # operation with no authorizer (3576), none for a topic in error.
+            ops = [(t["Name"], t["TopicAuthorizedOperations"]) for t in d["Topics"]]
+            ops_ok = all(o == (3576 if t["ErrorCode"] == 0 else -2**31)
+                         for t, (_, o) in zip(d["Topics"], ops))
+            return ok_if(got == want and nc == cursor and leaders and ops_ok,
+                         "page %r next %r (authorized operations %r)" % (want, cursor, ops))
         exchange(c, "DescribeTopicPartitions", v, {
             "Topics": asked, "ResponsePartitionLimit": 3, "Cursor": None},
             lambda d: page(d, [("wadm", 0, [0]), ("wdtp", 0, [0, 1])], ("wdtp", 2)))
