@@ -71,6 +71,8 @@ static void usage(FILE *out)
 		"  user list | user add NAME [--mechanism M] [--iterations N] | user delete NAME\n"
 		"      [--mechanism M]                  (with --bootstrap: SCRAM users through the\n"
 		"                                       broker; the password from stdin)\n"
+		"  acl list|add|remove ...              (with --bootstrap: ACL bindings through the\n"
+		"                                       broker, the options of acl above)\n"
 		"\n"
 		"  substrate-check [--renames N] [--rounds N] [--procs N] [--only KEY[,KEY...]]\n"
 		"                  [--peer URL2] URL\n"

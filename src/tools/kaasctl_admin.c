@@ -18,13 +18,14 @@ static const struct {
 	{ "cluster", kctl_admin_cluster },
 	{ "txn", kctl_admin_txn },
 	{ "user", kctl_admin_user }, /* with --bootstrap only: else the volume's */
+	{ "acl", kctl_admin_acl },   /* the same */
 };
 
 int kctl_admin_is_command(const char *name)
 {
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		if (!strcmp(cmds[i].name, name))
-			return strcmp(name, "user") != 0;
+			return strcmp(name, "user") != 0 && strcmp(name, "acl") != 0;
 	return 0;
 }
 
@@ -42,7 +43,8 @@ int kctl_admin_wants(int argc, char **argv)
 		if (skip)
 			i++;
 		else if (argv[i][0] != '-')
-			return kctl_admin_is_command(argv[i]) || (boot && !strcmp(argv[i], "user"));
+			return kctl_admin_is_command(argv[i]) ||
+			       (boot && (!strcmp(argv[i], "user") || !strcmp(argv[i], "acl")));
 	}
 	return 0;
 }

@@ -31,8 +31,8 @@ struct kctl_admin {
 int kctl_admin_is_command(const char *name);
 
 /* Is the command of kaasctl's argv (its first word not an option or an
- * option's value) a broker command?  `user` is one only after --bootstrap
- * (without it, the volume's user command). */
+ * option's value) a broker command?  `user` and `acl` are only after
+ * --bootstrap (without it, the volume's commands of those names). */
 int kctl_admin_wants(int argc, char **argv);
 
 /* kaasctl's main for a broker command: argv as main's (global options
@@ -101,5 +101,6 @@ int kctl_admin_group(struct kctl_admin *a, int argc, char **argv);
 int kctl_admin_cluster(struct kctl_admin *a, int argc, char **argv);
 int kctl_admin_txn(struct kctl_admin *a, int argc, char **argv);
 int kctl_admin_user(struct kctl_admin *a, int argc, char **argv);
+int kctl_admin_acl(struct kctl_admin *a, int argc, char **argv);
 
 #endif

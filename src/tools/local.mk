@@ -15,5 +15,5 @@ kaasctl_SOURCES += src/tools/kaasctl_client.h src/tools/kaasctl_client.c \
 	src/tools/kaasctl_admin_topic.c src/tools/kaasctl_admin_group.h \
 	src/tools/kaasctl_admin_group.c src/tools/kaasctl_admin_reset.c \
 	src/tools/kaasctl_admin_cluster.c src/tools/kaasctl_admin_txn.c \
-	src/tools/kaasctl_admin_user.c
+	src/tools/kaasctl_admin_user.c src/tools/kaasctl_admin_acl.c
 kaasctl_LDADD = libkaas_check.a $(KAAS_LIBS) $(KAAS_EXT_LIBS)

@@ -7,6 +7,7 @@
 #                              what the broker answered (no ids, leaders
 #                              or cluster id: what kaas and Kafka must
 #                              agree on) as JSON to OUT
+#   admin_acl_tour BOOTSTRAP OUT [ARGS...]  the same for ACL bindings
 KAASCTL="$KAAS_TOP_BUILDDIR/kaasctl"
 [ -x "$KAASCTL" ] || kaas_fail "no kaasctl binary at $KAASCTL"
 command -v kcat >/dev/null 2>&1 || kaas_skip "kcat is not installed"
@@ -44,6 +45,31 @@ admin_wait_state() {
 	done
 	printf '%s\n' "$ADM_OUT" >&2
 	kaas_fail "group $1 never became $2 with $3 member(s)"
+}
+
+# admin_acl_tour BOOTSTRAP OUT [ARGS...]: ACL bindings added, listed (all,
+# by resource, by principal), removed through BOOTSTRAP (kaasctl ARGS...
+# before the command, e.g. --command-config FILE); a summary to OUT.
+admin_acl_tour() {
+	ADM_BOOT=$1
+	local out=$2
+	shift 2
+	adm 0 "$@" acl add --principal User:erin --topic secret --operation read
+	adm 0 "$@" acl add --principal User:erin --topic sec --prefixed --operation write --deny
+	adm 0 "$@" acl add --principal User:frank --group g1 --operation read
+	adm 0 "$@" acl list --json
+	echo "acls $(adm_py "sorted((a['principal'], a['permission'], a['operation'], a['resource_type'], a['pattern_type'], a['resource_name'], a['host']) for a in d['acls'] if a['principal'] in ('User:erin', 'User:frank'))")" >>"$out"
+	adm 0 "$@" acl list --topic secret --json
+	echo "acls-secret $(adm_py "sorted((a['principal'], a['operation'], a['pattern_type']) for a in d['acls'])")" >>"$out"
+	adm 0 "$@" acl list --principal User:frank
+	grep -q "ALLOW User:frank  *READ  *GROUP  *LITERAL  *g1 " <<<"$ADM_OUT" || kaas_fail "acl list table: $ADM_OUT"
+	adm 0 "$@" acl remove --principal User:erin --topic secret --operation read --json
+	echo "acl-removed $(adm_py "d['removed']")" >>"$out"
+	adm 0 "$@" acl remove --principal User:erin --topic sec --prefixed --operation write --deny
+	adm 0 "$@" acl remove --principal User:frank --group g1 --operation read
+	adm 0 "$@" acl list --principal User:erin
+	[ "$ADM_OUT" = "no ACL bindings match" ] || kaas_fail "acl list after the removals: $ADM_OUT"
+	adm 2 "$@" acl add --principal User:erin --topic x --operation frobnicate
 }
 
 admin_tour() {

@@ -4,7 +4,8 @@
 # sasl.jaas.config, SCRAM-SHA-512 from sasl.username/sasl.password, PLAIN;
 # a wrong password is SASL_AUTHENTICATION_FAILED (exit 2), an unknown
 # mechanism and a JKS truststore are refused before connecting.  Then a user
-# added, listed and deleted through the broker (user ... with --bootstrap).  Users made with
+# added, listed and deleted through the broker (user ... with --bootstrap),
+# and ACL bindings added, listed and removed (acl ... with --bootstrap).  Users made with
 # kaasctl user add before kaasd starts.
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
 kaas_scratch
@@ -73,5 +74,9 @@ done
 [ $rc = 2 ] || kaas_fail "carol still logs in after her deletion"
 adm 2 --command-config "$P/a.properties" user delete carol
 echo "delete again: $ADM_ERR"
+
+# ACL bindings through the broker (acl ... with --bootstrap), as alice
+admin_acl_tour "$ADM_BOOT" "$KAAS_SCRATCH/acl.summary" --command-config "$P/a.properties"
+cat "$KAAS_SCRATCH/acl.summary"
 kaasd_stop
 echo "kaasctl over SASL: ok"

@@ -7,7 +7,8 @@
 # records are keyed, so both brokers get the same partitions), the offsets
 # after the reset and a deleted group; then txn list and describe of a
 # committed and an open transaction (librdkafka's, when built); a SCRAM
-# user added, used on the SASL listener, refused a wrong password, deleted.  A Kafka that cannot be fetched or
+# user added, used on the SASL listener, refused a wrong password, deleted;
+# ACL bindings added, listed by resource and principal, removed.  A Kafka that cannot be fetched or
 # started is a skip, a failure under CI=true.  The normal suite only.
 # kaas-test-timeout: 400
 . "$KAAS_TOP_SRCDIR/tests/lib.sh"
@@ -74,8 +75,10 @@ sasl_tour() {
 }
 admin_tour "$BROKER" "$KAAS_SCRATCH/kaas.summary"
 txn_tour "$BROKER" "$KAAS_SCRATCH/kaas.summary"
+admin_acl_tour "$BROKER" "$KAAS_SCRATCH/kaas.summary"
 admin_tour "$KAFKA_BROKER" "$KAAS_SCRATCH/kafka.summary"
 txn_tour "$KAFKA_BROKER" "$KAAS_SCRATCH/kafka.summary"
+admin_acl_tour "$KAFKA_BROKER" "$KAAS_SCRATCH/kafka.summary"
 sasl_tour "$KAFKA_BROKER" "$KAFKA_SASL" "$KAAS_SCRATCH/kafka.summary"
 # a second kaasd with a SASL listener beside its plaintext one
 KAASD_LOG2="$KAAS_SCRATCH/kaasd-sasl.log"
