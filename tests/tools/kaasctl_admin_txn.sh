@@ -14,7 +14,9 @@ ADM_BOOT=$BROKER
 adm 0 topic create ta --partitions 2
 adm 0 topic create tb --partitions 1
 [ "$(txn_client "$BROKER" done1 commit ta tb c1 g1)" = ok ] || kaas_fail "commit"
-txn_client "$BROKER" open1 hang ta tb h1 >"$KAAS_SCRATCH/hang.out" 2>&1 &
+# timeout itself in the background (not the txn_client function's
+# subshell), so that killing $HANG reaches the client
+timeout 60 "$TXN_CLIENT" "$BROKER" open1 hang ta tb h1 >"$KAAS_SCRATCH/hang.out" 2>&1 &
 HANG=$!
 kaas_on_exit "kill $HANG"
 kaas_wait_for 30 grep -q open "$KAAS_SCRATCH/hang.out" || kaas_fail "the open transaction did not start"
