@@ -10,4 +10,6 @@ tests_cephfs_test_cephfs_url_SOURCES = tests/cephfs/test_cephfs_url.c
 tests_cephfs_test_cephfs_backend_SOURCES = tests/cephfs/test_cephfs_backend.c
 TESTS += tests/cephfs/cephfs.sh tests/cephfs/test_cephfs_url
 endif
-EXTRA_DIST += tests/cephfs/cephfs.sh
+# Longer (a lab of its own, two failovers of up to a session timeout), run
+# on demand, not by CI:  make -C build check TESTS=tests/cephfs/failover.sh
+EXTRA_DIST += tests/cephfs/cephfs.sh tests/cephfs/failover.sh
