@@ -42,7 +42,7 @@ static void write_join(struct kaas_req *req, int16_t err, const struct kaas_grou
 		kaas_kw_str(w, f, err || !res->protocol ? "" : res->protocol);
 	kaas_kw_str(w, f, err || !res->leader ? "" : res->leader);
 	if (v >= 9)
-		kaas_kw_i8(w, 0); /* skip_assignment: the leader assigns */
+		kaas_kw_i8(w, !err && res->skip_assignment);
 	kaas_kw_str(w, f, res->member_id ? res->member_id : "");
 	int n = err ? 0 : res->nmembers;
 	kaas_kw_array(w, f, n);
@@ -175,6 +175,7 @@ void kaas_api_join_group(struct kaas_req *req)
 			.protocol_type = ptype_s, .client_id = cid ? cid : "",
 			.client_host = host ? host : "", .session_ms = session_ms,
 			.rebalance_ms = rebalance_ms, .require_member_id = v >= 4,
+			.skip_assignment_ok = v >= 9,
 			.nprot = n, .prot = prot,
 		};
 		kaas_groups_join(g, &rq, join_done, req);
@@ -189,25 +190,30 @@ void kaas_api_join_group(struct kaas_req *req)
 
 /* ------------------------------------------------------------ SyncGroup */
 
-static void write_sync(struct kaas_req *req, int16_t err, const uint8_t *a, int32_t len)
+/* `ptype` and `protocol`: the group's (NULL: null on the wire, as on an
+ * error). */
+static void write_sync(struct kaas_req *req, int16_t err, const uint8_t *a, int32_t len,
+		       const char *ptype, const char *protocol)
 {
 	KAAS_REQ_IO(req);
 	if (req->hdr.api_version >= 1)
 		kaas_kw_i32(w, 0);
 	kaas_kw_i16(w, err);
 	if (req->hdr.api_version >= 5) {
-		/* protocol type and name: null, "not checked" to the client */
-		kaas_kw_str(w, f, NULL);
-		kaas_kw_str(w, f, NULL);
+		/* protocol type and name (KIP-559): the group's, which the
+		 * client checks against its own; null on an error */
+		kaas_kw_str(w, f, err ? NULL : ptype);
+		kaas_kw_str(w, f, err ? NULL : protocol);
 	}
 	kaas_kw_bytes(w, f, err || !a ? (const uint8_t *)"" : a, err || !a ? 0 : len);
 	kaas_kw_tags(w, f);
 	kaas_req_finish(req, KAAS_REQ_RESPOND);
 }
 
-static void sync_done(void *ctx, int status, const uint8_t *a, int32_t len)
+static void sync_done(void *ctx, int status, const uint8_t *a, int32_t len, const char *ptype,
+		      const char *protocol)
 {
-	write_sync(ctx, kaas_group_kerr(status), a, len);
+	write_sync(ctx, kaas_group_kerr(status), a, len, ptype, protocol);
 }
 
 /* Heartbeat's answer, and the error-only answer of the others. */
@@ -271,7 +277,7 @@ void kaas_api_sync_group(struct kaas_req *req)
 	if (!err && !assign)
 		err = KAAS_KERR_UNKNOWN_SERVER_ERROR;
 	if (err) {
-		write_sync(req, err, NULL, 0);
+		write_sync(req, err, NULL, 0, NULL, NULL);
 	} else {
 		struct kaas_group_sync rq = { .group = id, .member_id = member_id,
 					      .instance_id = iid_s, .generation = ref.generation,

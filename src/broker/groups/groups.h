@@ -144,6 +144,8 @@ struct kaas_group_join {
 	int32_t rebalance_ms;          /* <= 0: session_ms */
 	int require_member_id;         /* a new dynamic member is given its id
 	                                  and must join again (KIP-394) */
+	int skip_assignment_ok;        /* the client understands SkipAssignment
+	                                  (JoinGroup v9+, KIP-814) */
 	int nprot;                     /* > 0 */
 	struct kaas_group_protocol *prot; /* taken by kaas_groups_join (freed by it) */
 };
@@ -154,6 +156,8 @@ struct kaas_group_joined {
 	int32_t generation;            /* -1 on error */
 	const char *protocol;          /* NULL on error */
 	const char *leader;            /* NULL on error */
+	int skip_assignment;           /* 1: the leader (this member) is given the
+	                                  members but must not assign (KIP-814) */
 	int nmembers;                  /* for the leader: every joined member */
 	const struct kaas_group_member_info *members;
 };
@@ -184,8 +188,11 @@ struct kaas_group_sync {
 	int32_t nassign;               /* the leader's assignments (others: ignored) */
 	const struct kaas_group_assignment *assign;
 };
-/* `assignment` is valid only during the callback (NULL, 0: none). */
-typedef void (*kaas_group_sync_done)(void *ctx, int status, const uint8_t *assignment, int32_t len);
+/* `assignment` is valid only during the callback (NULL, 0: none); so are
+ * `protocol_type` and `protocol`, the group's (status 0: both set, as Kafka
+ * answers them to SyncGroup v5+; else NULL). */
+typedef void (*kaas_group_sync_done)(void *ctx, int status, const uint8_t *assignment, int32_t len,
+				     const char *protocol_type, const char *protocol);
 
 /* SyncGroup (loop thread).  Completes with 0 and the member's assignment
  * once the leader sent the generation's assignments, or with the coordinator

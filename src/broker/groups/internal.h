@@ -54,7 +54,9 @@ struct group {
 	char *id;
 	enum group_state state;
 	int32_t generation;
-	char *protocol_type;      /* NULL while empty */
+	char *protocol_type;      /* NULL until a member joined; kept when it
+	                             empties (set by the next first member);
+	                             forgotten when the group's state is dropped */
 	char *protocol;           /* chosen at the last rebalance */
 	char *leader;             /* a member id (owned copy) */
 	struct group_member *members;
@@ -184,7 +186,10 @@ void kaas_groups_answer_waiting(struct group_member *m, int status);
 /* Unlink and free m, completing its waiting requests with `status`. */
 void kaas_groups_remove_member(struct group *gr, struct group_member *m, int status);
 /* Complete a join (status 0: with the group's generation; the member list
- * when `with_members`; `leader` NULL: the group's). */
+ * when `with_members` is GROUP_JOIN_MEMBERS, and also SkipAssignment when it
+ * is GROUP_JOIN_SKIP (KIP-814: a Stable group's leader that came back keeps
+ * the current assignment); `leader` NULL: the group's). */
+enum { GROUP_JOIN_ALONE = 0, GROUP_JOIN_MEMBERS = 1, GROUP_JOIN_SKIP = 2 };
 void kaas_groups_answer_join(kaas_group_join_done done, void *ctx, const struct group *gr,
 			     int status, const char *member_id, int with_members,
 			     const char *leader);

@@ -82,12 +82,16 @@ static void member_update(struct group_member *m, struct kaas_group_join *rq)
 /* A static member comes back (a join with no member id, its instance id
  * registered to `m`): it takes m's place under a new member id, keeping
  * m's assignment; the old member id is fenced (its waiting requests get
- * KAAS_EFENCED_INSTANCE now, later ones by kaas_groups_member_check).  In a
- * Stable group whose chosen protocol does not change it is answered at once
- * with the current generation and, as Kafka does, the leader id from before
- * the replacement (so a returning leader does not compute an assignment a
- * Stable group would not hand out); the others see nothing.  Otherwise it
- * rebalances. */
+ * KAAS_EFENCED_INSTANCE now, later ones by kaas_groups_member_check); a
+ * leader's new id leads the group.  In a Stable group whose chosen protocol
+ * does not change it is answered at once with the current generation; the
+ * others see nothing.  A returning leader whose client understands
+ * SkipAssignment (JoinGroup v9+, KIP-814) is answered as the leader, with
+ * the members and SkipAssignment (it keeps the current assignment but
+ * watches for metadata changes, as Kafka); an older client is answered, as
+ * Kafka does, with the leader id from before the replacement and no
+ * members (so it does not compute an assignment a Stable group would not
+ * hand out).  Otherwise it rebalances. */
 static void static_rejoin(struct kaas_groups *g, struct group *gr, struct group_member *m,
 			  struct kaas_group_join *rq, kaas_group_join_done done, void *ctx)
 {
@@ -124,8 +128,11 @@ static void static_rejoin(struct kaas_groups *g, struct group *gr, struct group_
 		free(host);
 	}
 	const char *next = gr->state == GROUP_STABLE ? kaas_groups_choose_protocol(gr) : NULL;
-	if (next && gr->protocol && strcmp(next, gr->protocol) == 0)
-		kaas_groups_answer_join(done, ctx, gr, 0, m->id, 0, old_leader);
+	if (next && gr->protocol && strcmp(next, gr->protocol) == 0 && was_leader &&
+	    rq->skip_assignment_ok)
+		kaas_groups_answer_join(done, ctx, gr, 0, m->id, GROUP_JOIN_SKIP, NULL);
+	else if (next && gr->protocol && strcmp(next, gr->protocol) == 0)
+		kaas_groups_answer_join(done, ctx, gr, 0, m->id, GROUP_JOIN_ALONE, old_leader);
 	else
 		kaas_groups_park_join(gr, m, done, ctx); /* Completing: the leader may be
 							   * assigning the old member id;
@@ -212,8 +219,16 @@ void kaas_groups_join(struct kaas_groups *g, struct kaas_group_join *rq, kaas_gr
 		gr->new_member_added = 1;
 	int changed = is_new || !same_protocols(m, rq->prot, rq->nprot);
 	member_update(m, rq);
-	if (!gr->protocol_type)
-		gr->protocol_type = strdup(rq->protocol_type);
+	if (!gr->protocol_type || (is_new && kaas_groups_count_members(gr) == 1)) {
+		/* The group's first member sets its protocol type (an Empty
+		 * group keeps the last one until then); out of memory: the
+		 * old one stays. */
+		char *pt = strdup(rq->protocol_type);
+		if (pt) {
+			free(gr->protocol_type);
+			gr->protocol_type = pt;
+		}
+	}
 	if (m->join_done) {
 		kaas_group_join_done old = m->join_done;
 		m->join_done = NULL;
@@ -286,19 +301,19 @@ void kaas_groups_sync(struct kaas_groups *g, const struct kaas_group_sync *rq,
 	if (!err && gr->state != GROUP_COMPLETING && gr->state != GROUP_STABLE)
 		err = KAAS_EUNKNOWN_MEMBER;
 	if (err) {
-		done(ctx, err, NULL, 0);
+		done(ctx, err, NULL, 0, NULL, NULL);
 		return;
 	}
 	m->last_seen_ms = kaas_now_ms();
 	if (gr->state == GROUP_STABLE) {
-		done(ctx, 0, m->assignment, m->assignment_len);
+		done(ctx, 0, m->assignment, m->assignment_len, gr->protocol_type, gr->protocol);
 		return;
 	}
 	assert(gr->state == GROUP_COMPLETING);
 	if (m->sync_done) {
 		kaas_group_sync_done old = m->sync_done;
 		m->sync_done = NULL;
-		old(m->sync_ctx, KAAS_EREBALANCING, NULL, 0);
+		old(m->sync_ctx, KAAS_EREBALANCING, NULL, 0, NULL, NULL);
 	}
 	m->sync_done = done;
 	m->sync_ctx = ctx;
@@ -311,7 +326,8 @@ void kaas_groups_sync(struct kaas_groups *g, const struct kaas_group_sync *rq,
 		if (x->sync_done) {
 			kaas_group_sync_done fn = x->sync_done;
 			x->sync_done = NULL;
-			fn(x->sync_ctx, 0, x->assignment, x->assignment_len);
+			fn(x->sync_ctx, 0, x->assignment, x->assignment_len, gr->protocol_type,
+			   gr->protocol);
 		}
 	}
 }

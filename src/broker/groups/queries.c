@@ -93,9 +93,11 @@ int kaas_groups_list(struct kaas_groups *g,
 	GROUPS_ON_LOOP(g);
 	int n = 0;
 	for (struct group *gr = g->list; gr; gr = gr->next) {
-		if (!gr->protocol_type && gr->noffs == 0)
+		if (gr->noffs == 0 && (!gr->protocol_type || (gr->state == GROUP_EMPTY &&
+							       kaas_groups_count_members(gr) == 0)))
 			continue; /* neither members nor committed offsets (noffs
-			             is counted before a takeover's load ends) */
+			             is counted before a takeover's load ends; an
+			             Empty group keeps its protocol type) */
 		n++;
 		if (each)
 			each(ctx, gr->id, gr->protocol_type ? gr->protocol_type : "",

@@ -89,10 +89,12 @@ void kaas_groups_answer_join(kaas_group_join_done done, void *ctx, const struct 
 	struct kaas_group_joined res = { .status = status, .member_id = member_id ? member_id : "",
 					 .generation = -1 };
 	struct kaas_group_member_info *v = NULL;
+	assert(with_members >= GROUP_JOIN_ALONE && with_members <= GROUP_JOIN_SKIP);
 	if (!status) {
 		res.generation = gr->generation;
 		res.protocol = gr->protocol;
 		res.leader = leader ? leader : gr->leader;
+		res.skip_assignment = with_members == GROUP_JOIN_SKIP;
 	}
 	if (!status && with_members) {
 		assert(gr->protocol); /* chosen at the rebalance that made the leader */
@@ -128,7 +130,7 @@ void kaas_groups_answer_waiting(struct group_member *m, int status)
 	if (m->sync_done) {
 		kaas_group_sync_done fn = m->sync_done;
 		m->sync_done = NULL;
-		fn(m->sync_ctx, status, NULL, 0);
+		fn(m->sync_ctx, status, NULL, 0, NULL, NULL);
 	}
 }
 
@@ -232,8 +234,8 @@ static void complete_join(struct group *gr)
 	if (kaas_groups_count_members(gr) == 0) {
 		gr->state = GROUP_EMPTY;
 		gr->empty_since_ms = kaas_groups_wall_ms(); /* offsets expire from now on */
-		free(gr->protocol_type);
-		gr->protocol_type = NULL;
+		/* The protocol type stays (DescribeGroups, ListGroups), as
+		 * Kafka's: the next first member sets it again. */
 		kaas_info("group %s: generation %d, empty", gr->id, gr->generation);
 		return;
 	}
@@ -303,7 +305,7 @@ static void prepare_rebalance(struct group *gr)
 			if (m->sync_done) {
 				kaas_group_sync_done fn = m->sync_done;
 				m->sync_done = NULL;
-				fn(m->sync_ctx, KAAS_EREBALANCING, NULL, 0);
+				fn(m->sync_ctx, KAAS_EREBALANCING, NULL, 0, NULL, NULL);
 			}
 	int32_t max_ms = 0;
 	for (struct group_member *m = gr->members; m; m = m->next)
