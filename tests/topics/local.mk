@@ -25,6 +25,10 @@ EXTRA_DIST += tests/topics/compact_e2e.sh tests/topics/compact_e2e.py tests/topi
 # codec; three producer codecs into six topic settings, read back whole.
 TESTS += tests/topics/compression.sh
 EXTRA_DIST += tests/topics/compression.sh
+# DeleteTopics while the agent's round is about to reconcile (the named
+# step topics.reconcile.before-admin-lock): answered within a few rounds.
+TESTS += tests/topics/delete_during_reconcile.sh
+EXTRA_DIST += tests/topics/delete_during_reconcile.sh
 # compression.type's recompression (every codec into every codec), the
 # list edit of APPEND/SUBTRACT and message.format.version (issue 33).
 check_PROGRAMS += tests/topics/test_recompress

@@ -237,9 +237,18 @@ int kaas_topics_delete(struct kaas_topics *t, const char *name)
 	memcpy(id, tp->id, 16);
 	uint64_t inc = tp->incarnation;
 	kaas_topic_free(tp);
-	/* Other brokers leading its partitions close them first. */
+	/* Other brokers leading its partitions close them first.  The wait
+	 * runs without admin_mu: it waits for an assignment without the topic,
+	 * which this broker's own agent round writes and applies, and that
+	 * round's reconcile takes admin_mu.  Holding it here made the two wait
+	 * for each other until before_remove's bound (the liveness timeout),
+	 * long enough for this broker's lease to lapse.  Unlocked, nothing can
+	 * bring the topic back: it is unlisted, and its document is marked
+	 * deleting, which reconcile does not list and creation refuses. */
+	kaas_topics_admin_unlock(t);
 	if (t->before_remove)
 		t->before_remove(t->before_remove_arg, name);
+	kaas_topics_admin_lock(t);
 	rc = kaas_topics_reclaim_dir(t, name, id, inc, 1);
 	kaas_topics_admin_unlock(t);
 	if (rc < 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/logger.h"
+#include "util/step.h"
 #include "broker/topics/internal.h"
 #include "cluster/membership.h"
 
@@ -315,6 +316,7 @@ int kaas_topics_reconcile(struct kaas_topics *t)
 {
 	if (!t->lease)
 		return -EINVAL;
+	kaas_step("topics.reconcile.before-admin-lock");
 	kaas_topics_admin_lock(t);
 	t->reconciles++;
 	t->reconcile_left = 0;
